@@ -1,0 +1,128 @@
+"""The topology model: a tree of levels, widest first, and where each node sits in it.
+
+Every consumer wants the levels in its own order (DESIGN.md §3). The conversions live
+here, and only here, so that Kueue, Volcano and the HyperNodes can never disagree about
+which label is the narrowest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+@dataclass(frozen=True)
+class Level:
+    """One level of the tree: a label key whose value names a domain."""
+
+    key: str
+    name: str
+    reserved_node: int | None = None  # ascend-for-volcano honours it on level1 only
+    tier_name: str | None = None  # Volcano HyperNode spec.tierName; defaults to name
+
+    @property
+    def tier(self) -> str:
+        return self.tier_name or self.name
+
+
+@dataclass(frozen=True)
+class Topology:
+    """A tree name, an optional tree label, and the levels ordered widest → narrowest."""
+
+    name: str
+    levels: tuple[Level, ...]
+    tree_label: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.levels:
+            raise ValueError(f"topology {self.name!r} has no levels")
+        keys = [lv.key for lv in self.levels]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"topology {self.name!r} repeats a level key: {keys}")
+        names = [lv.name for lv in self.levels]
+        if len(set(names)) != len(names):
+            raise ValueError(f"topology {self.name!r} repeats a level name: {names}")
+        if HOSTNAME_LABEL in keys:
+            raise ValueError(
+                f"topology {self.name!r}: {HOSTNAME_LABEL} is added as the last level "
+                "automatically; do not list it"
+            )
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Level label keys, widest first."""
+        return tuple(lv.key for lv in self.levels)
+
+    @property
+    def narrowest(self) -> Level:
+        return self.levels[-1]
+
+    def level(self, key_or_name: str) -> Level:
+        """Find a level by its label key or its short name."""
+        for lv in self.levels:
+            if key_or_name in (lv.key, lv.name):
+                return lv
+        known = ", ".join(f"{lv.name} ({lv.key})" for lv in self.levels)
+        raise KeyError(f"topology {self.name!r} has no level {key_or_name!r}; levels: {known}")
+
+    def index(self, key_or_name: str) -> int:
+        """Position of a level, 0 = widest."""
+        return self.levels.index(self.level(key_or_name))
+
+    # --- the four orders of DESIGN.md §3 -------------------------------------------
+
+    def kueue_levels(self) -> list[str]:
+        """Kueue Topology.spec.levels: widest → narrowest, then the hostname."""
+        return [*self.keys, HOSTNAME_LABEL]
+
+    def volcano_levels(self) -> dict[str, Level]:
+        """ascend-for-volcano resource-level-config: level1 = narrowest, keys continuous."""
+        return {f"level{i}": lv for i, lv in enumerate(reversed(self.levels), start=1)}
+
+    def hypernode_tiers(self) -> list[tuple[int, Level]]:
+        """Volcano HyperNode tiers: tier 1 = narrowest (members are Nodes)."""
+        return [(i, lv) for i, lv in enumerate(reversed(self.levels), start=1)]
+
+    def discovery_levels(self) -> list[str]:
+        """Volcano label discovery: widest → narrowest, then the hostname (dropped by Volcano)."""
+        return [*self.keys, HOSTNAME_LABEL]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one node sits: one value per level (widest first; None = label missing)."""
+
+    node: str
+    values: tuple[str | None, ...]
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_labels(cls, topology: Topology, node: str, labels: Mapping[str, str]) -> Placement:
+        values = tuple(labels.get(k) for k in topology.keys)
+        extra = {k: v for k, v in labels.items() if k not in topology.keys}
+        return cls(node=node, values=values, extra=extra)
+
+    @property
+    def complete(self) -> bool:
+        return all(v is not None for v in self.values)
+
+    def missing(self, topology: Topology) -> list[Level]:
+        return [lv for lv, v in zip(topology.levels, self.values, strict=True) if v is None]
+
+    def labels(self, topology: Topology) -> dict[str, str]:
+        """The node labels this placement stands for (levels present, then extras)."""
+        out = {k: v for k, v in zip(topology.keys, self.values, strict=True) if v is not None}
+        out.update(self.extra)
+        return out
+
+
+def placements_from_nodes(
+    topology: Topology, nodes: Iterable[tuple[str, Mapping[str, str]]]
+) -> list[Placement]:
+    """Build placements from (node name, labels) pairs, sorted by node name."""
+    return sorted(
+        (Placement.from_labels(topology, name, labels) for name, labels in nodes),
+        key=lambda p: p.node,
+    )

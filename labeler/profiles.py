@@ -1,0 +1,197 @@
+"""Profiles: a named topology plus what the agent writes and how it encodes IDs.
+
+Built-in: ``oci-rdma`` and ``ascend-superpod`` (DESIGN.md §3). A custom profile is a YAML
+file; ``--profile`` takes a built-in name or a path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from labeler.errors import InputError
+from labeler.labels import key_problems, parse_encoding
+from labeler.model import Level, Topology
+
+OCI_PREFIX = "oci.oraclecloud.com/"
+OCI_HOST_ID = OCI_PREFIX + "rdma.host_id"
+OCI_GPU_MEMORY_FABRIC = OCI_PREFIX + "host.gpu_memory_fabric_id"
+
+ASCEND_TREE_LABEL = "huawei.com/topotree"
+ASCEND_GROUP = "huawei.com/topotree.groupid"
+ASCEND_SUPERPOD = "huawei.com/topotree.superpodid"
+ASCEND_RACK = "huawei.com/topotree.rackid"
+ASCEND_SERVER = "huawei.com/topotree.serverid"
+DEFAULT_TREE_NAME = "default"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A topology and the rules for writing it.
+
+    ``extra_keys`` are labels the profile writes that are not levels (host IDs, fabric IDs,
+    the Ascend rack/server IDs). ``source`` names the agent's topology source.
+    """
+
+    name: str
+    topology: Topology
+    extra_keys: tuple[str, ...] = ()
+    encoding: str = "hash"
+    source: str = "static"
+
+    @property
+    def level_keys(self) -> tuple[str, ...]:
+        return self.topology.keys
+
+    @property
+    def all_keys(self) -> tuple[str, ...]:
+        """Every label key the profile may write: tree label, levels, extras."""
+        tree = (self.topology.tree_label,) if self.topology.tree_label else ()
+        return (*tree, *self.topology.keys, *self.extra_keys)
+
+
+def oci_rdma() -> Profile:
+    return Profile(
+        name="oci-rdma",
+        topology=Topology(
+            name=DEFAULT_TREE_NAME,
+            levels=(
+                Level(OCI_PREFIX + "rdma.hpc_island_id", "hpc_island"),
+                Level(OCI_PREFIX + "rdma.network_block_id", "network_block"),
+                Level(OCI_PREFIX + "rdma.local_block_id", "local_block"),
+            ),
+        ),
+        extra_keys=(OCI_HOST_ID, OCI_GPU_MEMORY_FABRIC),
+        encoding="hash",
+        source="oci-imds",
+    )
+
+
+def ascend_superpod(tree_name: str = DEFAULT_TREE_NAME) -> Profile:
+    return Profile(
+        name="ascend-superpod",
+        topology=Topology(
+            name=tree_name,
+            tree_label=ASCEND_TREE_LABEL,
+            levels=(Level(ASCEND_GROUP, "group"), Level(ASCEND_SUPERPOD, "superpod")),
+        ),
+        extra_keys=(ASCEND_RACK, ASCEND_SERVER),
+        encoding="raw",
+        source="ascend",
+    )
+
+
+BUILTIN = {"oci-rdma": oci_rdma, "ascend-superpod": ascend_superpod}
+
+_TOP_KEYS = {"name", "treeName", "treeLabel", "levels", "extraLabels", "encoding", "source"}
+_LEVEL_KEYS = {"key", "name", "reservedNode", "tierName"}
+_SOURCES = {"static", "oci-imds", "ascend"}
+
+
+def load_profile(spec: str, *, tree_name: str | None = None) -> Profile:
+    """A built-in profile by name, or a profile file by path."""
+    if spec in BUILTIN:
+        if spec == "ascend-superpod":
+            return ascend_superpod(tree_name or DEFAULT_TREE_NAME)
+        return BUILTIN[spec]()
+    path = Path(spec)
+    if not path.is_file():
+        raise InputError(
+            f"--profile {spec!r} is neither a built-in profile ({', '.join(BUILTIN)}) "
+            "nor a readable file"
+        )
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        raise InputError(f"{path}: cannot read profile: {e}") from e
+    return parse_profile(doc, origin=str(path), tree_name=tree_name)
+
+
+def parse_profile(doc: Any, *, origin: str, tree_name: str | None = None) -> Profile:
+    """Validate a profile document, reporting every problem at once."""
+    if not isinstance(doc, Mapping):
+        raise InputError(f"{origin}: a profile must be a YAML mapping with name and levels")
+    problems: list[str] = []
+    for k in sorted(set(doc) - _TOP_KEYS):
+        problems.append(f"unknown field {k!r} (known: {', '.join(sorted(_TOP_KEYS))})")
+    name = doc.get("name")
+    if not isinstance(name, str) or not name:
+        problems.append("'name' must be a non-empty string")
+    levels = _parse_levels(doc.get("levels"), problems)
+    tree_label = doc.get("treeLabel")
+    if tree_label is not None:
+        problems += _key_problems("treeLabel", tree_label)
+    extra = doc.get("extraLabels", [])
+    if not isinstance(extra, list):
+        problems.append("'extraLabels' must be a list of label keys")
+        extra = []
+    for i, key in enumerate(extra):
+        problems += _key_problems(f"extraLabels[{i}]", key)
+    encoding = doc.get("encoding", "hash")
+    try:
+        parse_encoding(str(encoding))
+    except InputError as e:
+        problems.append(f"encoding: {e}")
+    source = doc.get("source", "static")
+    if source not in _SOURCES:
+        problems.append(f"source {source!r} is not one of {', '.join(sorted(_SOURCES))}")
+    tree = tree_name or doc.get("treeName") or DEFAULT_TREE_NAME
+    topology: Topology | None = None
+    if not problems:
+        try:
+            topology = Topology(name=str(tree), levels=tuple(levels), tree_label=tree_label)
+        except ValueError as e:
+            problems.append(str(e))
+    if problems or topology is None:
+        raise InputError(problems, heading=f"{origin}: invalid profile:")
+    return Profile(
+        name=str(name),
+        topology=topology,
+        extra_keys=tuple(extra),
+        encoding=str(encoding),
+        source=str(source),
+    )
+
+
+def _key_problems(where: str, key: Any) -> list[str]:
+    if not isinstance(key, str):
+        return [f"{where}: label key must be a string, got {key!r}"]
+    return [f"{where}: label key {key!r}: {p}" for p in key_problems(key)]
+
+
+def _parse_levels(raw: Any, problems: list[str]) -> list[Level]:
+    if not isinstance(raw, list) or not raw:
+        problems.append("'levels' must be a non-empty list, widest level first")
+        return []
+    levels = []
+    for i, item in enumerate(raw):
+        where = f"levels[{i}]"
+        if not isinstance(item, Mapping):
+            problems.append(f"{where}: must be a mapping with 'key' and 'name'")
+            continue
+        for k in sorted(set(item) - _LEVEL_KEYS):
+            problems.append(
+                f"{where}: unknown field {k!r} (known: {', '.join(sorted(_LEVEL_KEYS))})"
+            )
+        key = item.get("key")
+        problems += _key_problems(f"{where}.key", key)
+        name = item.get("name", key.rsplit("/", 1)[-1] if isinstance(key, str) else None)
+        if not isinstance(name, str) or not name:
+            problems.append(f"{where}: 'name' must be a non-empty string")
+        reserved = item.get("reservedNode")
+        if reserved is not None and (not isinstance(reserved, int) or reserved < 0):
+            problems.append(f"{where}: reservedNode must be a whole number ≥ 0")
+        if reserved is not None and i != len(raw) - 1:
+            problems.append(
+                f"{where}: reservedNode is honoured only on the narrowest level (the last one)"
+            )
+        tier = item.get("tierName")
+        if tier is not None and not isinstance(tier, str):
+            problems.append(f"{where}: tierName must be a string")
+        if isinstance(key, str) and isinstance(name, str):
+            levels.append(Level(key=key, name=name, reserved_node=reserved, tier_name=tier))
+    return levels
