@@ -54,7 +54,7 @@ def dns1123_subdomain_problems(text: str) -> list[str]:
         problems.append(f"is {len(text)} characters; at most {MAX_PREFIX} are allowed")
     if not text:
         problems.append("is empty")
-    elif any(not _DNS1123_LABEL_RE.match(part) for part in text.split(".")):
+    elif any(not _DNS1123_LABEL_RE.fullmatch(part) for part in text.split(".")):
         problems.append(
             "must be lowercase letters, digits, '-' and '.', each dot-separated part starting "
             "and ending with a letter or digit"
@@ -75,7 +75,7 @@ def key_problems(key: str) -> list[str]:
         problems.append("name part is empty")
     elif len(name) > MAX_NAME:
         problems.append(f"name part {name!r} is {len(name)} characters; at most 63 are allowed")
-    elif not _NAME_RE.match(name):
+    elif not _NAME_RE.fullmatch(name):
         problems.append(
             f"name part {name!r} must consist of letters, digits, '-', '_' or '.', "
             "and start and end with a letter or digit"
@@ -88,7 +88,7 @@ def value_problems(value: str) -> list[str]:
     problems = []
     if len(value) > MAX_VALUE:
         problems.append(f"is {len(value)} characters; at most {MAX_VALUE} are allowed")
-    if not _VALUE_RE.match(value):
+    if not _VALUE_RE.fullmatch(value):
         problems.append(
             "must be empty or consist of letters, digits, '-', '_' or '.', "
             "and start and end with a letter or digit"
@@ -106,7 +106,7 @@ def check_key(key: str) -> str:
 
 def check_value(key: str, value: str, *, hint: str = "use --encoding hash") -> str:
     """Return ``value`` or raise an error naming the key, the value, the rule and the fix."""
-    if len(value) > MAX_VALUE and _VALUE_RE.match(value):
+    if len(value) > MAX_VALUE and _VALUE_RE.fullmatch(value):
         raise LabelValueTooLong(
             f"value for {key} is {len(value)} characters (at most {MAX_VALUE}): {value!r}; {hint}",
             key=key,

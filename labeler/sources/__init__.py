@@ -1,0 +1,36 @@
+"""Topology sources: where a node learns its own place. Sources read; they never write.
+
+A source answers one of three ways:
+- a ``Reading`` (label key → full source ID, before encoding),
+- ``NoData`` (a definite, normal "this node has no topology", e.g. IMDS 404), or
+- raises ``SourceError`` (timeout, refused, garbage): the agent keeps the last labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from labeler.errors import LabelerError
+
+
+@dataclass(frozen=True)
+class Reading:
+    ids: Mapping[str, str]
+    details: Mapping[str, str] = field(default_factory=dict)  # for logs and events
+
+
+@dataclass(frozen=True)
+class NoData:
+    reason: str
+
+
+class SourceError(LabelerError):
+    """The source could not be read; says why and what to check."""
+
+
+class Source(Protocol):
+    name: str
+
+    def read(self) -> Reading | NoData: ...

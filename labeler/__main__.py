@@ -1,0 +1,5 @@
+import sys
+
+from labeler.cli import main
+
+sys.exit(main())

@@ -1,0 +1,66 @@
+"""The ``topology-labeler`` command line: parsing, dispatch and error reporting.
+
+Each subcommand lives in ``labeler/commands/<area>.py`` with a ``register`` function;
+this module only wires them together and turns our typed errors into exit codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from labeler import __version__
+from labeler.commands import COMMAND_MODULES
+from labeler.errors import LabelerError
+from labeler.logs import setup_logging
+
+
+def common_options() -> argparse.ArgumentParser:
+    """Options every subcommand accepts, after the subcommand name (like kubectl)."""
+    common = argparse.ArgumentParser(add_help=False)
+    g = common.add_argument_group("cluster and logging")
+    g.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)")
+    g.add_argument("--context", help="kubeconfig context to use")
+    g.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    g.add_argument("--log-format", default="text", choices=["text", "json"])
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="topology-labeler",
+        description=(
+            "Keep GPU/NPU network-topology labels on Kubernetes nodes and emit the "
+            "matching Kueue and Volcano configuration."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    common = common_options()
+    for module in COMMAND_MODULES:
+        module.register(sub, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    setup_logging(args.log_level, args.log_format)
+    try:
+        code: int = args.handler(args)
+        return code
+    except LabelerError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    finally:
+        logging.shutdown()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""Cluster access as kubectl does it: --kubeconfig, $KUBECONFIG, --context, in-cluster."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from kubernetes import client, config
+from kubernetes.config.config_exception import ConfigException
+
+from labeler.errors import UsageError
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    kubeconfig: str | None = None
+    context: str | None = None
+    # Enough pooled connections for the bulk writer's worker threads.
+    pool_size: int = 32
+
+
+def api_client(opts: ClusterOptions) -> client.ApiClient:
+    """Build an ApiClient, in kubectl's order of precedence."""
+    cfg = client.Configuration()
+    path = opts.kubeconfig or os.environ.get("KUBECONFIG")
+    default = Path.home() / ".kube" / "config"
+    try:
+        if path or default.is_file() or opts.context:
+            # $KUBECONFIG may list several files; the client merges them like kubectl.
+            config.load_kube_config(
+                config_file=path or str(default),
+                context=opts.context,
+                client_configuration=cfg,
+                persist_config=False,
+            )
+        elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+            config.load_incluster_config(client_configuration=cfg)
+        else:
+            raise UsageError(
+                "no cluster configured: pass --kubeconfig, set KUBECONFIG, create "
+                "~/.kube/config, or run inside a pod"
+            )
+    except (ConfigException, OSError) as e:
+        raise UsageError(f"cannot load cluster configuration ({path or 'in-cluster'}): {e}") from e
+    cfg.connection_pool_maxsize = opts.pool_size
+    return client.ApiClient(cfg)

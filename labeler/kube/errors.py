@@ -1,0 +1,175 @@
+"""Kubernetes API failures, mapped from status codes in this one place.
+
+Each error says which verb and resource failed and what to do; callers decide whether
+to retry (``retryable``) and never treat a failure as "no labels".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from kubernetes.client.exceptions import ApiException
+
+from labeler.errors import LabelerError
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class KubeError(LabelerError):
+    """A failed API call. ``status`` is the HTTP code, 0 when no answer came."""
+
+    retryable = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int = 0,
+        verb: str = "",
+        resource: str = "",
+        retry_after: float | None = None,
+        causes: list[str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.verb = verb
+        self.resource = resource
+        self.retry_after = retry_after
+        self.causes = causes or []
+
+
+class Unauthorized(KubeError):
+    pass
+
+
+class Forbidden(KubeError):
+    pass
+
+
+class NotFound(KubeError):
+    pass
+
+
+class Conflict(KubeError):
+    pass
+
+
+class Invalid(KubeError):
+    pass
+
+
+class Expired(KubeError):
+    """410 Gone: a watch or continue token is too old; re-list."""
+
+
+class Retryable(KubeError):
+    """429, 5xx, or no answer at all: try again later; nothing was changed."""
+
+    retryable = True
+
+
+def _status_body(exc: ApiException) -> dict[str, Any]:
+    try:
+        body = json.loads(exc.body or "")
+    except (TypeError, ValueError):
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _retry_after(exc: ApiException) -> float | None:
+    headers = exc.headers or {}
+    value = headers.get("Retry-After") if hasattr(headers, "get") else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def translate(exc: BaseException, verb: str, resource: str) -> KubeError:
+    """Turn a client exception into one of our errors, with a message that says what to do."""
+    if isinstance(exc, KubeError):
+        return exc
+    what = f"{verb} {resource}"
+    if not isinstance(exc, ApiException):
+        return Retryable(
+            f"{what}: no answer from the API server ({type(exc).__name__}: {exc}); "
+            "check the server address and network, then retry",
+            verb=verb,
+            resource=resource,
+        )
+    status = int(exc.status or 0)
+    body = _status_body(exc)
+    message = str(body.get("message") or exc.reason or "").strip()
+    kw: dict[str, Any] = {"status": status, "verb": verb, "resource": resource}
+    if status == 401:
+        return Unauthorized(
+            f"{what}: 401 Unauthorized: the credentials were refused; check --kubeconfig, "
+            "--context or the ServiceAccount token",
+            **kw,
+        )
+    if status == 403:
+        return Forbidden(
+            f"{what}: 403 Forbidden: the RBAC role lacks '{verb}' on '{resource}'; "
+            f"grant it in the ClusterRole ({message})",
+            **kw,
+        )
+    if status == 404:
+        return NotFound(f"{what}: not found ({message})", **kw)
+    if status == 409:
+        return Conflict(f"{what}: conflict: {message}", **kw)
+    if status == 410:
+        return Expired(f"{what}: expired: {message}; re-list and start again", **kw)
+    if status in (400, 422):
+        causes = [
+            f"{c.get('field', '')}: {c.get('message', '')}".strip(": ")
+            for c in (body.get("details") or {}).get("causes") or []
+            if isinstance(c, dict)
+        ]
+        detail = "; ".join(causes) or message
+        return Invalid(f"{what}: rejected by the API server: {detail}", causes=causes, **kw)
+    if status == 429 or status >= 500:
+        return Retryable(
+            f"{what}: {status} {exc.reason or ''} ({message}); will retry".replace("  ", " "),
+            retry_after=_retry_after(exc),
+            **kw,
+        )
+    return KubeError(f"{what}: {status} {exc.reason}: {message}", **kw)
+
+
+def call(
+    fn: Callable[[], T],
+    *,
+    verb: str,
+    resource: str,
+    attempts: int = 5,
+    base_delay: float = 0.2,
+    max_delay: float = 10.0,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """Run one API call, retrying 429/5xx/connection errors with backoff and Retry-After."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return fn()
+        except Exception as exc:
+            err = translate(exc, verb, resource)
+            if not err.retryable or attempt == attempts:
+                raise err from exc
+            delay = min(max_delay, base_delay * 2 ** (attempt - 1)) * (0.5 + random.random())
+            if err.retry_after is not None:
+                delay = max(delay, min(err.retry_after, max_delay * 6))
+            log.warning(
+                "retrying verb=%s resource=%s attempt=%d delay=%.2fs error=%s",
+                verb,
+                resource,
+                attempt,
+                delay,
+                err,
+            )
+            sleep(delay)
+    raise AssertionError("unreachable")

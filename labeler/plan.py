@@ -1,0 +1,180 @@
+"""The label diff: what one writer should change on one node, as a pure function.
+
+Ownership rules (DESIGN.md §4): the project owns only the keys it wrote, recorded in the
+``topology-labeler.io/owned-labels`` annotation. A writer removes a key only if the key is
+in its scope and owned. A key that already holds the wanted value is left alone and not
+claimed. A different value that the project does not own is a conflict, overwritten only
+with ``adopt``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+OWNED_ANNOTATION = "topology-labeler.io/owned-labels"
+SOURCE_IDS_ANNOTATION = "topology-labeler.io/source-ids"
+
+
+@dataclass(frozen=True)
+class NodeLabels:
+    """The part of a Node a label writer looks at."""
+
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    resource_version: str = ""
+
+    @property
+    def owned(self) -> frozenset[str]:
+        return parse_owned(self.annotations.get(OWNED_ANNOTATION, ""))
+
+    @property
+    def source_ids(self) -> dict[str, str]:
+        return parse_source_ids(self.annotations.get(SOURCE_IDS_ANNOTATION, ""))
+
+
+@dataclass(frozen=True)
+class Desired:
+    """What one writer wants on one node.
+
+    - ``set``: key → value to have.
+    - ``prune``: keys in this writer's scope that should go if owned and not in ``set``
+      (the agent's profile keys; empty for ``apply``, whose empty cells mean "leave it").
+    - ``remove``: keys to delete outright if owned, or with adopt (``delete``).
+    - ``source_ids``: key → full source ID, recorded so a hashed value can be traced back.
+    """
+
+    set: Mapping[str, str] = field(default_factory=dict)
+    prune: frozenset[str] = frozenset()
+    remove: frozenset[str] = frozenset()
+    source_ids: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A key holds a value the project did not write and does not own."""
+
+    node: str
+    key: str
+    current: str
+    wanted: str | None  # None: delete was asked for a key we do not own
+
+    def __str__(self) -> str:
+        if self.wanted is None:
+            return (
+                f"{self.node}: {self.key}={self.current!r} was not set by topology-labeler; "
+                "left in place (use --adopt to remove it)"
+            )
+        return (
+            f"{self.node}: {self.key} is {self.current!r}, wanted {self.wanted!r}; "
+            "the value was not set by topology-labeler and is left in place "
+            "(use --adopt to take it over)"
+        )
+
+
+@dataclass(frozen=True)
+class LabelPlan:
+    """The minimal change to one node: label key → new value, or None to delete."""
+
+    node: str
+    labels: Mapping[str, str | None]
+    annotations: Mapping[str, str | None]
+    conflicts: tuple[Conflict, ...] = ()
+    unchanged: tuple[str, ...] = ()
+
+    @property
+    def is_noop(self) -> bool:
+        return not self.labels and not self.annotations
+
+    @property
+    def added(self) -> dict[str, str]:
+        return {k: v for k, v in self.labels.items() if v is not None}
+
+    @property
+    def removed(self) -> list[str]:
+        return sorted(k for k, v in self.labels.items() if v is None)
+
+    def patch(self, resource_version: str | None) -> dict[str, object]:
+        """A JSON merge patch; the resourceVersion makes a concurrent change answer 409."""
+        meta: dict[str, object] = {}
+        if self.labels:
+            meta["labels"] = dict(self.labels)
+        if self.annotations:
+            meta["annotations"] = dict(self.annotations)
+        if resource_version:
+            meta["resourceVersion"] = resource_version
+        return {"metadata": meta}
+
+
+def parse_owned(text: str) -> frozenset[str]:
+    return frozenset(k.strip() for k in text.split(",") if k.strip())
+
+
+def format_owned(keys: Iterable[str]) -> str:
+    return ",".join(sorted(set(keys)))
+
+
+def parse_source_ids(text: str) -> dict[str, str]:
+    """Tolerant: a hand-edited or corrupt annotation is treated as empty, then rewritten."""
+    try:
+        doc = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    if not isinstance(doc, dict):
+        return {}
+    return {str(k): str(v) for k, v in doc.items()}
+
+
+def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> LabelPlan:
+    """Diff ``desired`` against ``node`` under the ownership rules. Pure; no I/O."""
+    owned = set(node.owned)
+    changes: dict[str, str | None] = {}
+    conflicts: list[Conflict] = []
+    unchanged: list[str] = []
+
+    for key, value in sorted(desired.set.items()):
+        current = node.labels.get(key)
+        if current == value:
+            unchanged.append(key)
+        elif current is None or key in owned or adopt:
+            changes[key] = value
+            owned.add(key)
+        else:
+            conflicts.append(Conflict(node.name, key, current, value))
+
+    stale = (desired.prune - desired.set.keys()) & owned
+    for key in sorted(stale | desired.remove):
+        current = node.labels.get(key)
+        if current is None:
+            owned.discard(key)
+        elif key in owned or adopt:
+            changes[key] = None
+            owned.discard(key)
+        elif key in desired.remove:
+            conflicts.append(Conflict(node.name, key, current, None))
+
+    # Forget ownership of keys that someone else removed and nobody wants back.
+    final_labels = {**node.labels, **changes}
+    owned = {k for k in owned if final_labels.get(k) is not None}
+    annotations: dict[str, str | None] = {}
+    if owned != set(node.owned):
+        annotations[OWNED_ANNOTATION] = format_owned(owned) if owned else None
+
+    ids = node.source_ids
+    new_ids = {k: v for k, v in ids.items() if k in owned}
+    new_ids.update(
+        {k: v for k, v in desired.source_ids.items() if final_labels.get(k) == desired.set.get(k)}
+    )
+    if new_ids != ids:
+        annotations[SOURCE_IDS_ANNOTATION] = (
+            json.dumps(new_ids, sort_keys=True, separators=(",", ":")) if new_ids else None
+        )
+    return LabelPlan(
+        node=node.name,
+        labels=changes,
+        annotations=annotations,
+        conflicts=tuple(conflicts),
+        unchanged=tuple(unchanged),
+    )
