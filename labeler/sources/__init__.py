@@ -31,6 +31,10 @@ class SourceError(LabelerError):
 
 
 class Source(Protocol):
+    """``keys``: every label key this source can produce, i.e. the agent's scope: an owned
+    key in scope that a new reading lacks is removed; keys outside it are never touched."""
+
     name: str
+    keys: tuple[str, ...]
 
     def read(self) -> Reading | NoData: ...
