@@ -205,6 +205,11 @@ class Agent:
         self._state = _State()
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue()
 
+    def shutdown(self) -> None:
+        """Ask ``run`` to return; safe from a signal handler or another thread."""
+        self.stop.set()
+        self._queue.put(("stop", None))
+
     # --- health ---------------------------------------------------------------------
 
     @property
@@ -501,7 +506,7 @@ def serve(agent: Agent, *, port: int, address: str = "") -> int:
 
     def on_signal(signum: int, _frame: object) -> None:
         log.info("stopping signal=%s node=%s", signal.Signals(signum).name, agent.config.node)
-        stop.set()
+        agent.shutdown()
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)

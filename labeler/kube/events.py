@@ -79,8 +79,9 @@ class NodeEvents:
                 ),
                 verb="create",
                 resource=f"events (namespace {NAMESPACE})",
-                attempts=2,
+                attempts=1,  # a retry after a lost answer would duplicate the Event
             )
+            _ = resp.data  # drain, so the pooled connection is clean for the next call
             resp.release_conn()
             return True
         except Exception as e:  # an Event is never worth failing for

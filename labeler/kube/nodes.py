@@ -230,6 +230,9 @@ class LabelWriter:
             verb="patch",
             resource=f"nodes/{node.name}",
         )
+        # Read the answer before releasing: an unread body left on a pooled keep-alive
+        # connection would be taken as the answer to the next request.
+        _ = resp.data
         resp.release_conn()
         log.info(
             "labels written node=%s set=%s removed=%s",

@@ -1,0 +1,168 @@
+"""The agent loop in-process against the fake API server, with a scripted source.
+
+Faster than the subprocess tests, so the timing-free rules are checked here: a source error
+keeps the labels, the steady state sends nothing, Events are rate-limited and never fatal.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from labeler.agent import Agent, AgentConfig
+from labeler.kube.events import NodeEvents
+from labeler.labels import parse_encoding
+from labeler.metrics import agent_metrics
+from labeler.profiles import oci_rdma
+from labeler.sources import NoData, Reading, SourceError
+from labeler.sources.oci_imds import DEFAULT_KEYS as K
+from tests.fakekube import FakeKube
+
+P = oci_rdma()
+IDS = {K.hpc_island: "ocid1.i", K.network_block: "ocid1.nb", K.local_block: "ocid1.lb"}
+
+
+class Scripted:
+    """A source whose next answers a test sets; the last one repeats."""
+
+    name = "scripted"
+    keys = P.all_keys
+
+    def __init__(self, *answers: Reading | NoData | SourceError) -> None:
+        self.answers = list(answers)
+        self.reads = 0
+
+    def read(self) -> Reading | NoData:
+        self.reads += 1
+        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        if isinstance(answer, SourceError):
+            raise answer
+        return answer
+
+
+def wait_for(check: Callable[[], bool], timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.02)
+    return check()
+
+
+@pytest.fixture
+def running(fake_kube: FakeKube) -> Iterator[Callable[[Scripted], Agent]]:
+    agents: list[tuple[Agent, threading.Thread]] = []
+
+    def start(source: Scripted) -> Agent:
+        api = fake_kube.api_client()
+        config = AgentConfig(
+            node="n1",
+            profile=P,
+            encoding=parse_encoding("hash"),
+            interval=0.1,
+            jitter=0.0,
+            error_backoff=0.05,
+            min_write_interval=0.0,
+        )
+        agent = Agent(
+            api,
+            source,
+            config,
+            metrics=agent_metrics(CollectorRegistry()),
+            events=NodeEvents(api, "n1"),
+        )
+        thread = threading.Thread(target=agent.run, daemon=True)
+        thread.start()
+        agents.append((agent, thread))
+        return agent
+
+    yield start
+    for agent, thread in agents:
+        agent.shutdown()
+        thread.join(2)
+        assert not thread.is_alive()
+
+
+def value(registry: CollectorRegistry, name: str, **labels: str) -> float:
+    got = registry.get_sample_value(name, labels)
+    return 0.0 if got is None else got
+
+
+def test_steady_state_sends_no_request_at_all(
+    fake_kube: FakeKube, running: Callable[[Scripted], Agent]
+) -> None:
+    fake_kube.add_node("n1")
+    source = Scripted(Reading(IDS))
+    agent = running(source)
+    assert wait_for(lambda: agent.ready)
+    assert wait_for(lambda: source.reads >= 3)  # re-read every 0.1 s
+    time.sleep(0.2)
+    fake_kube.clear_journal()
+    reads = source.reads
+    time.sleep(0.6)
+    assert source.reads > reads
+    counts = fake_kube.counts()
+    assert counts.get("patch", 0) == 0 and counts.get("list", 0) == 0
+    assert counts.get("get", 0) == 0  # re-reads use the node the watch delivered
+    reg = agent.metrics.registry
+    assert value(reg, "topology_labeler_label_writes_total", result="success") == 1
+    assert value(reg, "topology_labeler_node_labeled") == 1
+
+
+def test_a_source_error_keeps_the_labels_and_is_counted(
+    fake_kube: FakeKube, running: Callable[[Scripted], Agent]
+) -> None:
+    fake_kube.add_node("n1")
+    source = Scripted(Reading(IDS), SourceError("IMDS down"))
+    agent = running(source)
+    reg = agent.metrics.registry
+    assert wait_for(
+        lambda: (
+            value(reg, "topology_labeler_source_reads_total", source="scripted", result="error")
+            >= 3
+        )
+    )
+    labels = fake_kube.get_node("n1")["metadata"]["labels"]
+    assert set(IDS) <= set(labels)
+    assert agent.ready
+    reasons = [e.get("reason") for e in fake_kube.objects("Event")]
+    assert reasons.count("TopologySourceUnavailable") == 1  # rate-limited
+    assert reasons.count("TopologyLabelsUpdated") == 1
+
+
+def test_first_read_error_then_no_data_becomes_ready_without_writing(
+    fake_kube: FakeKube, running: Callable[[Scripted], Agent]
+) -> None:
+    fake_kube.add_node("n1")
+    source = Scripted(SourceError("IMDS down"), NoData("404"))
+    agent = running(source)
+    assert wait_for(lambda: agent.ready)
+    assert fake_kube.count("patch") == 0
+
+
+def test_event_failures_are_not_fatal_and_repeats_are_suppressed(fake_kube: FakeKube) -> None:
+    fake_kube.add_node("n1")
+    now = [0.0]
+    events = NodeEvents(fake_kube.api_client(), "n1", clock=lambda: now[0])
+    events.uid = "u-1"
+    assert events.emit("Normal", "TopologyLabelsUpdated", "a=1")
+    (event,) = fake_kube.objects("Event")
+    assert event["involvedObject"] == {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "name": "n1",
+        "uid": "u-1",
+    }
+    assert event["source"]["component"] == "topology-labeler"
+    assert event["metadata"]["namespace"] == "default"
+    assert not events.emit("Normal", "TopologyLabelsUpdated", "a=2")  # within 30 s
+    now[0] = 31
+    assert not events.emit("Normal", "TopologyLabelsUpdated", "a=1")  # same text within 10 min
+    assert events.emit("Normal", "TopologyLabelsUpdated", "a=2")
+    fake_kube.faults.add("POST", ".*/events", status=403, times=None)
+    now[0] = 100
+    assert not events.emit("Warning", "TopologyLabelConflict", "x")  # logged, not raised
