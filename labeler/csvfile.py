@@ -100,8 +100,8 @@ def _records(text: str, path: str) -> list[tuple[int, list[str]]]:
     return records
 
 
-def _header(cells: list[str], path: str, problems: list[str]) -> list[str]:
-    """Check the header; returns the label keys (possibly with problems recorded)."""
+def _header(cells: list[str], path: str, problems: list[str]) -> list[str] | None:
+    """Check the header; the label keys, or None when the rows cannot be read at all."""
     first = cells[0] if cells else ""
     if first != NODE_NAME_HEADER:
         if len(cells) == 1 and any(sep in first for sep in (";", "\t", "|")):
@@ -110,7 +110,7 @@ def _header(cells: list[str], path: str, problems: list[str]) -> list[str]:
                 f"{path}:1:1: the header is one cell containing {sep!r}; the file must be "
                 "comma-separated (save it as CSV with ',' as the separator)"
             )
-            return []
+            return None
         hint = (
             f"rename it to exactly {NODE_NAME_HEADER!r} (case and spaces matter)"
             if first.strip().lower() == NODE_NAME_HEADER.lower()
@@ -164,6 +164,8 @@ def parse_label_csv(data: bytes | str, path: str = "<csv>") -> LabelSheet:
     problems: list[str] = []
     header_line, header = records[0]
     keys = _header(header, path, problems)
+    if keys is None:
+        raise InputError(problems)
     width = len(header)
     rows: list[CsvRow] = []
     first_line: dict[str, int] = {}
