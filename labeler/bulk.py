@@ -286,13 +286,17 @@ def execute(
         patches = result.attempts if result.written else result.attempts - 1
         return NodeOutcome(diff.node, result.plan, diff.current, result.written, patches)
 
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
+    try:
         futures = [pool.submit(one, d) for d in todo]
         for fut in as_completed(futures):
             outcome = fut.result()
             outcomes.append(outcome)
             if on_done is not None:
                 on_done(outcome)
+    finally:
+        # On Ctrl-C, stop promptly: writes in flight finish, queued ones never start.
+        pool.shutdown(wait=True, cancel_futures=True)
     return outcomes
 
 
