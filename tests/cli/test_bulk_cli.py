@@ -96,7 +96,11 @@ def test_plan_apply_rerun_and_conflict(
     ]
     assert fake_kube.count("patch") == 0
 
-    p = cli("apply", "--config-path", str(csv), kubeconfig=kubeconfig)
+    p2 = cli("apply", "--config-path", str(csv), "--dry-run", kubeconfig=kubeconfig)
+    assert (p2.returncode, p2.stdout) == (3, p.stdout)
+    assert fake_kube.count("patch") == 0
+
+    p = cli("apply", "--config-path", str(csv), "--qps", "50", kubeconfig=kubeconfig)
     assert p.returncode == 3, p.stderr
     assert "\r" not in p.stderr  # no progress bar off a terminal
     assert p.stdout.splitlines()[-1].startswith(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ def test_example_is_valid_and_levels_nest(name: str, profile: str) -> None:
     sheet = read_label_csv(EXAMPLES / name)
     levels = load_profile(profile).level_keys
     assert set(levels) <= set(sheet.keys)
-    for wide, narrow in zip(levels, levels[1:], strict=False):
+    for wide, narrow in itertools.pairwise(levels):
         parents: dict[str, set[str]] = {}
         for row in sheet.rows:
             parents.setdefault(row.values[narrow], set()).add(row.values[wide])
