@@ -223,3 +223,45 @@ def check_placements(
             {lv.key: MappingProxyType(dict(s)) for lv, s in zip(levels, sizes, strict=True)}
         ),
     )
+
+
+def state_counts(report: CheckReport, placements: Sequence[Placement]) -> dict[str, int]:
+    """Nodes per state; the states are exclusive, so the counts sum to the nodes."""
+    counts = dict.fromkeys(NODE_STATES, 0)
+    for p in placements:
+        counts[report.node_state(p)] += 1
+    return counts
+
+
+def render_text(
+    report: CheckReport,
+    placements: Sequence[Placement],
+    *,
+    origin: str,
+    max_nodes: int = 10,
+) -> list[str]:
+    """The human report of ``check``: node states, domain sizes, then every error."""
+    topo = report.topology
+    counts = state_counts(report, placements)
+    lines = [
+        f"{origin}: {report.nodes} node(s) in tree {topo.name!r}: "
+        + ", ".join(f"{n} {s}" for s, n in counts.items())
+    ]
+    for level in topo.levels:
+        stats = report.size_stats(level.key)
+        missing = len(report.missing.get(level.key, ()))
+        if stats is None:
+            lines.append(f"  {level.name} ({level.key}): no domains; {missing} node(s) missing")
+        else:
+            lines.append(
+                f"  {level.name} ({level.key}): {stats.domains} domain(s), nodes per domain "
+                f"min {stats.min} / median {stats.median:g} / max {stats.max}; "
+                f"{missing} node(s) missing"
+            )
+    problems = report.problems(max_nodes=max_nodes)
+    if problems:
+        lines.append(f"{len(problems)} problem(s):")
+        lines += [f"  - {p}" for p in problems]
+    else:
+        lines.append("ok: every node has every level label, values nest and are valid")
+    return lines
