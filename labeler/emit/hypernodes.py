@@ -74,7 +74,9 @@ def owner_value(profile_name: str, tree_name: str) -> str:
 def hypernode_name(level: Level, value: str, prefix: str = "") -> str:
     """``<prefix><level-name>-<value>``, DNS-safe, at most 63 characters, stable."""
     value_slug = _slug(value)
-    if value_slug != value or not value:  # lossy (case, dots, underscores, empty): keep names distinct
+    if (
+        value_slug != value or not value
+    ):  # lossy (case, dots, underscores, empty): keep names distinct
         value_slug = f"{value_slug}-{_digest(value)}" if value_slug else _digest(value)
     name = f"{prefix}{_slug(level.name)}-{value_slug}"
     if len(name) > MAX_NAME:

@@ -27,7 +27,7 @@ data:
       - name: volcano-npu_v26.1.0_linux-x86_64
     configurations:
       - name: init-params
-        arguments: {"grace-over-time":"900","presetVirtualDevice":"true","super-pod-size": "48","resource-level-config": '{"other": {"level1": {"label": "x/y"}}}'}
+        arguments: {"a":"9","resource-level-config": '{"other": {"level1": {"label": "x/y"}}}'}
       - name: enqueue
         arguments: {"overcommit-factor": 1.2}
 """

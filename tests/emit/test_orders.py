@@ -17,10 +17,9 @@ _names = st.lists(
 
 
 def _topology(names: list[str], reserved: int | None) -> Topology:
-    levels = tuple(Level(f"example.com/{n}", n) for n in names[:-1]) + (
-        Level(f"example.com/{names[-1]}", names[-1], reserved_node=reserved),
-    )
-    return Topology("tree", levels)
+    levels = [Level(f"example.com/{n}", n) for n in names]
+    levels[-1] = Level(levels[-1].key, levels[-1].name, reserved_node=reserved)
+    return Topology("tree", tuple(levels))
 
 
 @given(_names, st.one_of(st.none(), st.integers(0, 5)))

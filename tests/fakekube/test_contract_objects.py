@@ -150,8 +150,11 @@ def test_patch_carrying_stale_resource_version_is_409(core) -> None:
             "(e.g. 'example.com', regex used for validation is "
             "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
         ),
-        ({"example.com/" + "k" * 64: "v"}, "example.com/" + "k" * 64, "name part must be no "
-         "more than 63 characters"),
+        (
+            {"example.com/" + "k" * 64: "v"},
+            "example.com/" + "k" * 64,
+            "name part must be no more than 63 characters",
+        ),
         ({"a/b/c": "v"}, "a/b/c", "a qualified name must consist of"),
     ],
 )
