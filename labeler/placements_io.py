@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from labeler.model import Placement, Topology
 
 NODE_NAME = "nodeName"
 MAX_PROBLEMS = 50
+_NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,8 @@ def parse_csv(text: str, topology: Topology, *, origin: str) -> PlacementSet:
             problems.append(f"{origin}:{line}: {len(row)} fields, the header has {width}")
             continue
         node = row[0].strip()
-        name_problems = dns1123_subdomain_problems(node)
+        valid = len(node) <= 253 and _NODE_NAME.fullmatch(node)  # fast path
+        name_problems = [] if valid else dns1123_subdomain_problems(node)
         if name_problems:
             problems.append(f"{origin}:{line}: node name {node!r} " + "; ".join(name_problems))
             continue
