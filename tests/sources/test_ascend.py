@@ -21,6 +21,7 @@ from labeler.sources.ascend import (
     DcmiReader,
     NpuSmiReader,
     SpodInfo,
+    check_tree_name,
     make_reader,
     reading_from,
 )
@@ -108,9 +109,9 @@ def info(**kw: int | None) -> SpodInfo:
 
 
 def test_a3_labels_superpod_and_tree_only() -> None:
-    r = reading_from(info(chassis_id=0, super_pod_type=0), tree_name="tree-a")
+    r = reading_from(info(chassis_id=0, super_pod_type=0))
     assert isinstance(r, Reading)
-    assert dict(r.ids) == {ASCEND_TREE_LABEL: "tree-a", ASCEND_SUPERPOD: "12"}
+    assert dict(r.ids) == {ASCEND_SUPERPOD: "12"}
     assert r.details["generation"] == "a3"
 
 
@@ -119,7 +120,6 @@ def test_a5_pod_types_add_rack_and_server(pod_type: int) -> None:
     r = reading_from(info(chassis_id=3, super_pod_type=pod_type))
     assert isinstance(r, Reading)
     assert dict(r.ids) == {
-        ASCEND_TREE_LABEL: "default",
         ASCEND_SUPERPOD: "12",
         ASCEND_RACK: "3",
         ASCEND_SERVER: "40",
@@ -140,7 +140,7 @@ def test_forced_a5_with_npu_smi_chassis_but_no_type_labels_rack() -> None:
 
 def test_forced_a3_ignores_a5_fields() -> None:
     r = reading_from(info(chassis_id=3, super_pod_type=1), generation="a3")
-    assert isinstance(r, Reading) and set(r.ids) == {ASCEND_TREE_LABEL, ASCEND_SUPERPOD}
+    assert isinstance(r, Reading) and set(r.ids) == {ASCEND_SUPERPOD}
 
 
 @pytest.mark.parametrize("bad", [0xFFFFFFFF, -1, 0xFFFFFFFE, -2])
@@ -153,7 +153,7 @@ def test_invalid_superpod_id_is_no_data_with_reason(bad: int) -> None:
 def test_invalid_server_and_rack_are_skipped_not_labelled() -> None:
     r = reading_from(info(server_index=0xFFFFFFFF, chassis_id=0xFFFFFFFE, super_pod_type=2))
     assert isinstance(r, Reading)
-    assert set(r.ids) == {ASCEND_TREE_LABEL, ASCEND_SUPERPOD}
+    assert set(r.ids) == {ASCEND_SUPERPOD}
     assert "0xffffffff" in r.details["serverid"] and "0xfffffffe" in r.details["rackid"]
 
 
@@ -163,7 +163,7 @@ def test_superpod_zero_is_a_real_id() -> None:
 
 
 def test_source_scope_never_includes_groupid() -> None:
-    src = AscendSource(NpuSmiReader(), tree_name="t1")
+    src = AscendSource(NpuSmiReader())
     assert src.keys == (ASCEND_TREE_LABEL, ASCEND_SUPERPOD, ASCEND_RACK, ASCEND_SERVER)
     assert ASCEND_GROUP not in src.keys
 
@@ -171,7 +171,7 @@ def test_source_scope_never_includes_groupid() -> None:
 @pytest.mark.parametrize("name", ["", "has space", "x" * 64, "-lead"])
 def test_bad_tree_name_is_a_usage_error(name: str) -> None:
     with pytest.raises(UsageError, match="--topotree-name"):
-        AscendSource(NpuSmiReader(), tree_name=name)
+        check_tree_name(name)
 
 
 def test_bad_generation_and_reader_are_usage_errors() -> None:
@@ -188,7 +188,7 @@ def test_npu_smi_normal(fake_npu_smi: FakeNpuSmi) -> None:
     fake_npu_smi.set(default={"id": 3, "server": 17})
     r = AscendSource(make_reader("npu-smi")).read()
     assert isinstance(r, Reading)
-    assert dict(r.ids) == {ASCEND_TREE_LABEL: "default", ASCEND_SUPERPOD: "3"}
+    assert dict(r.ids) == {ASCEND_SUPERPOD: "3"}
     assert r.details["device"] == "npu 0 chip 0"
     # one map call and one query: the first device that answers is enough
     assert fake_npu_smi.calls() == ["info -m", "info -t spod-info -i 0 -c 0"]
@@ -278,7 +278,6 @@ def test_dcmi_a5_labels(fake_dcmi_lib: Path, dcmi_env: pytest.MonkeyPatch) -> No
     r = AscendSource(make_reader("dcmi", dcmi_lib=str(fake_dcmi_lib))).read()
     assert isinstance(r, Reading)
     assert dict(r.ids) == {
-        ASCEND_TREE_LABEL: "default",
         ASCEND_SUPERPOD: "2",
         ASCEND_RACK: "11",
         ASCEND_SERVER: "6",

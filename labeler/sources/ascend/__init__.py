@@ -6,7 +6,9 @@ Two readers behind ``SpodReader`` (``--ascend-reader``): ``npu-smi`` (the CLI), 
 What is labelled (decimal strings, as Ascend's device plugin writes them):
 
 - ``huawei.com/topotree.superpodid`` = Super Pod ID, whenever it is a valid ID; with it the
-  tree label ``huawei.com/topotree`` = the tree name (``--topotree-name``, never empty).
+  agent adds the tree label ``huawei.com/topotree`` = the profile's tree name
+  (``--topotree-name``, never empty). The tree label is in the source's ``keys`` (the
+  agent's scope) but not in its readings: it is not a driver ID.
 - ``huawei.com/topotree.serverid`` = Server Index and ``huawei.com/topotree.rackid`` =
   chassis ID, **on A5 only**. The rule, and the facts it rests on:
 
@@ -128,13 +130,7 @@ def check_tree_name(name: str, tree_label: str = ASCEND_TREE_LABEL) -> str:
     return name
 
 
-def reading_from(
-    info: SpodInfo,
-    *,
-    generation: str = "auto",
-    tree_label: str = ASCEND_TREE_LABEL,
-    tree_name: str = DEFAULT_TREE_NAME,
-) -> Reading | NoData:
+def reading_from(info: SpodInfo, *, generation: str = "auto") -> Reading | NoData:
     """The labels one SuperPoD answer gives (the rule is in the module docstring)."""
     details = {
         "device": info.device,
@@ -145,7 +141,7 @@ def reading_from(
     bad = id_problem(info.super_pod_id)
     if bad:
         return NoData(f"Super Pod ID on {info.device} is {bad}; no SuperPoD labels")
-    ids = {tree_label: tree_name, ASCEND_SUPERPOD: str(info.super_pod_id)}
+    ids = {ASCEND_SUPERPOD: str(info.super_pod_id)}
     pod_type = info.super_pod_type
     if generation == "a5":
         a5 = True
@@ -184,7 +180,6 @@ class AscendSource:
     reader: SpodReader
     generation: str = "auto"
     tree_label: str = ASCEND_TREE_LABEL
-    tree_name: str = DEFAULT_TREE_NAME
     name: str = "ascend"
 
     def __post_init__(self) -> None:
@@ -192,7 +187,6 @@ class AscendSource:
             raise UsageError(
                 f"--ascend-generation {self.generation!r}: choose one of " + ", ".join(GENERATIONS)
             )
-        check_tree_name(self.tree_name, self.tree_label)
         self.keys: tuple[str, ...] = (
             self.tree_label,
             ASCEND_SUPERPOD,
@@ -202,12 +196,7 @@ class AscendSource:
 
     def read(self) -> Reading | NoData:
         info = self.reader.read_spod()
-        result = reading_from(
-            info,
-            generation=self.generation,
-            tree_label=self.tree_label,
-            tree_name=self.tree_name,
-        )
+        result = reading_from(info, generation=self.generation)
         details = result.details if isinstance(result, Reading) else {}
         log.debug(
             "ascend reader=%s device=%s result=%s %s",
