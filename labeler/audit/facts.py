@@ -90,19 +90,18 @@ class Scope:
 
 @dataclass(frozen=True, slots=True)
 class NodeFacts:
-    """One in-scope node, reduced to what the audit needs."""
+    """One in-scope node, reduced to what the audit needs.
 
-    name: str
-    values: tuple[str | None, ...]  # per level, widest first; None = label missing
-    tree_value: str | None  # the tree label's value, if the topology has one
+    The placement is built once per watch event, not once per recomputation.
+    """
+
+    placement: Placement  # level values widest first (None = missing); tree label in extra
     foreign: tuple[str, ...]  # topology keys present on the node but not owned by us
     accelerators: tuple[tuple[str, int], ...]  # (resource, allocatable count > 0)
 
-    def placement(self, topology: Topology) -> Placement:
-        extra: dict[str, str] = {}
-        if topology.tree_label and self.tree_value is not None:
-            extra[topology.tree_label] = self.tree_value
-        return Placement(node=self.name, values=self.values, extra=extra)
+    @property
+    def name(self) -> str:
+        return self.placement.node
 
 
 def node_facts(topology: Topology, scope: Scope, node: NodeInfo) -> NodeFacts | None:
@@ -113,15 +112,18 @@ def node_facts(topology: Topology, scope: Scope, node: NodeInfo) -> NodeFacts | 
             return None
     elif not accelerators:
         return None
+    labels: Mapping[str, str] = node.labels
     keys: Sequence[str] = topology.keys
+    extra: dict[str, str] = {}
     if topology.tree_label:
         keys = (topology.tree_label, *keys)
+        if topology.tree_label in labels:
+            extra[topology.tree_label] = labels[topology.tree_label]
     owned = node.owned
-    labels: Mapping[str, str] = node.labels
     return NodeFacts(
-        name=node.name,
-        values=tuple(labels.get(k) for k in topology.keys),
-        tree_value=labels.get(topology.tree_label) if topology.tree_label else None,
+        placement=Placement(
+            node=node.name, values=tuple(labels.get(k) for k in topology.keys), extra=extra
+        ),
         foreign=tuple(k for k in keys if k in labels and k not in owned),
         accelerators=accelerators,
     )

@@ -117,12 +117,9 @@ def build_report(
 ) -> AuditReport:
     """Judge every in-scope node and total the accelerators the schedulers cannot see."""
     facts = sorted(facts, key=lambda f: f.name)
-    placements = [f.placement(topology) for f in facts]
-    tree_labels = (
-        {f.name: f.tree_value for f in facts if f.tree_value is not None}
-        if topology.tree_label
-        else None
-    )
+    placements = [f.placement for f in facts]
+    tree = topology.tree_label
+    tree_labels = {p.node: p.extra[tree] for p in placements if tree in p.extra} if tree else None
     check = check_placements(topology, placements, tree_labels)
     states: dict[str, list[str]] = {s: [] for s in NODE_STATES}
     missing: dict[str, tuple[str, ...]] = {}

@@ -34,9 +34,8 @@ def full(i: str, n: str, lo: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeKube]:
-    with FakeKube() as fk:
-        yield fk
+def fake(fake_kube: FakeKube) -> FakeKube:
+    return fake_kube
 
 
 def seed_mixed(fk: FakeKube) -> None:
