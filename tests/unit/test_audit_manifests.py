@@ -79,6 +79,7 @@ def test_deployment_is_restricted_probed_and_runs_the_exporter(
     assert sc["capabilities"]["drop"] == ["ALL"]
     assert sc["seccompProfile"]["type"] == "RuntimeDefault"
     assert c["args"][:2] == ["audit", "--serve"]
+    assert c["image"].startswith("ghcr.io/topology-labeler/topology-labeler:")
     assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
     # The args parse with the real CLI (a typo in a flag would crash-loop the pod).
