@@ -165,7 +165,9 @@ def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> L
     ids = node.source_ids
     new_ids = {k: v for k, v in ids.items() if k in owned}
     new_ids.update(
-        {k: v for k, v in desired.source_ids.items() if final_labels.get(k) == desired.set.get(k)}
+        (k, v)
+        for k, v in desired.source_ids.items()
+        if k in owned and final_labels.get(k) == desired.set.get(k)
     )
     if new_ids != ids:
         annotations[SOURCE_IDS_ANNOTATION] = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import select
 import socket
@@ -113,10 +114,8 @@ class Handler(BaseHTTPRequestHandler):
                     rec.body = _try_json(raw)
                     fake._journal.add(rec)
                     self.close_connection = True
-                    try:
+                    with contextlib.suppress(OSError):
                         self.connection.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
                     return
                 if fault.status:
                     raise errors.by_code(fault.status, fault.message, fault.retry_after)
@@ -154,7 +153,7 @@ class Handler(BaseHTTPRequestHandler):
             readable, _, _ = select.select([self.connection], [], [], 0)
             if not readable:
                 return False
-            return self.connection.recv(1, socket.MSG_PEEK) == b""
+            return bool(self.connection.recv(1, socket.MSG_PEEK) == b"")
         except OSError:
             return True
 
