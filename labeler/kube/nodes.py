@@ -45,6 +45,7 @@ class NodeInfo(NodeLabels):
     ready: bool = True
     unschedulable: bool = False
     taints: tuple[Taint, ...] = ()
+    uid: str = ""  # for Events about the node (involvedObject.uid)
 
     @classmethod
     def from_dict(cls, obj: Mapping[str, Any]) -> NodeInfo:
@@ -69,6 +70,7 @@ class NodeInfo(NodeLabels):
                 Taint(t.get("key", ""), t.get("value") or "", t.get("effect", ""))
                 for t in spec.get("taints") or []
             ),
+            uid=str(meta.get("uid") or ""),
         )
 
 
