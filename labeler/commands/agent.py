@@ -57,6 +57,39 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--imds-attempts", type=int, default=3, help="IMDS requests per read, with backoff"
     )
+    a = p.add_argument_group("Ascend NPU driver (source ascend, profile ascend-superpod)")
+    a.add_argument(
+        "--topotree-name",
+        default=None,
+        help="value of huawei.com/topotree, the tree name (default: 'default'; never empty)",
+    )
+    a.add_argument(
+        "--ascend-reader",
+        choices=["auto", "npu-smi", "dcmi"],
+        default="auto",
+        help="how to ask the driver: libdcmi.so via ctypes, the npu-smi CLI, or auto "
+        "(DCMI, then npu-smi; default)",
+    )
+    a.add_argument(
+        "--dcmi-lib",
+        default=None,
+        help="path of libdcmi.so (default: searched under /usr/local/Ascend/driver/lib64 "
+        "and /usr/local/dcmi)",
+    )
+    a.add_argument("--npu-smi", default="npu-smi", help="npu-smi command or path")
+    a.add_argument(
+        "--npu-smi-timeout",
+        type=_positive,
+        default=10.0,
+        help="seconds per npu-smi call (default 10)",
+    )
+    a.add_argument(
+        "--ascend-generation",
+        choices=["auto", "a3", "a5"],
+        default="auto",
+        help="a5 adds huawei.com/topotree.rackid/.serverid; auto: A5 when the driver "
+        "reports a 1D/2D SuperPoD type (default)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -75,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     from labeler.kube.events import NodeEvents
     from labeler.metrics import agent_metrics
     from labeler.profiles import load_profile
+    from labeler.sources.ascend import check_tree_name
     from labeler.sources.select import make_source
 
     node = args.node_name or os.environ.get("NODE_NAME", "")
@@ -85,7 +119,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--node-name {node!r} is not a valid node name: {'; '.join(problems)}")
     if args.imds_attempts < 1:
         raise UsageError("--imds-attempts must be at least 1")
-    profile = load_profile(args.profile)
+    profile = load_profile(args.profile, tree_name=args.topotree_name)
+    if args.topotree_name is not None:
+        if not profile.topology.tree_label:
+            raise UsageError(f"--topotree-name: profile {profile.name!r} has no tree label to set")
+        check_tree_name(args.topotree_name, profile.topology.tree_label)
     encoding = parse_encoding(args.encoding or profile.encoding)
     stop = threading.Event()
     source = make_source(profile, args, stop)

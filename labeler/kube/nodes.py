@@ -230,9 +230,9 @@ class LabelWriter:
             verb="patch",
             resource=f"nodes/{node.name}",
         )
-        # Read the answer before releasing: an unread body left on a pooled keep-alive
-        # connection would be taken as the answer to the next request.
-        _ = resp.data
+        # Read the body before the connection goes back to the pool: an unread body would
+        # be taken as the status line of the next response on that connection.
+        resp.drain_conn()
         resp.release_conn()
         log.info(
             "labels written node=%s set=%s removed=%s",

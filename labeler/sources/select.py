@@ -29,8 +29,28 @@ def _oci_imds(profile: Profile, args: argparse.Namespace, stop: threading.Event)
     return OciImdsSource(oci_keys(profile), options, stop=stop)
 
 
+def _ascend(profile: Profile, args: argparse.Namespace, stop: threading.Event) -> Source:
+    from labeler.sources.ascend import AscendSource, check_tree_name, make_reader
+    from labeler.sources.ascend.npusmi import DEFAULT_NPU_SMI, DEFAULT_TIMEOUT
+
+    tree_label = profile.topology.tree_label
+    if tree_label:
+        check_tree_name(profile.topology.name, tree_label)
+    reader = make_reader(
+        getattr(args, "ascend_reader", None) or "auto",
+        dcmi_lib=getattr(args, "dcmi_lib", None),
+        npu_smi=getattr(args, "npu_smi", None) or DEFAULT_NPU_SMI,
+        timeout=getattr(args, "npu_smi_timeout", None) or DEFAULT_TIMEOUT,
+    )
+    generation = getattr(args, "ascend_generation", None) or "auto"
+    if tree_label:
+        return AscendSource(reader, generation=generation, tree_label=tree_label)
+    return AscendSource(reader, generation=generation)
+
+
 SOURCES: dict[str, Factory] = {
     "oci-imds": _oci_imds,
+    "ascend": _ascend,
 }
 
 

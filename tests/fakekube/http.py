@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import select
 import socket
@@ -113,10 +114,8 @@ class Handler(BaseHTTPRequestHandler):
                     rec.body = _try_json(raw)
                     fake._journal.add(rec)
                     self.close_connection = True
-                    try:
+                    with contextlib.suppress(OSError):
                         self.connection.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
                     return
                 if fault.status:
                     raise errors.by_code(fault.status, fault.message, fault.retry_after)
@@ -125,17 +124,22 @@ class Handler(BaseHTTPRequestHandler):
             rec.body = body if not isinstance(body, str) else None
             if rt is None:
                 code, out = discovery.handle(fake, method, path)
+                # Journal before answering: a test that reads the journal right after the
+                # client returns must see this request.
+                rec.status = code
+                fake._journal.add(rec)
                 self._send(code, out)
             else:
                 self._resource(method, rt, query, body, ctype, rec)
-                return
+            return
         except ApiError as err:
-            self._send(err.code, err.status(), err.headers)
-            code = err.code
+            rec.status = err.code
+            fake._journal.add(rec)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._send(err.code, err.status(), err.headers)
         except (BrokenPipeError, ConnectionResetError):
-            code = 0
-        rec.status = code
-        fake._journal.add(rec)
+            rec.status = 0
+            fake._journal.add(rec)
 
     def _send(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
         data = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
@@ -154,7 +158,7 @@ class Handler(BaseHTTPRequestHandler):
             readable, _, _ = select.select([self.connection], [], [], 0)
             if not readable:
                 return False
-            return self.connection.recv(1, socket.MSG_PEEK) == b""
+            return bool(self.connection.recv(1, socket.MSG_PEEK) == b"")
         except OSError:
             return True
 

@@ -173,7 +173,7 @@ def parse_label_selector(text: str | None) -> LabelSelector:
         elif kind == "ID":
             key = lit
             _check_key(key)
-            nk, nl = peek()
+            nk = peek()[0]
             if nk in ("EOS", ","):
                 reqs.append(Requirement(key, "exists"))
             else:

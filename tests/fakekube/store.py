@@ -25,7 +25,7 @@ from typing import Any
 from . import errors
 from .resources import NAMESPACES, Resource
 from .selectors import FieldSelector, LabelSelector
-from .validation import type_errors, validate_metadata
+from .validation import FieldError, type_errors, validate_metadata
 
 Key = tuple[str, str]  # (namespace or "", name)
 Obj = dict[str, Any]
@@ -164,8 +164,8 @@ class Store:
     def _validate(self, res: Resource, obj: Obj) -> None:
         meta = obj.get("metadata")
         terr = type_errors(meta)
-        if terr:
-            raise errors.bad_request(terr)
+        if terr or not isinstance(meta, dict):
+            raise errors.bad_request(terr or "metadata must be an object")
         errs = validate_metadata(meta, res.name_rule)
         if errs:
             raise errors.invalid(res, meta.get("name") or "", errs)
@@ -273,7 +273,7 @@ class Store:
         obj["apiVersion"] = res.api_version
         obj["kind"] = res.kind
         self._validate(res, obj)
-        # The server ignores client-set system fields on create (BeforeCreate/FillObjectMetaSystemFields).
+        # The server sets these itself on create (rest.BeforeCreate, FillObjectMetaSystemFields).
         for f in ("resourceVersion", "uid", "creationTimestamp", "deletionTimestamp", "generation"):
             meta.pop(f, None)
         meta["uid"] = str(uuid.uuid4())
@@ -312,7 +312,7 @@ class Store:
                 res,
                 name,
                 [
-                    errors.FieldError(
+                    FieldError(
                         "FieldValueInvalid",
                         "metadata.resourceVersion",
                         "Invalid value: 0x0: must be specified for an update",

@@ -46,7 +46,9 @@ def test_label_selector_grammar(core, selector, expected) -> None:
     assert names(core.list_node(label_selector=selector)) == expected
 
 
-@pytest.mark.parametrize("selector", ["env in (", "env in ()", "a b", "=x", "bad key/x!=1", "a=b c"])
+@pytest.mark.parametrize(
+    "selector", ["env in (", "env in ()", "a b", "=x", "bad key/x!=1", "a=b c"]
+)
 def test_invalid_label_selector_is_400(core, selector) -> None:
     """An unparsable labelSelector is 400 BadRequest."""
     with pytest.raises(ApiException) as exc:
@@ -84,7 +86,9 @@ def test_pod_field_selectors(fake_kube: FakeKube) -> None:
     ]
     assert names(core.list_namespaced_pod("default", label_selector="job=j")) == ["p1", "p2"]
     assert names(
-        core.list_pod_for_all_namespaces(field_selector="status.phase=Running,metadata.namespace=default")
+        core.list_pod_for_all_namespaces(
+            field_selector="status.phase=Running,metadata.namespace=default"
+        )
     ) == ["p1"]
     assert names(core.list_pod_for_all_namespaces(field_selector="metadata.name=p2")) == ["p2"]
 

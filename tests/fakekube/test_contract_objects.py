@@ -150,8 +150,11 @@ def test_patch_carrying_stale_resource_version_is_409(core) -> None:
             "(e.g. 'example.com', regex used for validation is "
             "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
         ),
-        ({"example.com/" + "k" * 64: "v"}, "example.com/" + "k" * 64, "name part must be no "
-         "more than 63 characters"),
+        (
+            {"example.com/" + "k" * 64: "v"},
+            "example.com/" + "k" * 64,
+            "name part must be no more than 63 characters",
+        ),
         ({"a/b/c": "v"}, "a/b/c", "a qualified name must consist of"),
     ],
 )
@@ -169,7 +172,7 @@ def test_invalid_labels_are_422_with_causes(core, labels, field_value, message) 
     assert cause["reason"] == "FieldValueInvalid"
     assert cause["field"] == "metadata.labels"
     assert cause["message"].startswith(f'Invalid value: "{field_value}": {message}')
-    assert body["message"].startswith(f'Node "n1" is invalid: metadata.labels: Invalid value: ')
+    assert body["message"].startswith('Node "n1" is invalid: metadata.labels: Invalid value: ')
 
 
 def test_valid_label_edge_cases_are_accepted(core) -> None:

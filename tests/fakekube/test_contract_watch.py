@@ -158,7 +158,7 @@ def test_watch_bookmarks(fake_kube: FakeKube) -> None:
 def test_watch_ends_when_server_stops() -> None:
     """Open watches end promptly when the fake stops."""
     fake = FakeKube().start()
-    q, t = collect(fake, 99)
+    _, t = collect(fake, 99)
     time.sleep(0.3)
     start = time.monotonic()
     fake.stop()

@@ -32,9 +32,9 @@ class WatchFilter:
     def __call__(self, obj: Obj | None) -> bool:
         if obj is None:
             return False
-        if self.ns is not None and self.res.namespaced:
-            if obj["metadata"].get("namespace") != self.ns:
-                return False
+        in_ns = self.ns is None or not self.res.namespaced
+        if not in_ns and obj["metadata"].get("namespace") != self.ns:
+            return False
         if not self.lsel.empty and not self.lsel.matches(obj["metadata"].get("labels")):
             return False
         return self.fsel.empty or self.fsel.matches(self.res.fields(obj))

@@ -1,0 +1,122 @@
+"""The ownership rules of DESIGN.md §4, as a pure function."""
+
+import json
+
+from labeler.plan import (
+    OWNED_ANNOTATION,
+    SOURCE_IDS_ANNOTATION,
+    Desired,
+    NodeLabels,
+    plan_labels,
+)
+
+K1, K2, K3 = "x.io/island", "x.io/block", "x.io/rack"
+
+
+def node(labels: dict[str, str], owned: str = "", ids: dict[str, str] | None = None) -> NodeLabels:
+    ann = {OWNED_ANNOTATION: owned} if owned else {}
+    if ids is not None:
+        ann[SOURCE_IDS_ANNOTATION] = json.dumps(ids)
+    return NodeLabels("n1", labels, ann, "7")
+
+
+def test_new_keys_are_set_and_claimed() -> None:
+    plan = plan_labels(node({}), Desired(set={K1: "a", K2: "b"}))
+    assert plan.labels == {K1: "a", K2: "b"}
+    assert plan.annotations[OWNED_ANNOTATION] == f"{K2},{K1}"
+
+
+def test_only_changed_keys_are_in_the_patch() -> None:
+    plan = plan_labels(node({K1: "a", K2: "old"}, f"{K1},{K2}"), Desired(set={K1: "a", K2: "b"}))
+    assert plan.labels == {K2: "b"}
+    assert plan.annotations == {}
+    assert plan.unchanged == (K1,)
+
+
+def test_unchanged_rerun_is_a_noop() -> None:
+    current = node({K1: "a"}, K1, ids={K1: "ocid.a"})
+    plan = plan_labels(current, Desired(set={K1: "a"}, source_ids={K1: "ocid.a"}))
+    assert plan.is_noop
+
+
+def test_equal_value_set_by_someone_else_is_left_alone_and_not_claimed() -> None:
+    plan = plan_labels(node({K1: "a"}), Desired(set={K1: "a"}, source_ids={K1: "id"}))
+    assert plan.is_noop
+
+
+def test_foreign_value_is_a_conflict_not_overwritten() -> None:
+    plan = plan_labels(node({K1: "theirs"}), Desired(set={K1: "ours", K2: "b"}))
+    assert plan.labels == {K2: "b"}
+    assert [(c.key, c.current, c.wanted) for c in plan.conflicts] == [(K1, "theirs", "ours")]
+    assert "--adopt" in str(plan.conflicts[0])
+
+
+def test_adopt_takes_over_a_foreign_value() -> None:
+    plan = plan_labels(node({K1: "theirs"}), Desired(set={K1: "ours"}), adopt=True)
+    assert plan.labels == {K1: "ours"}
+    assert plan.annotations[OWNED_ANNOTATION] == K1
+    assert not plan.conflicts
+
+
+def test_stale_owned_key_in_scope_is_removed() -> None:
+    current = node({K1: "a", K3: "r"}, f"{K1},{K3}")
+    plan = plan_labels(current, Desired(set={K1: "a"}, prune=frozenset({K1, K3})))
+    assert plan.labels == {K3: None}
+    assert plan.annotations[OWNED_ANNOTATION] == K1
+
+
+def test_key_outside_scope_is_never_removed_even_if_owned() -> None:
+    current = node({K1: "a", K2: "bulk"}, f"{K1},{K2}")
+    plan = plan_labels(current, Desired(set={K1: "a"}, prune=frozenset({K1})))
+    assert plan.is_noop
+
+
+def test_unowned_key_in_scope_is_not_pruned() -> None:
+    plan = plan_labels(node({K3: "hand"}), Desired(set={K1: "a"}, prune=frozenset({K1, K3})))
+    assert plan.labels == {K1: "a"}
+
+
+def test_delete_removes_owned_and_reports_foreign() -> None:
+    current = node({K1: "a", K2: "theirs"}, K1)
+    plan = plan_labels(current, Desired(remove=frozenset({K1, K2, K3})))
+    assert plan.labels == {K1: None}
+    assert plan.annotations[OWNED_ANNOTATION] is None
+    assert [(c.key, c.wanted) for c in plan.conflicts] == [(K2, None)]
+
+
+def test_delete_with_adopt_removes_foreign_too() -> None:
+    plan = plan_labels(node({K2: "theirs"}), Desired(remove=frozenset({K2})), adopt=True)
+    assert plan.labels == {K2: None}
+
+
+def test_hand_deleted_owned_label_is_restored() -> None:
+    plan = plan_labels(node({}, K1), Desired(set={K1: "a"}, prune=frozenset({K1})))
+    assert plan.labels == {K1: "a"}
+    assert plan.annotations == {}
+
+
+def test_source_ids_recorded_for_owned_keys_and_dropped_with_them() -> None:
+    plan = plan_labels(node({}), Desired(set={K1: "h1"}, source_ids={K1: "ocid1.long"}))
+    assert json.loads(str(plan.annotations[SOURCE_IDS_ANNOTATION])) == {K1: "ocid1.long"}
+    current = node({K1: "h1"}, K1, ids={K1: "ocid1.long"})
+    gone = plan_labels(current, Desired(prune=frozenset({K1})))
+    assert gone.labels == {K1: None}
+    assert gone.annotations[SOURCE_IDS_ANNOTATION] is None
+
+
+def test_corrupt_source_ids_annotation_is_rewritten() -> None:
+    current = NodeLabels("n1", {K1: "h"}, {OWNED_ANNOTATION: K1, SOURCE_IDS_ANNOTATION: "{bad"})
+    plan = plan_labels(current, Desired(set={K1: "h"}, source_ids={K1: "id"}))
+    assert json.loads(str(plan.annotations[SOURCE_IDS_ANNOTATION])) == {K1: "id"}
+
+
+def test_patch_carries_resource_version_and_nulls() -> None:
+    plan = plan_labels(node({K1: "a"}, K1), Desired(remove=frozenset({K1})))
+    body = plan.patch("7")
+    assert body == {
+        "metadata": {
+            "labels": {K1: None},
+            "annotations": {OWNED_ANNOTATION: None},
+            "resourceVersion": "7",
+        }
+    }
