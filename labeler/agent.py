@@ -415,6 +415,9 @@ class Agent:
         """GET this node, retrying with backoff until it works or stop is set."""
         failures = 0
         while not self.stop.is_set():
+            # Waiting for the API server is not a stall: keep /healthz green meanwhile,
+            # a restart would not bring the server back.
+            self._state.heartbeat = self._clock()
             try:
                 return get_node(self.api, self.config.node)
             except KubeError as e:
