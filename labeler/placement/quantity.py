@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -75,8 +76,13 @@ def to_units(resource: str, value: Fraction) -> int:
     return math.ceil(scaled) if scaled >= 0 else -math.ceil(-scaled)
 
 
+@lru_cache(maxsize=4096)
 def quantity_units(resource: str, text: str) -> int:
-    """Parse a quantity string straight into Kueue's units for ``resource``."""
+    """Parse a quantity string straight into Kueue's units for ``resource``.
+
+    Cached: a cluster repeats a handful of quantities across tens of thousands of pods, and
+    exact parsing is the most expensive step of reading a big snapshot.
+    """
     return to_units(resource, parse_quantity(text))
 
 
