@@ -1,0 +1,104 @@
+"""Contract: fault injection, latency and the request journal."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import urllib3
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from tests.fakekube import FakeKube
+
+
+@pytest.fixture
+def core(fake_kube: FakeKube) -> client.CoreV1Api:
+    fake_kube.add_node("n1")
+    return client.CoreV1Api(fake_kube.api_client())
+
+
+def test_fault_429_with_retry_after(fake_kube: FakeKube, core) -> None:
+    """API priority and fairness: an overloaded server answers 429 TooManyRequests with a
+    Retry-After header and details.retryAfterSeconds.  Faults match in order and count down."""
+    fake_kube.faults.add(
+        method="PATCH", path=r"/api/v1/nodes/.*", status=429, retry_after=1, times=2
+    )
+    for _ in range(2):
+        with pytest.raises(ApiException) as exc:
+            core.patch_node("n1", {"metadata": {"labels": {"a": "1"}}})
+        assert exc.value.status == 429
+        assert exc.value.headers["Retry-After"] == "1"
+        body = json.loads(exc.value.body)
+        assert body["reason"] == "TooManyRequests" and body["details"]["retryAfterSeconds"] == 1
+    core.patch_node("n1", {"metadata": {"labels": {"a": "1"}}})  # third succeeds
+    assert [r.status for r in fake_kube.requests("PATCH")] == [429, 429, 200]
+
+
+def test_client_retries_get_on_429_with_retry_after(fake_kube: FakeKube, core) -> None:
+    """urllib3 (under client 37) silently retries a GET answered 429 with Retry-After; the
+    journal shows both requests."""
+    fake_kube.faults.add(method="GET", path="/api/v1/nodes/n1", status=429, retry_after=0)
+    assert core.read_node("n1").metadata.name == "n1"
+    assert [r.status for r in fake_kube.requests("GET", "/api/v1/nodes/n1")] == [429, 200]
+
+
+def test_fault_500(fake_kube: FakeKube, core) -> None:
+    """A 5xx fault answers a Status with reason InternalError."""
+    fake_kube.faults.add(path="/api/v1/nodes", status=500)
+    with pytest.raises(ApiException) as exc:
+        core.list_node()
+    assert exc.value.status == 500
+    assert json.loads(exc.value.body)["reason"] == "InternalError"
+
+
+def test_fault_delay(fake_kube: FakeKube, core) -> None:
+    """delay= slows one response down without failing it."""
+    fake_kube.faults.add(method="GET", path="/api/v1/nodes", delay=0.3)
+    start = time.monotonic()
+    core.list_node()
+    assert time.monotonic() - start >= 0.3
+
+
+def test_fault_drop_closes_connection(fake_kube: FakeKube, core) -> None:
+    """drop=True closes the connection without a response (PATCH is not retried)."""
+    fake_kube.faults.add(method="PATCH", drop=True)
+    with pytest.raises(urllib3.exceptions.HTTPError):
+        core.patch_node("n1", {"metadata": {"labels": {"a": "1"}}})
+    assert fake_kube.requests("PATCH")[0].status == 0
+    core.patch_node("n1", {"metadata": {"labels": {"a": "1"}}})
+
+
+def test_latency_applies_to_every_request(fake_kube: FakeKube, core) -> None:
+    """fake.latency_ms delays every request and can change at runtime."""
+    fake_kube.latency_ms = 100
+    start = time.monotonic()
+    core.read_node("n1")
+    core.read_node("n1")
+    assert time.monotonic() - start >= 0.2
+    fake_kube.latency_ms = 0
+
+
+def test_journal_counts_audit_verbs(fake_kube: FakeKube, core) -> None:
+    """Requests are classified like audit verbs: get, list, watch, create, update, patch,
+    delete; records carry method, path, query, content type, parsed body and status."""
+    fake_kube.clear_journal()
+    core.read_node("n1")
+    core.list_node(label_selector="a=b")
+    n = core.create_node({"metadata": {"name": "n2"}})
+    core.replace_node("n2", n)
+    core.patch_node("n2", {"metadata": {"labels": {"x": "1"}}})
+    core.delete_node("n2")
+    list(__import__("kubernetes").watch.Watch().stream(core.list_node, timeout_seconds=1))
+    counts = {
+        v: fake_kube.count(v)
+        for v in ("get", "list", "watch", "create", "update", "patch", "delete")
+    }
+    assert counts == dict.fromkeys(counts, 1)
+    rec = fake_kube.requests(method="GET", path_prefix="/api/v1/nodes")[1]
+    assert rec.query == {"labelSelector": "a=b"} and rec.verb == "list"
+    patch = fake_kube.requests("PATCH")[0]
+    assert patch.body == {"metadata": {"labels": {"x": "1"}}} and patch.status == 200
+    fake_kube.clear_journal()
+    assert fake_kube.journal == []
