@@ -135,7 +135,10 @@ def advice_text(topology: Topology, advice: Advice, requests: Mapping[str, int])
     if not out.fits:
         lines += _hint(topology, advice)
     if advice.annotations:
-        lines.append("Kueue pod-template annotations:")
+        heading = "Kueue pod-template annotations"
+        if advice.suggested_level is not None and advice.suggested_level != job.level:
+            heading += f" (suggested: {level_name(topology, advice.suggested_level)})"
+        lines.append(heading + ":")
         lines += _yaml_block({"annotations": dict(advice.annotations)})
     if advice.volcano is not None and advice.volcano_legacy is not None:
         lines.append("Volcano Job spec (Volcano >= 1.14):")
@@ -214,8 +217,8 @@ def inventory_text(
         lines += _table(rows)
     if stats.any:
         lines.append(
-            f"Nodes that take none of these pods now: {stats.total_nodes} in the topology; "
-            f"excluded: {stats.reasons()}"
+            f"Of {stats.total_nodes} nodes in the topology, these take none of the pods now: "
+            f"{stats.reasons()}"
         )
     lines += _outside_lines(outside)
     return "\n".join(lines)
