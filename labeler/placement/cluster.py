@@ -11,7 +11,7 @@ non-terminated pod bound to a node uses its effective requests plus ``pods: 1``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from labeler.errors import InputError
@@ -97,13 +97,14 @@ class Node:
     taints: tuple[Taint, ...] = ()
     ready: bool = True
     unschedulable: bool = False
+    resident: Mapping[str, int] = field(default_factory=dict)
+    """Part of ``used`` that stays when the cluster drains: DaemonSet and static pods."""
 
     def free(self, *, empty: bool = False) -> dict[str, int]:
-        """Allocatable minus used (or all of it when simulating an empty cluster)."""
-        if empty:
-            return dict(self.allocatable)
+        """Allocatable minus what pods use; on an "empty" cluster, minus only what
+        DaemonSet and static pods use (they come back on every node)."""
         out = dict(self.allocatable)
-        for res, amount in self.used.items():
+        for res, amount in (self.resident if empty else self.used).items():
             out[res] = out.get(res, 0) - amount
         return out
 
@@ -209,11 +210,29 @@ def node_from_object(obj: Mapping[str, Any], where: str = "node") -> Node:
     )
 
 
-def usage_by_node(
-    pods: Iterable[Mapping[str, Any]], where: str = "pod"
-) -> dict[str, dict[str, int]]:
+def is_resident(pod: Mapping[str, Any]) -> bool:
+    """A DaemonSet pod or a static (mirror) pod: it runs on the node whatever is queued."""
+    meta = pod.get("metadata") or {}
+    if "kubernetes.io/config.mirror" in (meta.get("annotations") or {}):
+        return True
+    return any(
+        isinstance(ref, Mapping) and ref.get("kind") in ("DaemonSet", "Node")
+        for ref in meta.get("ownerReferences") or []
+    )
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Per node: what all running pods request, and what the resident ones request."""
+
+    used: Mapping[str, Mapping[str, int]]
+    resident: Mapping[str, Mapping[str, int]]
+
+
+def usage_by_node(pods: Iterable[Mapping[str, Any]], where: str = "pod") -> Usage:
     """Requests of every non-terminated bound pod, summed per node, plus ``pods: 1`` each."""
     usage: dict[str, dict[str, int]] = {}
+    resident: dict[str, dict[str, int]] = {}
     for i, pod in enumerate(pods):
         spec = pod.get("spec") or {}
         node = spec.get("nodeName")
@@ -225,16 +244,20 @@ def usage_by_node(
         reqs = pod_requests(pod, label)
         reqs[PODS] = reqs.get(PODS, 0) + 1
         _add(usage.setdefault(str(node), {}), reqs)
-    return usage
+        if is_resident(pod):
+            _add(resident.setdefault(str(node), {}), reqs)
+    return Usage(used=usage, resident=resident)
 
 
-def with_usage(nodes: Iterable[Node], usage: Mapping[str, Mapping[str, int]]) -> list[Node]:
+def with_usage(nodes: Iterable[Node], usage: Usage) -> list[Node]:
     """Attach the usage computed by ``usage_by_node`` to each node."""
     out = []
     for n in nodes:
         used = dict(n.used)
-        _add(used, usage.get(n.name, {}))
-        out.append(Node(n.name, n.labels, n.allocatable, used, n.taints, n.ready, n.unschedulable))
+        _add(used, usage.used.get(n.name, {}))
+        resident = dict(n.resident)
+        _add(resident, usage.resident.get(n.name, {}))
+        out.append(replace(n, used=used, resident=resident))
     return out
 
 
@@ -286,7 +309,7 @@ def snapshot_from_objects(doc: Any, origin: str) -> Snapshot:
         usage = usage_by_node(pod_objs, f"{origin}: pod")
     except InputError as e:
         problems.extend(e.problems)
-        usage = {}
+        usage = Usage({}, {})
     if problems:
         raise InputError(problems, heading=f"{origin}: invalid snapshot:")
     return Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pod_objs), ignored=ignored)

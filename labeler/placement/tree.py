@@ -207,7 +207,8 @@ class Capacity:
 
 
 def leaf_capacity(tree: Tree, shape: PodShape, *, empty: bool = False) -> Capacity:
-    """Pods of ``shape`` each node can take now (or on an empty cluster).
+    """Pods of ``shape`` each node can take now, or on an empty cluster (only DaemonSet and
+    static pods left running, like Kueue's ``simulateEmpty`` which drops TAS usage only).
 
     Follows ``FindFeasibleNodes`` (untolerated NoSchedule/NoExecute taint first, then the
     nodeSelector) and ``fillLeafCounts`` (count by free capacity; a node that fits none

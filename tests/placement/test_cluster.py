@@ -105,3 +105,14 @@ def test_snapshot_accepts_node_list_and_streams() -> None:
 def test_not_a_list_says_how_to_make_one(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="kubectl get nodes,pods -A -o yaml"):
         snapshot_from_objects({"hello": 1}, "x")
+
+
+def test_an_empty_cluster_keeps_daemonset_and_static_pods() -> None:
+    ds = pod("ds", "n1", {"cpu": "500m"})
+    ds["metadata"]["ownerReferences"] = [{"kind": "DaemonSet", "name": "agent"}]
+    static = pod("etcd", "n1", {"cpu": "250m"})
+    static["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "abc"}
+    items = [node("n1", {}), ds, static, pod("job", "n1", {"cpu": "2"})]
+    n = snapshot_from_objects(as_list(items), "snap").nodes[0]
+    assert n.free() == {"cpu": 4000 - 2750, "pods": 107}
+    assert n.free(empty=True) == {"cpu": 4000 - 750, "pods": 108}
