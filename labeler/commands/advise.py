@@ -29,7 +29,13 @@ from labeler.placement.cluster import (
 )
 from labeler.placement.inventory import inventory
 from labeler.placement.quantity import QuantityError, quantity_units
-from labeler.placement.report import advice_dict, advice_text, inventory_dict, inventory_text
+from labeler.placement.report import (
+    advice_dict,
+    advice_text,
+    inventory_dict,
+    inventory_text,
+    stats_dict,
+)
 from labeler.placement.tas import PREFERRED, REQUIRED, UNCONSTRAINED, SliceLayer
 from labeler.placement.tree import PodShape, Tree, build_tree, leaf_capacity
 from labeler.profiles import Profile, load_profile
@@ -296,12 +302,7 @@ def run_domains(args: argparse.Namespace) -> int:
         include_nodes=args.show_nodes,
     )
     doc = inventory_dict(topology, levels, args.pods)
-    doc["excluded"] = {
-        "total_nodes": now.stats.total_nodes,
-        "taints": dict(now.stats.taints),
-        "node_selector": now.stats.node_selector,
-        "resources": dict(now.stats.resources),
-    }
+    doc["excluded"] = stats_dict(now.stats)
     doc["outside"] = [{"node": o.node, "reason": o.reason} for o in tree.outside]
     text = inventory_text(topology, levels, args.pods, now.stats, tree.outside)
     _emit(args, text, doc)
