@@ -5,7 +5,12 @@ Each process (agent, audit exporter) gets its own registry so tests can create m
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Info
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from labeler import __version__
 
@@ -15,3 +20,173 @@ PREFIX = "topology_labeler"
 def build_info(registry: CollectorRegistry, component: str) -> None:
     info = Info(f"{PREFIX}_build", "Version of topology-labeler", registry=registry)
     info.info({"version": __version__, "component": component})
+
+
+# --- agent (DaemonSet) --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentMetrics:
+    """The per-node agent's metrics; one set per process registry."""
+
+    registry: CollectorRegistry
+    source_reads: Counter
+    source_read_duration: Histogram
+    label_writes: Counter
+    label_conflicts: Counter
+    node_labeled: Gauge
+    last_success: Gauge
+
+
+def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
+    build_info(registry, "agent")
+    return AgentMetrics(
+        registry=registry,
+        source_reads=Counter(
+            f"{PREFIX}_source_reads",
+            "Topology source reads by result (reading, no_data, error)",
+            ["source", "result"],
+            registry=registry,
+        ),
+        source_read_duration=Histogram(
+            f"{PREFIX}_source_read_duration_seconds",
+            "Time to read the topology source, retries included",
+            ["source"],
+            buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+            registry=registry,
+        ),
+        label_writes=Counter(
+            f"{PREFIX}_label_writes",
+            "Label patches sent for this node by result (success, error)",
+            ["result"],
+            registry=registry,
+        ),
+        label_conflicts=Counter(
+            f"{PREFIX}_label_conflicts",
+            "Label keys found holding a value topology-labeler does not own (each new one once)",
+            registry=registry,
+        ),
+        node_labeled=Gauge(
+            f"{PREFIX}_node_labeled",
+            "1 when every level label of the profile is present and current on this node",
+            registry=registry,
+        ),
+        last_success=Gauge(
+            f"{PREFIX}_last_success_timestamp_seconds",
+            "Unix time of the last reconcile that completed (labelled, no data or conflict)",
+            registry=registry,
+        ),
+    )
+
+
+# --- audit (issue 7): nodes the topology-aware schedulers cannot see ----------------------
+#
+# Aggregates only, no per-node series: a 10,000-node cluster must not cost 10,000 series.
+# The figures are published from one immutable snapshot per scrape (a custom collector), so
+# a scrape never sees half of one recomputation and half of the next.
+
+
+@dataclass(frozen=True)
+class AuditFigures:
+    """One consistent set of audit numbers (see labeler.audit.report.AuditReport.figures)."""
+
+    states: Mapping[str, int]  # labeled / partial / unlabeled / inconsistent -> nodes
+    unlabeled_accelerators: Mapping[str, int]  # resource -> on partial + unlabeled nodes
+    nesting_violations: Mapping[str, int]  # level name -> values with several parents
+    domains: Mapping[str, int]  # level name -> distinct values
+    foreign_nodes: int  # nodes with level labels not set by topology-labeler
+    last_sync: float | None  # unix time the state was last known current
+
+
+class AuditCollector(Collector):
+    """Publishes the latest AuditFigures; nothing until the first list has completed."""
+
+    def __init__(self, profile: str, figures: Callable[[], AuditFigures | None]) -> None:
+        self.profile = profile
+        self._figures = figures
+
+    def describe(self) -> Iterable[Metric]:
+        return []  # unchecked collector: the series depend on the cluster
+
+    def collect(self) -> Iterable[Metric]:
+        fig = self._figures()
+        if fig is None:
+            return
+        p = self.profile
+        nodes = GaugeMetricFamily(
+            f"{PREFIX}_nodes",
+            "Nodes in audit scope by label state (labeled, partial, unlabeled, inconsistent)",
+            labels=["profile", "state"],
+        )
+        for state, n in fig.states.items():
+            nodes.add_metric([p, state], n)
+        yield nodes
+        acc = GaugeMetricFamily(
+            f"{PREFIX}_unlabeled_accelerators",
+            "Allocatable accelerators on partial and unlabeled nodes: capacity that "
+            "topology-aware schedulers (Kueue TAS, Volcano) cannot use",
+            labels=["profile", "resource"],
+        )
+        for resource, n in fig.unlabeled_accelerators.items():
+            acc.add_metric([p, resource], n)
+        yield acc
+        nest = GaugeMetricFamily(
+            f"{PREFIX}_nesting_violations",
+            "Level values found under more than one value of the next wider level",
+            labels=["profile", "level"],
+        )
+        for level, n in fig.nesting_violations.items():
+            nest.add_metric([p, level], n)
+        yield nest
+        dom = GaugeMetricFamily(
+            f"{PREFIX}_domains",
+            "Distinct topology domains (label values) per level among nodes in scope",
+            labels=["profile", "level"],
+        )
+        for level, n in fig.domains.items():
+            dom.add_metric([p, level], n)
+        yield dom
+        foreign = GaugeMetricFamily(
+            f"{PREFIX}_foreign_labeled_nodes",
+            "Nodes in scope whose level labels were set by another tool or by hand "
+            "(not in the topology-labeler.io/owned-labels annotation)",
+            labels=["profile"],
+        )
+        foreign.add_metric([p], fig.foreign_nodes)
+        yield foreign
+        if fig.last_sync is not None:
+            yield GaugeMetricFamily(
+                f"{PREFIX}_audit_last_sync_timestamp_seconds",
+                "Unix time the audit's view of the nodes was last confirmed current "
+                "(list completed or watch event received)",
+                value=fig.last_sync,
+            )
+
+
+@dataclass(frozen=True)
+class AuditCounters:
+    """How the exporter's watch is doing: re-lists (410 or start) and failed calls."""
+
+    relists: Counter
+    errors: Counter
+
+
+def audit_metrics(
+    registry: CollectorRegistry, profile: str, figures: Callable[[], AuditFigures | None]
+) -> AuditCounters:
+    """Register the audit exporter's metrics in a per-process registry."""
+    build_info(registry, "audit")
+    registry.register(AuditCollector(profile, figures))
+    return AuditCounters(
+        relists=Counter(
+            f"{PREFIX}_audit_relists",
+            "Full LISTs of nodes (at start and after a watch expired with 410)",
+            registry=registry,
+        ),
+        errors=Counter(
+            f"{PREFIX}_audit_watch_errors",
+            "Failed list or watch calls of nodes, by error class",
+            ["error"],
+            registry=registry,
+        ),
+    )

@@ -164,6 +164,8 @@ def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> L
 
     ids = node.source_ids
     new_ids = {k: v for k, v in ids.items() if k in owned}
+    # Only keys we own: a value someone else set (the same one we want) is not claimed, and
+    # recording its source ID would be a write where DESIGN.md §4 wants none.
     new_ids.update(
         (k, v)
         for k, v in desired.source_ids.items()

@@ -1,16 +1,218 @@
-"""``apply``, ``delete``, ``plan``, ``export``, ``lld``: bulk labelling from CSV (issue 5)."""
+"""``apply``, ``delete``, ``plan``, ``export``, ``lld``: bulk labelling from CSV (issue 5).
+
+Parsing and printing only; the work is in labeler.csvfile, labeler.bulk and labeler.lld.
+Exit codes: 0 done; 1 a node failed, a node is missing, or the input is invalid (nothing
+written then); 2 bad flags; 3 done, but conflicts were left in place (as ``agent --once``).
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import logging
+import sys
+from pathlib import Path
+from typing import Any, TextIO
 
-from labeler.commands._base import placeholder
+from labeler import bulk, csvfile, lld
+from labeler.commands._base import add_command
+from labeler.errors import UsageError
+from labeler.kube.client import ClusterOptions, api_client
+from labeler.profiles import load_profile
+from labeler.progress import Progress
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    placeholder(sub, common, "apply", "label nodes from a CSV (MindCluster format)", 5)
-    placeholder(sub, common, "delete", "remove the CSV's label keys from its nodes", 5)
-    placeholder(sub, common, "plan", "show what apply would change; no writes", 5)
-    placeholder(sub, common, "export", "write today's topology labels as a CSV", 5)
-    placeholder(sub, common, "lld", "turn an Ascend LLD workbook into a label CSV", 5)
+    p = add_command(sub, common, "plan", "show what apply would change; no writes")
+    _csv_options(p, delete=False, write=False)
+    p.set_defaults(handler=cmd_plan, action=bulk.Action.APPLY)
+
+    p = add_command(sub, common, "apply", "label nodes from a CSV (MindCluster format)")
+    _csv_options(p, delete=False, write=True)
+    p.set_defaults(handler=cmd_write, action=bulk.Action.APPLY)
+
+    p = add_command(sub, common, "delete", "remove the CSV's label keys from its nodes")
+    _csv_options(p, delete=True, write=True)
+    p.set_defaults(handler=cmd_write, action=bulk.Action.DELETE)
+
+    p = add_command(sub, common, "export", "write today's topology labels as a CSV")
+    p.add_argument("--profile", required=True, help="built-in profile name or profile file")
+    p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
+    p.add_argument("-l", "--selector", help="only nodes matching this label selector")
+    p.set_defaults(handler=cmd_export)
+
+    p = add_command(sub, common, "lld", "turn an Ascend LLD workbook into a label CSV")
+    p.add_argument("-i", "--input", required=True, help="the LLD workbook (.xlsx)")
+    p.add_argument(
+        "-o", "--output", help="CSV to write (default: <input name>_output.csv; '-' = stdout)"
+    )
+    p.add_argument(
+        "-t", "--topotree-name", required=True, help="value of huawei.com/topotree (tree name)"
+    )
+    p.add_argument(
+        "-g",
+        "--group-per-rack",
+        type=int,
+        default=lld.DEFAULT_GROUP_PER_RACK,
+        help="frames per group: groupid = (frame - 1) // N (default: %(default)s)",
+    )
+    p.set_defaults(handler=cmd_lld)
+
+
+def _csv_options(p: argparse.ArgumentParser, *, delete: bool, write: bool) -> None:
+    p.add_argument("--config-path", required=True, help="the label CSV (nodeName,<key>,...)")
+    p.add_argument(
+        "--adopt",
+        action="store_true",
+        help=(
+            "also remove keys topology-labeler did not set"
+            if delete
+            else "overwrite values topology-labeler did not set (default: report a conflict)"
+        ),
+    )
+    p.add_argument(
+        "--skip-missing-nodes",
+        action="store_true",
+        help="report CSV nodes that are not in the cluster instead of failing",
+    )
+    p.add_argument(
+        "--show-unchanged", action="store_true", help="also print a line for unchanged nodes"
+    )
+    if delete:
+        p.add_argument(
+            "--all-keys",
+            action="store_true",
+            help="remove every CSV key from every CSV node, also where the cell is empty",
+        )
+    if write:
+        p.add_argument("--dry-run", action="store_true", help="print the plan; write nothing")
+        p.add_argument(
+            "--concurrency",
+            type=int,
+            default=16,
+            help="nodes patched in parallel (default: %(default)s)",
+        )
+        p.add_argument(
+            "--qps",
+            type=float,
+            default=0.0,
+            help="client-side limit of patches per second (default: 0 = none; "
+            "the server's 429s are always honoured)",
+        )
+
+
+def _options(args: argparse.Namespace) -> bulk.BulkOptions:
+    return bulk.BulkOptions(
+        action=args.action,
+        adopt=args.adopt,
+        all_keys=getattr(args, "all_keys", False),
+        skip_missing=args.skip_missing_nodes,
+    )
+
+
+def _api(args: argparse.Namespace) -> Any:
+    pool = max(32, getattr(args, "concurrency", 16))
+    return api_client(ClusterOptions(args.kubeconfig, args.context, pool_size=pool))
+
+
+def _quiet_writer_logs(args: argparse.Namespace) -> None:
+    # The per-node result lines say what the writer's INFO log would say, 10,000 times.
+    if args.log_level == "info":
+        logging.getLogger("labeler.kube.nodes").setLevel(logging.WARNING)
+
+
+def _print_plan(plan: bulk.BulkPlan, show_unchanged: bool, out: TextIO) -> int:
+    for warning in plan.warnings():
+        print(f"warning: {warning}", file=sys.stderr)
+    for diff in plan.diffs:
+        for line in bulk.describe_diff(diff, show_unchanged=show_unchanged):
+            print(line, file=out)
+    print(plan.summary(), file=out)
+    err = plan.missing_error()
+    if err is not None:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 3 if plan.with_conflicts else 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    sheet = csvfile.read_label_csv(args.config_path)
+    plan = bulk.cluster_plan(_api(args), sheet, _options(args))
+    return _print_plan(plan, args.show_unchanged, sys.stdout)
+
+
+def cmd_write(args: argparse.Namespace) -> int:
+    if args.concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.qps < 0:
+        raise UsageError(f"--qps must be 0 (no limit) or more, got {args.qps}")
+    _quiet_writer_logs(args)
+    sheet = csvfile.read_label_csv(args.config_path)
+    api = _api(args)
+    plan = bulk.cluster_plan(api, sheet, _options(args))
+    if args.dry_run:
+        return _print_plan(plan, args.show_unchanged, sys.stdout)
+    for warning in plan.warnings():
+        print(f"warning: {warning}", file=sys.stderr)
+    err = plan.missing_error()
+    if err is not None:
+        raise err
+    for diff in plan.diffs:  # nodes with nothing to write: conflicts, missing, unchanged
+        if not diff.changes:
+            for line in bulk.describe_diff(diff, show_unchanged=args.show_unchanged):
+                print(line)
+    progress = Progress(len(plan.to_change), label=args.action.value)
+
+    def done(outcome: bulk.NodeOutcome) -> None:
+        if outcome.error:
+            progress.line(f"{outcome.node}: failed: {outcome.error}")
+        elif outcome.plan is not None:
+            for line in bulk.describe(outcome.plan, outcome.current):
+                progress.line(line)
+        progress.advance()
+
+    try:
+        report = bulk.run(api, plan, concurrency=args.concurrency, qps=args.qps, on_done=done)
+    finally:
+        progress.close()
+    for failure in report.failed:
+        print(f"failed: {failure.node}: {failure.error}", file=sys.stderr)
+    print(report.summary())
+    return report.exit_code
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    profile = load_profile(args.profile)
+    export = bulk.cluster_export(_api(args), profile, label_selector=args.selector)
+    for warning in export.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if not export.rows:
+        print(
+            f"warning: no node has any label of profile {profile.name} "
+            f"({', '.join(profile.all_keys)}); the CSV has a header only",
+            file=sys.stderr,
+        )
+    keys = export.keys or profile.all_keys
+    if args.output and args.output != "-":
+        try:
+            with Path(args.output).open("w", encoding="utf-8", newline="") as f:
+                count = csvfile.write_label_csv(f, keys, export.rows)
+        except OSError as e:
+            raise UsageError(f"{args.output}: cannot write: {e.strerror or e}") from e
+        print(f"exported {count} nodes, {len(export.keys)} keys to {args.output}", file=sys.stderr)
+    else:
+        csvfile.write_label_csv(sys.stdout, keys, export.rows)
+    return 0
+
+
+def cmd_lld(args: argparse.Namespace) -> int:
+    table = lld.read_lld(
+        args.input, tree_name=args.topotree_name, group_per_rack=args.group_per_rack
+    )
+    if args.output == "-":
+        csvfile.write_label_csv(sys.stdout, lld.CSV_KEYS, table.rows())
+        return 0
+    output = args.output or lld.default_output(args.input)
+    count = lld.write_lld_csv(table, output)
+    print(f"sheet {table.sheet!r}: {count} hosts, {len({h.group for h in table.hosts})} groups")
+    print(f"CSV file successfully generated: {output}")
+    return 0

@@ -1,13 +1,317 @@
-"""``generate`` and ``check``: scheduler configuration that matches the labels (issue 6)."""
+"""``generate`` and ``check``: scheduler configuration that matches the labels (issue 6).
+
+Parsing and printing only; the objects come from :mod:`labeler.emit`, the verdict from
+:mod:`labeler.check`, placements from :mod:`labeler.placements_io`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
-from labeler.commands._base import placeholder
+from labeler.check import CheckReport, check_placements, render_text, state_counts
+from labeler.commands._base import add_command, cluster
+from labeler.emit import bundle, hypernodes, kueue
+from labeler.emit.configmap import merge_resource_level_config
+from labeler.errors import InputError, LabelerError, UsageError
+from labeler.placements_io import PlacementSet, read_csv, select
+from labeler.profiles import Profile, load_profile
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    placeholder(sub, common, "generate", "emit Kueue/Volcano objects for a profile", 6)
-    placeholder(sub, common, "check", "check nesting and completeness of node labels", 6)
+    g = add_command(sub, common, "generate", "emit Kueue/Volcano objects that match the labels")
+    _source_options(g, required=False)
+    out = g.add_argument_group("output")
+    out.add_argument("--output-dir", metavar="D", help="write one file per kind into D")
+    out.add_argument("-o", "--output", metavar="FILE", help="one YAML stream; '-' = stdout")
+    out.add_argument(
+        "--emit",
+        default=",".join(bundle.KINDS),
+        help=f"what to emit, comma-separated (default: {','.join(bundle.KINDS)}); "
+        "hypernodes need --from-csv or --from-cluster",
+    )
+    out.add_argument(
+        "--merge-into",
+        metavar="CONFIGMAP.yaml",
+        help="set resource-level-config in this Volcano scheduler ConfigMap file, in place; "
+        "alone, this is the only thing generate does",
+    )
+    out.add_argument(
+        "--apply",
+        action="store_true",
+        help="create or update the Kueue objects and HyperNodes in the cluster",
+    )
+    out.add_argument("--dry-run", action="store_true", help="with --apply: only say what changes")
+    out.add_argument(
+        "--prune",
+        action="store_true",
+        help="with --apply: delete this topology's HyperNodes that are no longer generated",
+    )
+    out.add_argument(
+        "--force", action="store_true", help="generate even when the check finds errors"
+    )
+    k = g.add_argument_group("Kueue")
+    k.add_argument("--topology-name", help="Kueue Topology name (default: the profile name)")
+    k.add_argument("--flavor-name", help="ResourceFlavor name (default: the Topology name)")
+    k.add_argument(
+        "--flavor-node-label",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="ResourceFlavor nodeLabels (1 to 8); without it no ResourceFlavor is emitted",
+    )
+    k.add_argument(
+        "--flavor-toleration",
+        action="append",
+        default=[],
+        metavar="KEY[=VALUE][:EFFECT]",
+        help="ResourceFlavor tolerations (up to 8)",
+    )
+    v = g.add_argument_group("Volcano")
+    v.add_argument(
+        "--reserved-node",
+        type=int,
+        metavar="N",
+        help="resource-level-config level1 reservedNode (default: the profile's)",
+    )
+    v.add_argument(
+        "--volcano-version",
+        default="1.14",
+        help="target Volcano version; before 1.14 HyperNodes carry no tierName (default 1.14)",
+    )
+    v.add_argument("--hypernode-prefix", default="", help="prefix of every HyperNode name")
+    v.add_argument(
+        "--node-members",
+        choices=["names", "labels"],
+        default="names",
+        help="tier-1 members: each node by name (default), or one labelMatch on the "
+        "narrowest label (picks up new nodes by itself)",
+    )
+    v.add_argument("--discovery-name", help="networkTopologyTypes name (≤ 20 characters)")
+    v.add_argument("--discovery-interval", default="1h", help="label discovery interval")
+    g.set_defaults(handler=run_generate)
+
+    c = add_command(sub, common, "check", "check nesting and completeness of node labels")
+    _source_options(c, required=True)
+    c.add_argument(
+        "--format", choices=["text", "json"], default="text", help="report format (text)"
+    )
+    c.add_argument("--max-nodes", type=int, default=10, help="nodes listed per problem (10)")
+    c.set_defaults(handler=run_check)
+
+
+def _source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
+    p.add_argument("--profile", required=True, help="built-in profile name or profile file")
+    p.add_argument("--tree-name", help="tree name for profiles with a tree label (Ascend)")
+    src = p.add_mutually_exclusive_group(required=required)
+    src.add_argument("--from-csv", metavar="CSV", help="placements from a bulk CSV")
+    src.add_argument(
+        "--from-cluster", action="store_true", help="placements from today's node labels"
+    )
+
+
+def _placements(args: argparse.Namespace, profile: Profile) -> PlacementSet | None:
+    if args.from_csv:
+        return read_csv(args.from_csv, profile.topology)
+    if args.from_cluster:
+        from labeler.kube.nodes import list_nodes
+
+        nodes, _ = list_nodes(cluster(args))
+        return select(profile.topology, "cluster", ((n.name, n.labels) for n in nodes))
+    return None
+
+
+def _check(pset: PlacementSet, profile: Profile) -> CheckReport:
+    return check_placements(profile.topology, pset.placements, pset.tree_labels)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    profile = load_profile(args.profile, tree_name=args.tree_name)
+    pset = _placements(args, profile)
+    assert pset is not None  # the source group is required
+    report = _check(pset, profile)
+    if args.format == "json":
+        print(json.dumps(_report_json(report, pset), indent=2))
+    else:
+        for line in render_text(
+            report, pset.placements, origin=pset.origin, max_nodes=args.max_nodes
+        ):
+            print(line)
+        if pset.out_of_scope:
+            print(f"({pset.out_of_scope} node(s) of other trees not checked)")
+    return 0 if report.ok else 1
+
+
+def _report_json(report: CheckReport, pset: PlacementSet) -> dict[str, Any]:
+    sizes = {}
+    for level in report.topology.levels:
+        s = report.size_stats(level.key)
+        sizes[level.key] = (
+            None
+            if s is None
+            else {"domains": s.domains, "min": s.min, "median": s.median, "max": s.max}
+        )
+    return {
+        "source": pset.origin,
+        "tree": report.topology.name,
+        "ok": report.ok,
+        "nodes": report.nodes,
+        "states": state_counts(report, pset.placements),
+        "missing": {k: list(v) for k, v in report.missing.items()},
+        "nesting": [
+            {
+                "key": v.level.key,
+                "value": v.value,
+                "parentKey": report.parent_level(v).key,
+                "parents": list(v.parents),
+                "nodes": list(v.nodes),
+            }
+            for v in report.nesting
+        ],
+        "invalid": list(report.invalid),
+        "emptyTreeLabel": list(report.empty_tree_label),
+        "domainSizes": sizes,
+    }
+
+
+def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptions:
+    labels = dict(kueue.parse_node_label(s) for s in args.flavor_node_label)
+    tolerations = tuple(kueue.parse_toleration(s) for s in args.flavor_toleration)
+    if args.reserved_node is not None and args.reserved_node < 0:
+        raise UsageError("--reserved-node must be 0 or more")
+    topo = profile.topology
+    return bundle.GenerateOptions(
+        topology=topo,
+        profile_name=profile.name,
+        kinds=bundle.parse_kinds(args.emit),
+        topology_name=args.topology_name,
+        flavor_name=args.flavor_name,
+        flavor_node_labels=labels,
+        tolerations=tolerations,
+        reserved_node=args.reserved_node,
+        hypernode=hypernodes.HyperNodeOptions(
+            prefix=args.hypernode_prefix,
+            volcano_version=hypernodes.parse_version(args.volcano_version),
+            node_members=args.node_members,
+            owner=hypernodes.owner_value(profile.name, topo.name),
+        ),
+        discovery_name=args.discovery_name,
+        discovery_interval=args.discovery_interval,
+    )
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _merge(args: argparse.Namespace, profile: Profile) -> None:
+    path = Path(args.merge_into)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"--merge-into {path}: cannot read it: {e}") from e
+    result = merge_resource_level_config(
+        text, profile.topology, origin=str(path), reserved_node=args.reserved_node
+    )
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if not result.changed:
+        print(f"{path}: resource-level-config unchanged")
+        return
+    _write_atomic(path, result.text)
+    before = result.previous if result.previous is not None else "(absent)"
+    print(f"{path}: resource-level-config updated\n  before: {before}\n  after:  {result.value}")
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    profile = load_profile(args.profile, tree_name=args.tree_name)
+    wants_objects = bool(args.output_dir or args.output or args.apply)
+    if (args.dry_run or args.prune) and not args.apply:
+        raise UsageError("--dry-run and --prune go with --apply")
+    if args.prune and bundle.HYPERNODES not in bundle.parse_kinds(args.emit):
+        raise UsageError("--prune deletes stale HyperNodes: keep hypernodes in --emit")
+    if args.output_dir and args.output:
+        raise UsageError("give either --output-dir or -o, not both")
+    opts = _options(args, profile)  # validate every flag before reading anything
+    if args.merge_into and not wants_objects:
+        _merge(args, profile)
+        return 0
+    pset = _placements(args, profile)
+    if pset is not None:
+        report = _check(pset, profile)
+        if not report.ok:
+            lines = report.problems()
+            if not args.force:
+                raise InputError(
+                    [*lines, "fix the labels (see 'topology-labeler check'), or pass --force"],
+                    heading=f"{pset.origin}: the labels are not consistent; nothing generated:",
+                )
+            for line in lines:
+                print(f"warning: {line}", file=sys.stderr)
+    elif bundle.HYPERNODES in opts.kinds:
+        if args.emit != ",".join(bundle.KINDS) or args.prune:
+            raise UsageError(
+                "HyperNodes (--emit hypernodes, --prune) need --from-csv or --from-cluster"
+            )
+        print("note: no HyperNodes without --from-csv or --from-cluster", file=sys.stderr)
+    outputs = bundle.build(opts, pset.placements if pset else None)
+    if args.merge_into:
+        _merge(args, profile)
+    if args.output_dir:
+        d = Path(args.output_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        for o in outputs:
+            _write_atomic(d / o.filename, o.text())
+            print(f"wrote {d / o.filename} ({len(o.docs)} object(s))")
+    elif args.output and args.output != "-":
+        _write_atomic(Path(args.output), "".join(o.text() for o in outputs))
+        print(f"wrote {args.output}")
+    elif args.output == "-" or not wants_objects:
+        sys.stdout.write("".join(o.text() for o in outputs))
+    if args.apply:
+        _apply(args, outputs, opts)
+    return 0
+
+
+def _apply(
+    args: argparse.Namespace, outputs: list[bundle.Output], opts: bundle.GenerateOptions
+) -> None:
+    from labeler.kube.custom import DELETED, CustomObjects
+
+    objs = CustomObjects(cluster(args))
+    suffix = " (dry run)" if args.dry_run else ""
+    wanted_hn: set[str] = set()
+    for o in outputs:
+        if not o.applicable:
+            print(f"skipped {o.filename}: a config snippet, not an object ({o.title})")
+            continue
+        for doc in o.docs:
+            result = objs.apply(doc, dry_run=args.dry_run)
+            print(f"{result.kind}/{result.name} {result.action}{suffix}")
+            if doc["kind"] == "HyperNode":
+                wanted_hn.add(doc["metadata"]["name"])
+    if args.prune:
+        if not wanted_hn:
+            raise LabelerError("--prune: no HyperNodes were generated, so none are deleted")
+        selector = (
+            f"app.kubernetes.io/managed-by=topology-labeler,"
+            f"{hypernodes.OWNER_LABEL}={opts.hypernode.owner}"
+        )
+        for name in objs.list_names(hypernodes.API_VERSION, "HyperNode", selector):
+            if name not in wanted_hn:
+                objs.delete(hypernodes.API_VERSION, "HyperNode", name, dry_run=args.dry_run)
+                print(f"HyperNode/{name} {DELETED}{suffix}")

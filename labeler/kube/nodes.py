@@ -45,6 +45,7 @@ class NodeInfo(NodeLabels):
     ready: bool = True
     unschedulable: bool = False
     taints: tuple[Taint, ...] = ()
+    uid: str = ""  # for Events about the node (involvedObject.uid)
 
     @classmethod
     def from_dict(cls, obj: Mapping[str, Any]) -> NodeInfo:
@@ -69,6 +70,7 @@ class NodeInfo(NodeLabels):
                 Taint(t.get("key", ""), t.get("value") or "", t.get("effect", ""))
                 for t in spec.get("taints") or []
             ),
+            uid=str(meta.get("uid") or ""),
         )
 
 
@@ -228,6 +230,9 @@ class LabelWriter:
             verb="patch",
             resource=f"nodes/{node.name}",
         )
+        # Read the body before the connection goes back to the pool: an unread body would
+        # be taken as the status line of the next response on that connection.
+        resp.drain_conn()
         resp.release_conn()
         log.info(
             "labels written node=%s set=%s removed=%s",

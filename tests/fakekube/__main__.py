@@ -8,6 +8,7 @@ Prints one line with the URL once it is serving; runs until SIGTERM/SIGINT.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import signal
 import sys
@@ -27,6 +28,12 @@ def _pairs(items: list[str], flag: str) -> dict[str, str]:
     return out
 
 
+def _csv_node_names(path: Path) -> list[str]:
+    with path.open(encoding="utf-8-sig", newline="") as f:
+        rows = list(csv.reader(f))
+    return [row[0].strip() for row in rows[1:] if row and row[0].strip()]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.fakekube", description=__doc__)
     ap.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0: any free)")
@@ -40,12 +47,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kubeconfig-out", type=Path, help="write a kubeconfig here")
     ap.add_argument("--journal-out", type=Path, help="write per-verb request counts on exit")
     ap.add_argument("--history", type=int, default=1000, help="watch event history length")
+    ap.add_argument(
+        "--nodes-from-csv",
+        type=Path,
+        help="also create one unlabelled node per row of this bulk CSV (first column nodeName)",
+    )
     args = ap.parse_args(argv)
 
     labels = _pairs(args.labels, "--labels")
     alloc = _pairs(args.allocatable, "--allocatable") or None
     fake = FakeKube(port=args.port, latency_ms=args.latency_ms, history=args.history)
     fake.seed_nodes(args.nodes, args.name_fmt, (lambda i: labels) if labels else None, alloc)
+    if args.nodes_from_csv:
+        for name in _csv_node_names(args.nodes_from_csv):
+            fake.add_node(name, labels=labels or None, allocatable=alloc)
     fake.start()
     if args.kubeconfig_out:
         fake.write_kubeconfig(args.kubeconfig_out)

@@ -124,17 +124,22 @@ class Handler(BaseHTTPRequestHandler):
             rec.body = body if not isinstance(body, str) else None
             if rt is None:
                 code, out = discovery.handle(fake, method, path)
+                # Journal before answering: a test that reads the journal right after the
+                # client returns must see this request.
+                rec.status = code
+                fake._journal.add(rec)
                 self._send(code, out)
             else:
                 self._resource(method, rt, query, body, ctype, rec)
-                return
+            return
         except ApiError as err:
-            self._send(err.code, err.status(), err.headers)
-            code = err.code
+            rec.status = err.code
+            fake._journal.add(rec)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._send(err.code, err.status(), err.headers)
         except (BrokenPipeError, ConnectionResetError):
-            code = 0
-        rec.status = code
-        fake._journal.add(rec)
+            rec.status = 0
+            fake._journal.add(rec)
 
     def _send(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
         data = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()

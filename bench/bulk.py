@@ -1,0 +1,186 @@
+"""Benchmark: bulk apply of a 10,000-node CSV vs MindCluster's one-kubectl-per-node method.
+
+    /work/venv/bin/python bench/bulk.py [--nodes 10000] [--sample 200] [--latency-ms 5]
+
+Phases, each against the fake API server running in its own process with LATENCY ms added
+to every request:
+1. cold: ``topology-labeler apply`` (a subprocess, as a user runs it) of a CSV that gives
+   every node two labels (huawei.com/topotree.groupid and huawei.com/topotree);
+2. warm: the same command again (must make zero PATCH requests);
+3. kubectl: MindCluster's method, ``kubectl label nodes <n> --overwrite k=v…`` once per
+   node, sequentially, on the first SAMPLE nodes of a fresh server, extrapolated.
+
+Request counts by verb are read from the fake's journal. The fake is the one of
+``python -m tests.fakekube`` (FakeKube + seed_nodes); it is started here through a small
+launcher that also answers "counts"/"clear" on stdin, because the module's
+``--journal-out`` writes the counts only at exit and the warm phase needs the cold phase's
+server. Not a test: run it by hand and copy the figures into bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+G = "huawei.com/topotree.groupid"
+T = "huawei.com/topotree"
+
+LAUNCHER = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from tests.fakekube import FakeKube
+fake = FakeKube(latency_ms=float(sys.argv[3]))
+fake.seed_nodes(int(sys.argv[2]))
+fake.start()
+fake.write_kubeconfig(sys.argv[4])
+print(fake.url, flush=True)
+for line in sys.stdin:
+    cmd = line.strip()
+    if cmd == "counts":
+        print(json.dumps(fake.counts()), flush=True)
+    elif cmd == "clear":
+        fake.clear_journal()
+        print("{}", flush=True)
+    elif cmd == "quit":
+        break
+fake.stop()
+"""
+
+
+class Fake:
+    """The fake API server in a child process, with its journal readable over stdin."""
+
+    def __init__(self, nodes: int, latency_ms: float, workdir: Path) -> None:
+        self.kubeconfig = workdir / f"kubeconfig-{nodes}"
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                LAUNCHER,
+                str(ROOT),
+                str(nodes),
+                str(latency_ms),
+                str(self.kubeconfig),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+
+    def _ask(self, cmd: str) -> dict[str, int]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(cmd + "\n")
+        self.proc.stdin.flush()
+        return dict(json.loads(self.proc.stdout.readline()))
+
+    def counts(self) -> dict[str, int]:
+        return self._ask("counts")
+
+    def clear(self) -> None:
+        self._ask("clear")
+
+    def stop(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write("quit\n")
+        self.proc.stdin.flush()
+        self.proc.wait(timeout=30)
+
+
+def write_csv(path: Path, n: int) -> None:
+    with path.open("w") as f:
+        f.write(f"nodeName,{G},{T}\n")
+        for i in range(n):
+            f.write(f"node-{i:05d},{i // 48},bench\n")
+
+
+def timed_apply(fake: Fake, csv: Path, concurrency: int) -> tuple[float, dict[str, int], str]:
+    fake.clear()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "labeler", "apply", "--config-path", str(csv)]
+    cmd += ["--kubeconfig", str(fake.kubeconfig), "--concurrency", str(concurrency)]
+    start = time.monotonic()
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    seconds = time.monotonic() - start
+    if out.returncode != 0:
+        raise SystemExit(f"apply failed ({out.returncode}):\n{out.stderr[-2000:]}")
+    summary = out.stdout.strip().splitlines()[-1]
+    return seconds, fake.counts(), summary
+
+
+def kubectl_method(fake: Fake, n: int) -> tuple[float, dict[str, int]]:
+    kubectl = shutil.which("kubectl") or "/usr/bin/kubectl"
+    fake.clear()
+    env = {**os.environ, "KUBECONFIG": str(fake.kubeconfig)}
+    start = time.monotonic()
+    for i in range(n):
+        cmd = [kubectl, "label", "nodes", f"node-{i:05d}", "--overwrite"]
+        cmd += [f"{G}={i // 48}", f"{T}=bench"]
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+        if out.returncode != 0:
+            raise SystemExit(f"kubectl failed: {out.stderr}")
+    return time.monotonic() - start, fake.counts()
+
+
+def fmt(counts: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nodes", type=int, default=10_000)
+    ap.add_argument("--sample", type=int, default=200)
+    ap.add_argument("--latency-ms", type=float, default=5.0)
+    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--skip-kubectl", action="store_true")
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        csv = work / "cluster.csv"
+        write_csv(csv, args.nodes)
+
+        fake = Fake(args.nodes, args.latency_ms, work)
+        try:
+            cold_s, cold_c, cold_sum = timed_apply(fake, csv, args.concurrency)
+            warm_s, warm_c, warm_sum = timed_apply(fake, csv, args.concurrency)
+        finally:
+            fake.stop()
+        print(f"nodes={args.nodes} latency={args.latency_ms}ms concurrency={args.concurrency}")
+        print(f"cold apply : {cold_s:7.2f} s  requests: {fmt(cold_c)}")
+        print(f"             {cold_sum}")
+        print(f"warm re-run: {warm_s:7.2f} s  requests: {fmt(warm_c)}")
+        print(f"             {warm_sum}")
+        if args.skip_kubectl:
+            return 0
+        fake = Fake(args.sample, args.latency_ms, work)
+        try:
+            kube_s, kube_c = kubectl_method(fake, args.sample)
+        finally:
+            fake.stop()
+        per_node_kubectl = kube_s / args.sample
+        per_node_ours = cold_s / args.nodes
+        print(
+            f"kubectl    : {kube_s:7.2f} s for {args.sample} nodes "
+            f"({per_node_kubectl * 1000:.0f} ms/node) requests: {fmt(kube_c)}"
+        )
+        print(
+            f"kubectl extrapolated to {args.nodes} nodes: {per_node_kubectl * args.nodes:.0f} s; "
+            f"ours {per_node_ours * 1000:.2f} ms/node; "
+            f"ratio {per_node_kubectl / per_node_ours:.0f}x"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,514 @@
+"""The per-node agent (DESIGN.md §5): keep this node's topology labels right.
+
+Data flows one way: source → outcome → ``desired_for`` (pure) → ``plan_labels`` (pure) →
+one merge patch or nothing.
+
+The running agent has three threads, so that no slow party blocks another:
+- the *source* thread reads the source now and then every ``interval`` (± jitter), or
+  sooner with backoff after an error;
+- the *watch* thread watches only this node (field selector, no LIST) and passes every
+  change on, so a hand-deleted label is back within a second;
+- the *loop* (``run``) owns all state, reconciles on each message, and is the only writer.
+Everything waits on one stop event, so SIGTERM ends the agent at once even while IMDS or
+the API server hangs (the I/O threads are daemons and are simply abandoned).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from labeler.errors import LabelerError
+from labeler.kube.errors import KubeError, NotFound
+from labeler.kube.events import NodeEvents
+from labeler.kube.nodes import LabelWriter, NodeInfo, get_node, watch_nodes
+from labeler.labels import Encoding
+from labeler.metrics import AgentMetrics
+from labeler.plan import Conflict, Desired, LabelPlan, NodeLabels
+from labeler.profiles import Profile
+from labeler.sources import NoData, Reading, Source, SourceError
+
+log = logging.getLogger(__name__)
+
+OnMissing = Literal["skip", "isolate"]
+ISOLATED_PREFIX = "isolated-"
+EXIT_OK, EXIT_ERROR, EXIT_CONFLICT = 0, 1, 3
+
+
+# --- the pure part ----------------------------------------------------------------------
+
+
+def isolated_value(node: str) -> str:
+    """A value unique to one node, so an isolated node never looks close to another."""
+    return ISOLATED_PREFIX + hashlib.sha256(node.encode("utf-8")).hexdigest()[:16]
+
+
+def desired_for(
+    profile: Profile,
+    outcome: Reading | NoData,
+    encoding: Encoding,
+    node: str,
+    on_missing: OnMissing = "skip",
+    *,
+    scope: tuple[str, ...] | None = None,
+    current: Mapping[str, str] | None = None,
+) -> Desired | None:
+    """What this node's labels should be, or None for "write nothing at all".
+
+    - A reading: every ID encoded (raises a LabelError if the encoding cannot make a valid
+      value), plus the profile's tree label → tree name; the whole scope (source keys and
+      tree label) is pruned, so an owned key the reading no longer has goes away. Every
+      full ID is recorded in ``source_ids`` (also for ``raw``: the annotation then lists
+      exactly the keys the source set, which is simpler to read than a partial list).
+    - No data with ``skip``: None. No data never removes labels set earlier.
+    - No data with ``isolate``: each *missing* level (and the tree label) gets a per-node
+      unique value; levels already present are kept (no data never overwrites), nothing
+      is pruned. None when nothing is missing.
+    """
+    tree_label = profile.topology.tree_label
+    if isinstance(outcome, Reading):
+        wanted = {key: encoding.encode(key, sid) for key, sid in sorted(outcome.ids.items())}
+        if tree_label:
+            wanted[tree_label] = profile.topology.name
+        keys = set(scope if scope is not None else profile.all_keys)
+        if tree_label:
+            keys.add(tree_label)
+        return Desired(set=wanted, prune=frozenset(keys), source_ids=dict(outcome.ids))
+    if on_missing == "skip":
+        return None
+    have = current or {}
+    fill = {key: isolated_value(node) for key in profile.level_keys if key not in have}
+    if not fill:
+        return None
+    if tree_label and tree_label not in have:
+        fill[tree_label] = profile.topology.name
+    return Desired(set=fill)
+
+
+def format_plan(plan: LabelPlan, node: NodeLabels, desired: Desired | None) -> str:
+    """The human-readable plan printed by ``--dry-run``."""
+    if desired is None:
+        return f"node {plan.node}: no data; nothing to write"
+    lines = [f"node {plan.node}:"]
+    for key, value in sorted(plan.labels.items()):
+        old = node.labels.get(key)
+        if value is None:
+            lines.append(f"  - {key} (was {old!r})")
+        elif old is None:
+            sid = desired.source_ids.get(key)
+            lines.append(f"  + {key}={value}" + (f"  ({sid})" if sid and sid != value else ""))
+        else:
+            lines.append(f"  ~ {key}: {old} -> {value}")
+    for key in plan.unchanged:
+        lines.append(f"  = {key}={node.labels.get(key)}")
+    for key, ann in sorted(plan.annotations.items()):
+        lines.append(f"  annotation {key}: " + ("(removed)" if ann is None else ann))
+    for conflict in plan.conflicts:
+        lines.append(f"  ! conflict: {conflict}")
+    if plan.is_noop and not plan.conflicts:
+        lines.append("  no change")
+    return "\n".join(lines)
+
+
+def node_is_labeled(profile: Profile, labels: Mapping[str, str], desired: Desired | None) -> bool:
+    """Every level label present, and equal to the wanted value when there is one."""
+    for key in profile.level_keys:
+        if key not in labels:
+            return False
+        if desired is not None and key in desired.set and labels[key] != desired.set[key]:
+            return False
+    return True
+
+
+# --- results ----------------------------------------------------------------------------
+
+Status = Literal["labelled", "no_data", "conflict", "error", "waiting"]
+
+
+@dataclass(frozen=True)
+class ReconcileResult:
+    """What one reconcile did. ``exit_code`` follows DESIGN.md §4 for ``--once``."""
+
+    status: Status
+    message: str = ""
+    plan: LabelPlan | None = None
+    written: bool = False
+    text: str = ""  # the formatted plan (dry run)
+
+    @property
+    def exit_code(self) -> int:
+        if self.status in ("labelled", "no_data"):
+            return EXIT_OK
+        if self.status == "conflict":
+            return EXIT_CONFLICT
+        return EXIT_ERROR
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    node: str
+    profile: Profile
+    encoding: Encoding
+    on_missing: OnMissing = "skip"
+    adopt: bool = False
+    dry_run: bool = False
+    interval: float = 600.0
+    jitter: float = 0.1
+    error_backoff: float = 10.0  # first retry after a source error; doubles up to interval
+    api_backoff: float = 1.0  # first retry after an API error; doubles up to 60 s
+    watch_timeout: int = 300
+    min_write_interval: float = 1.0  # never more than one patch a second, even in a fight
+
+
+@dataclass
+class _State:
+    outcome: Reading | NoData | None = None
+    node: NodeInfo | None = None
+    conflicts: frozenset[tuple[str, str, str | None]] = frozenset()
+    last_write: float = float("-inf")
+    ready: bool = False
+    heartbeat: float = field(default_factory=time.monotonic)
+
+
+# --- the agent ----------------------------------------------------------------------------
+
+
+class Agent:
+    """Reconciles one node. ``once()`` for ``--once``; ``run()`` until ``stop`` is set."""
+
+    def __init__(
+        self,
+        api: Any,
+        source: Source,
+        config: AgentConfig,
+        *,
+        metrics: AgentMetrics,
+        events: NodeEvents | None = None,
+        stop: threading.Event | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.api = api
+        self.source = source
+        self.config = config
+        self.metrics = metrics
+        self.events = events
+        self.stop = stop or threading.Event()
+        self.writer = LabelWriter(api)
+        self._clock = clock
+        self._state = _State()
+        self._queue: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+    # --- health ---------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        return self._state.ready
+
+    def alive(self, max_age: float = 300.0) -> bool:
+        return self._clock() - self._state.heartbeat < max_age
+
+    # --- one step ---------------------------------------------------------------------
+
+    def read_source(self) -> Reading | NoData:
+        """Read the source once, counting the outcome. Raises SourceError."""
+        name = self.source.name
+        start = time.perf_counter()
+        try:
+            outcome = self.source.read()
+        except SourceError as e:
+            self.metrics.source_reads.labels(name, "error").inc()
+            self._event("Warning", "TopologySourceUnavailable", f"{name}: {e}")
+            raise
+        finally:
+            self.metrics.source_read_duration.labels(name).observe(time.perf_counter() - start)
+        result = "reading" if isinstance(outcome, Reading) else "no_data"
+        self.metrics.source_reads.labels(name, result).inc()
+        return outcome
+
+    def reconcile(self, node: NodeInfo) -> ReconcileResult:
+        """Bring ``node`` to the last good outcome. Never raises for API errors."""
+        cfg = self.config
+        state = self._state
+        state.node = node
+        if node.uid and self.events is not None:
+            self.events.uid = node.uid
+        if state.outcome is None:
+            return ReconcileResult("waiting", "no source outcome yet")
+        try:
+            desired = desired_for(
+                cfg.profile,
+                state.outcome,
+                cfg.encoding,
+                cfg.node,
+                cfg.on_missing,
+                scope=self.source.keys,
+                current=node.labels,
+            )
+        except LabelerError as e:
+            return self._error(f"cannot encode the topology of {cfg.node}: {e}")
+        if desired is None:
+            reason = state.outcome.reason if isinstance(state.outcome, NoData) else ""
+            self._done(node.labels, None, conflicts=())
+            return ReconcileResult("no_data", reason, text=f"node {cfg.node}: {reason}")
+        self._pace()
+        try:
+            result = self.writer.write(node, desired, adopt=cfg.adopt, dry_run=cfg.dry_run)
+        except KubeError as e:
+            self.metrics.label_writes.labels("error").inc()
+            return self._error(f"cannot write the labels of node {cfg.node}: {e}")
+        plan = result.plan
+        text = format_plan(plan, node, desired)
+        if result.written:
+            state.last_write = self._clock()
+            state.node = None  # stale now; the watch brings the new version
+            self.metrics.label_writes.labels("success").inc()
+            changes = ", ".join(
+                f"{k}={v}" if v is not None else f"-{k}" for k, v in sorted(plan.labels.items())
+            )
+            if changes:
+                self._event("Normal", "TopologyLabelsUpdated", f"labels updated: {changes}")
+        final = {**node.labels, **plan.labels} if result.written else dict(node.labels)
+        final = {k: v for k, v in final.items() if v is not None}
+        self._done(final, desired, conflicts=plan.conflicts)
+        if plan.conflicts:
+            return ReconcileResult(
+                "conflict",
+                "; ".join(str(c) for c in plan.conflicts),
+                plan,
+                result.written,
+                text,
+            )
+        status: Status = "labelled" if isinstance(state.outcome, Reading) else "no_data"
+        return ReconcileResult(status, "", plan, result.written, text)
+
+    def once(self) -> ReconcileResult:
+        """``--once``: read, GET the node, reconcile; errors become an error result."""
+        try:
+            self._state.outcome = self.read_source()
+        except SourceError as e:
+            return self._error(str(e))
+        try:
+            node = get_node(self.api, self.config.node)
+        except NotFound:
+            return self._error(self._not_found())
+        except KubeError as e:
+            return self._error(str(e))
+        return self.reconcile(node)
+
+    # --- the loop --------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Reconcile until ``stop`` is set. Starts the source and watch threads."""
+        threading.Thread(target=self._source_loop, name="source", daemon=True).start()
+        node = self._get_node_until_ok()
+        if node is None:
+            return
+        threading.Thread(
+            target=self._watch_loop, args=(node.resource_version,), name="watch", daemon=True
+        ).start()
+        self._log(self.reconcile(node))
+        while not self.stop.is_set():
+            self._state.heartbeat = self._clock()
+            try:
+                kind, item = self._queue.get(timeout=5.0)
+            except queue.Empty:
+                continue
+            latest_node: NodeInfo | None = None
+            outcome_changed = False
+            # Drain: a burst of watch events needs one reconcile, against the newest node.
+            while True:
+                if kind == "node":
+                    latest_node = item
+                elif kind == "outcome":
+                    outcome_changed = True
+                    self._state.outcome = item
+                elif kind == "deleted":
+                    self._state.node = None
+                    latest_node = None
+                try:
+                    kind, item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+            if self.stop.is_set():
+                break
+            target = latest_node or self._state.node
+            if target is None and (outcome_changed or latest_node is None):
+                target = self._get_node_until_ok()
+            if target is not None:
+                self._log(self.reconcile(target))
+
+    def _source_loop(self) -> None:
+        cfg = self.config
+        failures = 0
+        while not self.stop.is_set():
+            try:
+                outcome: Reading | NoData | SourceError = self.read_source()
+                failures = 0
+                delay = cfg.interval * (1 + random.uniform(-cfg.jitter, cfg.jitter))
+            except SourceError as e:
+                outcome = e
+                failures += 1
+                delay = min(cfg.interval, cfg.error_backoff * 2 ** (failures - 1))
+                log.warning(
+                    "source read failed source=%s failures=%d next_try=%.0fs error=%s",
+                    self.source.name,
+                    failures,
+                    delay,
+                    e,
+                )
+            if not isinstance(outcome, SourceError):
+                # An error is not passed on: the last good outcome (and labels) stay.
+                self._queue.put(("outcome", outcome))
+            self.stop.wait(delay)
+
+    def _watch_loop(self, resource_version: str) -> None:
+        cfg = self.config
+        selector = f"metadata.name={cfg.node}"
+        rv = resource_version
+        failures = 0
+        while not self.stop.is_set():
+            try:
+                for kind, node in watch_nodes(
+                    self.api,
+                    resource_version=rv,
+                    field_selector=selector,
+                    timeout_seconds=cfg.watch_timeout,
+                ):
+                    failures = 0
+                    if node.resource_version:
+                        rv = node.resource_version
+                    if kind in ("ADDED", "MODIFIED"):
+                        self._queue.put(("node", node))
+                    elif kind == "DELETED":
+                        log.warning("node deleted node=%s", cfg.node)
+                        self._queue.put(("deleted", None))
+                    if self.stop.is_set():
+                        return
+            except KubeError as e:
+                if self.stop.is_set():
+                    return
+                failures += 1
+                delay = min(60.0, cfg.api_backoff * 2 ** (failures - 1))
+                log.info("watch ended node=%s error=%s retry_in=%.1fs", cfg.node, e, delay)
+                if self.stop.wait(delay):
+                    return
+                # The events since rv may be gone (410) or missed: start from a fresh GET.
+                node_now = self._get_node_until_ok()
+                if node_now is None:
+                    return
+                rv = node_now.resource_version
+                self._queue.put(("node", node_now))
+
+    def _get_node_until_ok(self) -> NodeInfo | None:
+        """GET this node, retrying with backoff until it works or stop is set."""
+        failures = 0
+        while not self.stop.is_set():
+            try:
+                return get_node(self.api, self.config.node)
+            except KubeError as e:
+                failures += 1
+                delay = min(60.0, self.config.api_backoff * 2 ** (failures - 1))
+                message = self._not_found() if isinstance(e, NotFound) else str(e)
+                log.error(
+                    "cannot read node node=%s retry_in=%.1fs error=%s",
+                    self.config.node,
+                    delay,
+                    message,
+                )
+                self.stop.wait(delay)
+        return None
+
+    # --- helpers -----------------------------------------------------------------------
+
+    def _pace(self) -> None:
+        wait = self._state.last_write + self.config.min_write_interval - self._clock()
+        if wait > 0:
+            self.stop.wait(wait)
+
+    def _done(
+        self, labels: Mapping[str, str], desired: Desired | None, *, conflicts: tuple[Conflict, ...]
+    ) -> None:
+        state = self._state
+        labeled = node_is_labeled(self.config.profile, labels, desired)
+        self.metrics.node_labeled.set(1 if labeled and not conflicts else 0)
+        self.metrics.last_success.set(time.time())
+        seen = frozenset((c.key, c.current, c.wanted) for c in conflicts)
+        new = [c for c in conflicts if (c.key, c.current, c.wanted) not in state.conflicts]
+        if new:
+            self.metrics.label_conflicts.inc(len(new))
+            self._event("Warning", "TopologyLabelConflict", "; ".join(str(c) for c in new))
+        state.conflicts = seen
+        if not self.config.dry_run:
+            state.ready = True
+
+    def _error(self, message: str) -> ReconcileResult:
+        return ReconcileResult("error", message)
+
+    def _event(self, event_type: str, reason: str, message: str) -> None:
+        if self.events is not None and not self.config.dry_run:
+            self.events.emit(event_type, reason, message)
+
+    def _not_found(self) -> str:
+        return (
+            f"node {self.config.node!r} does not exist; set --node-name or NODE_NAME "
+            "(the DaemonSet passes spec.nodeName through the downward API)"
+        )
+
+    def _log(self, result: ReconcileResult) -> None:
+        node = self.config.node
+        if result.status == "error":
+            log.error("reconcile failed node=%s error=%s", node, result.message)
+        elif result.status == "conflict":
+            log.warning("label conflict node=%s %s", node, result.message)
+        elif result.status == "no_data":
+            log.info("no topology data node=%s reason=%s", node, result.message)
+        elif result.written:
+            log.info("labels reconciled node=%s written=true", node)
+        else:
+            log.debug("labels current node=%s status=%s", node, result.status)
+
+
+def serve(agent: Agent, *, port: int, address: str = "") -> int:
+    """Run the agent with its HTTP endpoints until SIGTERM/SIGINT; 0 on a clean stop."""
+    import signal
+
+    from labeler.agent_http import HealthServer
+
+    stop = agent.stop
+    server = HealthServer(
+        agent.metrics.registry,
+        ready=lambda: agent.ready,
+        alive=agent.alive,
+        port=port,
+        address=address,
+    ).start()
+    failed = threading.Event()
+
+    def loop() -> None:
+        try:
+            agent.run()
+        except Exception:
+            log.exception("agent loop crashed node=%s", agent.config.node)
+            failed.set()
+            stop.set()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        log.info("stopping signal=%s node=%s", signal.Signals(signum).name, agent.config.node)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    thread = threading.Thread(target=loop, name="agent", daemon=True)
+    thread.start()
+    while not stop.wait(1.0):
+        pass
+    thread.join(1.0)  # a write in flight may finish; a hung call is abandoned
+    server.close()
+    return EXIT_ERROR if failed.is_set() else EXIT_OK

@@ -1,0 +1,132 @@
+"""The audit report as a table for people (the JSON form is AuditReport.to_json)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from labeler.audit.report import AuditReport
+from labeler.check import INCONSISTENT, LABELED, NODE_STATES, PARTIAL, UNLABELED
+
+MAX_LISTED = 20
+
+_MEANING = {
+    LABELED: "every level label present, nesting consistent",
+    PARTIAL: "some level labels missing: Kueue TAS ignores the node",
+    UNLABELED: "no level label at all: invisible to topology-aware scheduling",
+    INCONSISTENT: "all labels present, but a value sits under two parents",
+}
+
+
+def _names(nodes: Sequence[str], limit: int = MAX_LISTED) -> str:
+    shown = ", ".join(nodes[:limit])
+    return shown + (f", … and {len(nodes) - limit} more" if len(nodes) > limit else "")
+
+
+def _table(rows: list[list[str]], right: Collection[int] = ()) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for r in rows:
+        cells = [
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        ]
+        out.append("  ".join(cells).rstrip())
+    return out
+
+
+def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
+    lines = [f"profile {report.profile}: {report.nodes} node(s) in scope ({report.scope})", ""]
+    counts = report.counts()
+    rows = [["STATE", "NODES", "MEANING"]]
+    rows += [[s, str(counts[s]), _MEANING[s]] for s in NODE_STATES]
+    rows.append(
+        [
+            "foreign",
+            str(len(report.foreign)),
+            "level labels not set by topology-labeler (counted in the states above)",
+        ]
+    )
+    lines += _table(rows, right={1})
+    lines.append("")
+
+    if report.accelerators:
+        lines.append("Accelerators Kueue cannot see (on partial + unlabeled nodes):")
+        rows = [["RESOURCE", "UNUSABLE", "IN SCOPE"]]
+        rows += [
+            [r, str(report.unusable_accelerators.get(r, 0)), str(total)]
+            for r, total in report.accelerators.items()
+        ]
+        lines += ["  " + line for line in _table(rows, right={1, 2})]
+        lines.append("")
+
+    if report.missing:
+        lines.append("Partial nodes (levels missing):")
+        items = sorted(report.missing.items())
+        rows = [[node, ", ".join(levels)] for node, levels in items[:limit]]
+        lines += ["  " + line for line in _table(rows)]
+        if len(items) > limit:
+            lines.append(f"  … and {len(items) - limit} more (use -o json for all)")
+        lines.append("")
+    if report.states[UNLABELED]:
+        lines.append(f"Unlabeled nodes: {_names(report.states[UNLABELED], limit)}")
+        lines.append("")
+    if report.nesting:
+        lines.append("Nesting violations (inconsistent nodes):")
+        for v in report.nesting:
+            parent = report.check.parent_level(v)
+            lines.append(
+                f"  {v.level.name} {v.value!r} sits under {len(v.parents)} {parent.name}s "
+                f"({', '.join(v.parents)}): {_names(v.nodes, limit)}"
+            )
+        lines.append("")
+    other = list(report.check.invalid)
+    if report.check.empty_tree_label:
+        other.append(
+            f"empty {report.topology.tree_label} (ascend-for-volcano rejects the node): "
+            + _names(report.check.empty_tree_label, limit)
+        )
+    if other:
+        lines.append("Other problems:")
+        lines += [f"  {p}" for p in other[:limit]]
+        if len(other) > limit:
+            lines.append(f"  … and {len(other) - limit} more (use -o json for all)")
+        lines.append("")
+    if report.foreign:
+        lines.append("Foreign labels (set by another tool or by hand; not maintained by us):")
+        items = sorted(report.foreign.items())
+        rows = [[node, ", ".join(keys)] for node, keys in items[:limit]]
+        lines += ["  " + line for line in _table(rows)]
+        if len(items) > limit:
+            lines.append(f"  … and {len(items) - limit} more (use -o json for all)")
+        lines.append("")
+
+    lines.append("Domains per level (nodes per domain):")
+    rows = [["LEVEL", "KEY", "DOMAINS", "MIN", "MEDIAN", "MAX"]]
+    for lv in report.topology.levels:
+        stats = report.check.size_stats(lv.key)
+        if stats is None:
+            rows.append([lv.name, lv.key, "0", "-", "-", "-"])
+        else:
+            rows.append(
+                [
+                    lv.name,
+                    lv.key,
+                    str(stats.domains),
+                    str(stats.min),
+                    f"{stats.median:g}",
+                    str(stats.max),
+                ]
+            )
+    lines += ["  " + line for line in _table(rows, right={2, 3, 4, 5})]
+    for lv in report.topology.levels:
+        sizes = sorted(report.check.domain_sizes.get(lv.key, {}).items())
+        if sizes and len(sizes) <= limit:
+            lines.append(f"  {lv.name}: " + ", ".join(f"{v} ({n})" for v, n in sizes))
+    lines.append("")
+    lines.append(
+        "verdict: every node in scope is usable by topology-aware schedulers"
+        if report.ok
+        else f"verdict: {report.nodes - counts[LABELED]} of {report.nodes} node(s) in scope "
+        "are not fully labelled"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,182 @@
+"""The audit exporter: one LIST + WATCH of nodes, incremental state, Prometheus metrics.
+
+Loop: LIST all nodes (paginated) → WATCH from the list's resourceVersion → on a normal
+end, WATCH again from the newest version seen; on 410 Expired, LIST again. Any other
+failure keeps the last good state (a transient error never makes nodes "disappear"),
+is logged with the verb and resource that failed, and is retried with backoff.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from labeler.audit.facts import Scope
+from labeler.audit.report import AuditReport, build_report
+from labeler.audit.store import NodeStore
+from labeler.kube.errors import Expired, KubeError
+from labeler.kube.nodes import list_nodes, watch_nodes
+from labeler.metrics import AuditFigures, audit_metrics
+from labeler.profiles import Profile
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class ExporterOptions:
+    debounce: float = 0.1  # seconds between a change and its recomputation
+    watch_timeout: int = 300  # server-side timeout of one WATCH request
+    page_size: int = 500
+    max_backoff: float = 30.0
+
+
+class AuditExporter:
+    """Keeps the audit current from a node watch and publishes it as metrics."""
+
+    def __init__(
+        self,
+        api: Any,
+        profile: Profile,
+        scope: Scope,
+        *,
+        options: ExporterOptions | None = None,
+        registry: CollectorRegistry | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.api = api
+        self.profile = profile
+        self.scope = scope
+        self.options = options or ExporterOptions()
+        self.clock = clock
+        self.store = NodeStore(profile.topology, scope)
+        self.registry = registry or CollectorRegistry()
+        self.counters = audit_metrics(self.registry, profile.name, self.figures)
+        self.stop_event = threading.Event()
+        self._report: AuditReport | None = None
+        self._report_generation = -1
+        self._synced = False
+        self._last_sync: float | None = None
+        self._last_error = ""
+        self._threads: list[threading.Thread] = []
+
+    # --- what the HTTP side reads ----------------------------------------------------
+
+    @property
+    def report(self) -> AuditReport | None:
+        return self._report
+
+    def figures(self) -> AuditFigures | None:
+        report = self._report
+        if report is None:
+            return None
+        return report.figures(self._last_sync)
+
+    def healthz(self) -> tuple[bool, str]:
+        dead = [t.name for t in self._threads if not t.is_alive()]
+        if dead and not self.stop_event.is_set():
+            return False, f"thread(s) stopped: {', '.join(dead)}"
+        return True, "ok"
+
+    def readyz(self) -> tuple[bool, str]:
+        if self._report is not None:
+            return True, "ok"
+        why = self._last_error or "waiting for the first list of nodes"
+        return False, f"not ready: {why}"
+
+    # --- lifecycle --------------------------------------------------------------------
+
+    def start(self) -> None:
+        for name, target in (
+            ("audit-watch", self._watch_loop),
+            ("audit-recompute", self._recompute_loop),
+        ):
+            t = threading.Thread(target=target, name=name, daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.store.changed.set()  # wake the recompute loop
+
+    # --- the watch --------------------------------------------------------------------
+
+    def _watch_loop(self) -> None:
+        rv: str | None = None
+        backoff = 1.0
+        while not self.stop_event.is_set():
+            try:
+                if rv is None:
+                    nodes, rv = list_nodes(self.api, page_size=self.options.page_size)
+                    self.counters.relists.inc()
+                    self.store.replace(nodes)
+                    self._mark_synced()
+                    log.info("listed nodes=%d in_scope=%d rv=%s", len(nodes), len(self.store), rv)
+                    del nodes
+                for kind, node in watch_nodes(
+                    self.api, resource_version=rv, timeout_seconds=self.options.watch_timeout
+                ):
+                    if node.resource_version:
+                        rv = node.resource_version
+                    self.store.apply(kind, node)
+                    self._mark_synced()
+                    if self.stop_event.is_set():
+                        return
+                self._mark_synced()  # the server ended the watch normally
+                backoff = 1.0
+            except Expired as e:
+                self.counters.errors.labels("expired").inc()
+                log.info("watch expired (%s); listing nodes again", e)
+                rv = None
+            except KubeError as e:
+                self._failed(type(e).__name__, str(e))
+                self.stop_event.wait(backoff)
+                backoff = min(backoff * 2, self.options.max_backoff)
+            except Exception as e:  # a broken stream or a bad event: keep the state, retry
+                log.exception("unexpected failure in the node watch; retrying")
+                self._failed(type(e).__name__, f"{type(e).__name__}: {e}")
+                self.stop_event.wait(backoff)
+                backoff = min(backoff * 2, self.options.max_backoff)
+
+    def _mark_synced(self) -> None:
+        self._last_sync = self.clock()
+        self._last_error = ""
+
+    def _failed(self, kind: str, message: str) -> None:
+        self.counters.errors.labels(kind).inc()
+        self._last_error = message
+        log.error("node watch failed: %s", message)
+
+    # --- the recomputation ------------------------------------------------------------
+
+    def _recompute_loop(self) -> None:
+        changed = self.store.changed
+        while not self.stop_event.is_set():
+            changed.wait()
+            if self.stop_event.is_set():
+                return
+            time.sleep(self.options.debounce)  # let a burst of events settle
+            changed.clear()
+            self.recompute()
+
+    def recompute(self) -> AuditReport:
+        """Rebuild the report from the current facts (the only place reports are made)."""
+        generation, facts = self.store.snapshot()
+        started = time.perf_counter()
+        report = build_report(
+            self.profile.name, self.scope.describe(), self.profile.topology, facts
+        )
+        if generation >= self._report_generation:
+            self._report, self._report_generation = report, generation
+        log.debug(
+            "recomputed nodes=%d generation=%d took=%.3fs",
+            len(facts),
+            generation,
+            time.perf_counter() - started,
+        )
+        return report

@@ -1,0 +1,413 @@
+"""Bulk labelling from a CSV: plan (a diff per node against one LIST), then apply or delete.
+
+The flow is one-way and validated up front: the whole CSV is checked (labeler.csvfile),
+the nodes are listed once, every node's change is planned with the ownership rules of
+DESIGN.md §4 (labeler.plan), missing nodes stop the run before the first write, and only
+nodes whose plan is not a no-op get one patch each. So a re-run of the same CSV makes zero
+writes, and a label the project does not own is never overwritten or removed without
+``--adopt``.
+
+Planning and formatting here are pure; ``execute`` is the only part that talks to the
+cluster, through labeler.kube.nodes.LabelWriter (which re-reads and re-plans on 409).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Protocol
+
+from labeler.csvfile import CsvRow, LabelSheet
+from labeler.errors import InputError
+from labeler.kube.nodes import LabelWriter, WriteResult, list_nodes
+from labeler.plan import Desired, LabelPlan, NodeLabels, plan_labels
+from labeler.profiles import Profile
+
+log = logging.getLogger(__name__)
+
+
+class Action(Enum):
+    APPLY = "apply"
+    DELETE = "delete"
+
+
+@dataclass(frozen=True)
+class BulkOptions:
+    """How to read the CSV against the cluster.
+
+    - ``adopt``: take over (apply) or remove (delete) values the project does not own.
+    - ``all_keys``: delete only — remove every CSV key, also where the node's cell is empty.
+    - ``skip_missing``: nodes of the CSV that are not in the cluster are reported, not fatal.
+    """
+
+    action: Action = Action.APPLY
+    adopt: bool = False
+    all_keys: bool = False
+    skip_missing: bool = False
+
+
+def desired_for(row: CsvRow, keys: Sequence[str], opts: BulkOptions) -> Desired | None:
+    """What the CSV asks of one node; None when the row asks nothing (skipped)."""
+    if opts.action is Action.APPLY:
+        # An empty cell leaves the key as it is (MindCluster's rule): nothing to prune.
+        return Desired(set=dict(row.values)) if row.values else None
+    remove = frozenset(keys) if opts.all_keys else frozenset(row.values)
+    return Desired(remove=remove) if remove else None
+
+
+@dataclass(frozen=True)
+class NodeDiff:
+    """One CSV row against the node as listed: the plan, or why there is none."""
+
+    node: str
+    line: int
+    desired: Desired | None
+    plan: LabelPlan | None = None
+    current: Mapping[str, str] | None = None  # the node's labels; None = not in the cluster
+
+    @property
+    def missing(self) -> bool:
+        return self.current is None and self.desired is not None
+
+    @property
+    def skipped(self) -> bool:
+        return self.desired is None
+
+    @property
+    def changes(self) -> bool:
+        return self.plan is not None and not self.plan.is_noop
+
+    @property
+    def conflicts(self) -> bool:
+        return self.plan is not None and bool(self.plan.conflicts)
+
+
+@dataclass(frozen=True)
+class BulkPlan:
+    """The diff of a whole CSV against the cluster. No I/O; printable and countable."""
+
+    path: str
+    options: BulkOptions
+    diffs: tuple[NodeDiff, ...]
+    nodes: Mapping[str, NodeLabels]
+
+    @property
+    def to_change(self) -> list[NodeDiff]:
+        return [d for d in self.diffs if d.changes]
+
+    @property
+    def unchanged(self) -> list[NodeDiff]:
+        return [d for d in self.diffs if d.plan is not None and d.plan.is_noop]
+
+    @property
+    def with_conflicts(self) -> list[NodeDiff]:
+        return [d for d in self.diffs if d.conflicts]
+
+    @property
+    def missing(self) -> list[NodeDiff]:
+        return [d for d in self.diffs if d.missing]
+
+    @property
+    def skipped(self) -> list[NodeDiff]:
+        return [d for d in self.diffs if d.skipped]
+
+    def warnings(self) -> list[str]:
+        what = (
+            "no values (an empty cell leaves a label as it is)"
+            if self.options.action is Action.APPLY
+            else "no values to delete (empty cells are kept unless --all-keys)"
+        )
+        return [f"{self.path}:{d.line}: node {d.node!r} has {what}; skipped" for d in self.skipped]
+
+    def missing_error(self) -> InputError | None:
+        """The error that stops apply/delete before any write, or None."""
+        missing = self.missing
+        if not missing or self.options.skip_missing:
+            return None
+        return InputError(
+            [f"{self.path}:{d.line}: node {d.node!r} is not in the cluster" for d in missing],
+            heading=(
+                f"{len(missing)} node(s) of {self.path} are not in the cluster; nothing "
+                "written. Fix the names (see 'kubectl get nodes'), check --context, or pass "
+                "--skip-missing-nodes to label the others:"
+            ),
+        )
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.diffs)} nodes: {len(self.to_change)} to change, "
+            f"{len(self.unchanged)} unchanged, {len(self.with_conflicts)} with conflicts, "
+            f"{len(self.missing)} missing, {len(self.skipped)} skipped"
+        )
+
+
+def plan_bulk(
+    sheet: LabelSheet, nodes: Iterable[NodeLabels], opts: BulkOptions = BulkOptions()
+) -> BulkPlan:
+    """Diff every row of ``sheet`` against the listed ``nodes`` under the ownership rules."""
+    by_name = {n.name: n for n in nodes}
+    diffs = []
+    for row in sheet.rows:
+        desired = desired_for(row, sheet.keys, opts)
+        node = by_name.get(row.node)
+        if desired is None or node is None:
+            current = node.labels if node is not None else None
+            diffs.append(NodeDiff(row.node, row.line, desired, None, current))
+            continue
+        plan = plan_labels(node, desired, adopt=opts.adopt)
+        diffs.append(NodeDiff(row.node, row.line, desired, plan, node.labels))
+    return BulkPlan(sheet.path, opts, tuple(diffs), by_name)
+
+
+# --- formatting: one greppable line per change ---------------------------------------
+
+
+def describe(plan: LabelPlan, current: Mapping[str, str]) -> list[str]:
+    """``node: add k=v`` / ``change k: a → b`` / ``remove k (was 'a')`` / ``conflict k: …``."""
+    lines = []
+    for key, value in sorted(plan.labels.items()):
+        old = current.get(key)
+        if value is None:
+            lines.append(f"{plan.node}: remove {key} (was {old!r})")
+        elif old is None:
+            lines.append(f"{plan.node}: add {key}={value}")
+        else:
+            lines.append(f"{plan.node}: change {key}: {old} → {value}")
+    for c in plan.conflicts:
+        if c.wanted is None:
+            lines.append(
+                f"{plan.node}: conflict {c.key}: has {c.current!r} (not ours), "
+                "left in place (--adopt removes it)"
+            )
+        else:
+            lines.append(
+                f"{plan.node}: conflict {c.key}: has {c.current!r} (not ours), wanted "
+                f"{c.wanted!r} (--adopt takes it over)"
+            )
+    return lines
+
+
+def describe_diff(diff: NodeDiff, *, show_unchanged: bool = False) -> list[str]:
+    if diff.missing:
+        return [f"{diff.node}: missing (not in the cluster)"]
+    if diff.plan is None or diff.current is None:
+        return []
+    lines = describe(diff.plan, diff.current)
+    if not lines and show_unchanged:
+        return [f"{diff.node}: unchanged"]
+    return lines
+
+
+# --- writing -------------------------------------------------------------------------
+
+
+class RateLimiter:
+    """At most ``qps`` acquisitions per second across threads (0 = unlimited).
+
+    Spaces calls evenly rather than in bursts, so a 429 from the server is the exception.
+    """
+
+    def __init__(self, qps: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.interval = 1.0 / qps if qps > 0 else 0.0
+        self._clock = clock
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def delay(self) -> float:
+        """Reserve the next slot; return how long the caller must wait for it."""
+        if not self.interval:
+            return 0.0
+        with self._lock:
+            now = self._clock()
+            slot = max(now, self._next)
+            self._next = slot + self.interval
+            return slot - now
+
+    def acquire(self) -> None:
+        wait = self.delay()
+        if wait > 0:
+            time.sleep(wait)
+
+
+@dataclass(frozen=True)
+class NodeOutcome:
+    """What happened to one node: the plan actually sent, or the error."""
+
+    node: str
+    plan: LabelPlan | None
+    current: Mapping[str, str]
+    written: bool = False
+    patches: int = 0
+    error: str | None = None
+
+
+class LabelWriting(Protocol):
+    """What ``execute`` needs from a label writer (labeler.kube.nodes.LabelWriter)."""
+
+    def write(self, node: NodeLabels, desired: Desired, *, adopt: bool = ...) -> WriteResult: ...
+
+
+def execute(
+    writer: LabelWriting,
+    plan: BulkPlan,
+    *,
+    concurrency: int = 16,
+    qps: float = 0.0,
+    on_done: Callable[[NodeOutcome], None] | None = None,
+) -> list[NodeOutcome]:
+    """Patch every node whose plan changes something, ``concurrency`` at a time.
+
+    ``writer`` is a LabelWriter: it re-plans from the node it is given, and on a 409
+    re-reads the node and plans again, so a concurrent edit is never overwritten blindly.
+    An error on one node is recorded and the others go on; nothing is retried here beyond
+    what labeler.kube.errors.call already does (429/5xx with backoff and Retry-After).
+    """
+    if plan.missing_error() is not None:
+        raise AssertionError("execute() called with missing nodes; check missing_error first")
+    todo = plan.to_change
+    limiter = RateLimiter(qps)
+    outcomes: list[NodeOutcome] = []
+
+    def one(diff: NodeDiff) -> NodeOutcome:
+        node = plan.nodes[diff.node]
+        assert diff.desired is not None and diff.current is not None
+        limiter.acquire()
+        try:
+            result = writer.write(node, diff.desired, adopt=plan.options.adopt)
+        except Exception as exc:  # one node's failure must not stop the others
+            if not hasattr(exc, "status"):
+                log.exception("unexpected error writing node=%s", diff.node)
+            return NodeOutcome(diff.node, diff.plan, diff.current, error=str(exc) or repr(exc))
+        patches = result.attempts if result.written else result.attempts - 1
+        return NodeOutcome(diff.node, result.plan, diff.current, result.written, patches)
+
+    pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
+    try:
+        futures = [pool.submit(one, d) for d in todo]
+        for fut in as_completed(futures):
+            outcome = fut.result()
+            outcomes.append(outcome)
+            if on_done is not None:
+                on_done(outcome)
+    finally:
+        # On Ctrl-C, stop promptly: writes in flight finish, queued ones never start.
+        pool.shutdown(wait=True, cancel_futures=True)
+    return outcomes
+
+
+@dataclass(frozen=True)
+class BulkReport:
+    """The end of an apply/delete: counts for the summary and the exit code."""
+
+    plan: BulkPlan
+    outcomes: tuple[NodeOutcome, ...]
+    seconds: float
+
+    @property
+    def failed(self) -> list[NodeOutcome]:
+        return sorted((o for o in self.outcomes if o.error), key=lambda o: o.node)
+
+    @property
+    def written(self) -> list[NodeOutcome]:
+        return [o for o in self.outcomes if o.written]
+
+    @property
+    def conflicts(self) -> int:
+        done = {o.node: o for o in self.outcomes}
+        count = 0
+        for d in self.plan.diffs:
+            o = done.get(d.node)
+            p = o.plan if o is not None and o.error is None else d.plan
+            count += bool(p is not None and p.conflicts)
+        return count
+
+    @property
+    def exit_code(self) -> int:
+        """1 if a node failed, 3 if conflicts were left in place, else 0."""
+        if self.failed:
+            return 1
+        return 3 if self.conflicts else 0
+
+    def summary(self) -> str:
+        p = self.plan
+        patches = sum(o.patches for o in self.outcomes)
+        verb = "labelled" if p.options.action is Action.APPLY else "cleaned"
+        return (
+            f"{len(p.diffs)} nodes: {len(self.written)} {verb}, {len(p.unchanged)} unchanged, "
+            f"{len(self.failed)} failed, {self.conflicts} with conflicts, "
+            f"{len(p.missing)} missing, {len(p.skipped)} skipped "
+            f"({patches} patches in {self.seconds:.1f}s)"
+        )
+
+
+# --- export --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Export:
+    keys: tuple[str, ...]
+    rows: tuple[tuple[str, Mapping[str, str]], ...]
+    warnings: tuple[str, ...] = ()
+
+
+def export_rows(nodes: Iterable[NodeLabels], profile: Profile) -> Export:
+    """Today's labels of ``profile`` as CSV rows that ``apply`` accepts.
+
+    Keys in profile order (tree label, levels widest first, extras); columns nobody has are
+    left out; nodes with none of the keys are left out. A label with an empty value cannot
+    be written in the CSV (an empty cell means "no label"), so it is left out with a warning.
+    """
+    keys = profile.all_keys
+    rows: list[tuple[str, dict[str, str]]] = []
+    warnings: list[str] = []
+    for node in sorted(nodes, key=lambda n: n.name):
+        values = {}
+        for key in keys:
+            value = node.labels.get(key)
+            if value == "":
+                warnings.append(
+                    f"{node.name}: {key} has an empty value, which a CSV cell cannot express; "
+                    "left out of the export"
+                )
+            elif value is not None:
+                values[key] = value
+        if values:
+            rows.append((node.name, values))
+    used = tuple(k for k in keys if any(k in v for _, v in rows))
+    return Export(used, tuple(rows), tuple(warnings))
+
+
+# --- against a cluster -----------------------------------------------------------------
+
+
+def cluster_plan(api: Any, sheet: LabelSheet, opts: BulkOptions = BulkOptions()) -> BulkPlan:
+    """One paginated LIST of the nodes, then the pure plan."""
+    nodes, _ = list_nodes(api)
+    return plan_bulk(sheet, nodes, opts)
+
+
+def run(
+    api: Any,
+    plan: BulkPlan,
+    *,
+    concurrency: int = 16,
+    qps: float = 0.0,
+    on_done: Callable[[NodeOutcome], None] | None = None,
+) -> BulkReport:
+    """Write the plan (refusing missing nodes unless skipped) and report what happened."""
+    err = plan.missing_error()
+    if err is not None:
+        raise err
+    start = time.monotonic()
+    outcomes = execute(LabelWriter(api), plan, concurrency=concurrency, qps=qps, on_done=on_done)
+    return BulkReport(plan, tuple(outcomes), time.monotonic() - start)
+
+
+def cluster_export(api: Any, profile: Profile, *, label_selector: str | None = None) -> Export:
+    nodes, _ = list_nodes(api, label_selector=label_selector)
+    return export_rows(nodes, profile)

@@ -1,0 +1,247 @@
+"""The label CSV (MindCluster's format), read and validated as a whole before any write.
+
+Format: the first header is exactly ``nodeName``; every other header is a label key, in
+any order and any number. One row per node; an empty cell means "no value for this key on
+this node". UTF-8 with or without a BOM (Excel's "CSV UTF-8" adds one; MindCluster's own
+LLD parser writes one and then its label tool rejects it), CRLF or LF line ends.
+
+Everything here is pure: ``parse_label_csv`` takes bytes and either returns the whole
+sheet or raises one ``InputError`` listing every problem as ``file:line:column: what;
+fix``, so an operator fixes the file in one pass instead of one error per run.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from labeler.errors import InputError
+from labeler.labels import dns1123_subdomain_problems, key_problems, value_problems
+
+NODE_NAME_HEADER = "nodeName"
+BOM = "\ufeff"
+
+
+@dataclass(frozen=True)
+class CsvRow:
+    """One node's row. ``values`` holds only the non-empty cells; ``empty`` the keys left blank."""
+
+    node: str
+    line: int
+    values: Mapping[str, str] = field(default_factory=dict)
+    empty: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LabelSheet:
+    """A validated label CSV: its label keys in column order and one row per node."""
+
+    path: str
+    keys: tuple[str, ...]
+    rows: tuple[CsvRow, ...]
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        return tuple(r.node for r in self.rows)
+
+
+def read_label_csv(path: str | Path) -> LabelSheet:
+    """Read and validate a label CSV file; InputError lists every problem."""
+    name = str(path)
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{name}: no such file; check --config-path")
+    if p.is_dir():
+        raise InputError(f"{name}: is a directory; --config-path takes a CSV file")
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise InputError(f"{name}: cannot read the file: {e.strerror or e}") from e
+    return parse_label_csv(data, name)
+
+
+def _decode(data: bytes, path: str) -> str:
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(
+            f"{path}:1:1: the file is UTF-16; save it as UTF-8 "
+            "(in Excel: Save As → 'CSV UTF-8 (Comma delimited)')"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        line_start = data.rfind(b"\n", 0, e.start) + 1
+        column = len(data[line_start : e.start].decode("utf-8", errors="replace")) + 1
+        raise InputError(
+            f"{path}:{line}:{column}: not valid UTF-8 (byte 0x{data[e.start]:02x}); the file "
+            "is probably in a local code page (GBK, Latin-1): save it as UTF-8 "
+            "(in Excel: Save As → 'CSV UTF-8 (Comma delimited)')"
+        ) from e
+
+
+def _records(text: str, path: str) -> list[tuple[int, list[str]]]:
+    """(first physical line, cells) of each CSV record; a quoted cell may span lines."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    records: list[tuple[int, list[str]]] = []
+    start = 1
+    try:
+        for cells in reader:
+            records.append((start, cells))
+            start = reader.line_num + 1
+    except csv.Error as e:
+        raise InputError(
+            f"{path}:{reader.line_num or start}: malformed CSV ({e}); check the quotes on "
+            "this line (a '\"' inside a cell must be doubled) and that the file is text"
+        ) from e
+    return records
+
+
+def _header(cells: list[str], path: str, problems: list[str]) -> list[str] | None:
+    """Check the header; the label keys, or None when the rows cannot be read at all."""
+    first = cells[0] if cells else ""
+    if first != NODE_NAME_HEADER:
+        if len(cells) == 1 and any(sep in first for sep in (";", "\t", "|")):
+            sep = next(s for s in (";", "\t", "|") if s in first)
+            problems.append(
+                f"{path}:1:1: the header is one cell containing {sep!r}; the file must be "
+                "comma-separated (save it as CSV with ',' as the separator)"
+            )
+            return None
+        hint = (
+            f"rename it to exactly {NODE_NAME_HEADER!r} (case and spaces matter)"
+            if first.strip().lower() == NODE_NAME_HEADER.lower()
+            else f"the first column must be {NODE_NAME_HEADER!r} (the node names)"
+        )
+        problems.append(f"{path}:1:1: first header is {first!r}; {hint}")
+    keys = cells[1:]
+    if not keys:
+        problems.append(
+            f"{path}:1: the header has no label columns; add one column per label key "
+            f"after {NODE_NAME_HEADER!r}, e.g. {NODE_NAME_HEADER},huawei.com/topotree.groupid"
+        )
+    seen: dict[str, int] = {}
+    for col, key in enumerate(keys, start=2):
+        where = f"{path}:1:{col}"
+        if not key:
+            problems.append(f"{where}: empty header; give the column a label key or delete it")
+            continue
+        if key == NODE_NAME_HEADER:
+            problems.append(f"{where}: {NODE_NAME_HEADER!r} appears again; keep only column 1")
+            continue
+        if key in seen:
+            problems.append(
+                f"{where}: label key {key!r} repeats column {seen[key]}; keep one column per key"
+            )
+            continue
+        seen[key] = col
+        why = key_problems(key)
+        if key != key.strip():
+            why = ["has spaces around it", *why]
+        if why:
+            problems.append(f"{where}: invalid label key {key!r}: {'; '.join(why)}; fix the header")
+    return keys
+
+
+def parse_label_csv(data: bytes | str, path: str = "<csv>") -> LabelSheet:
+    """Validate a whole label CSV. Returns the sheet or raises InputError with every problem.
+
+    Rows whose cells are all empty (e.g. ``,,,`` left by a spreadsheet) are ignored. A row
+    with a node name but no value is kept (``values`` empty): whether it matters depends on
+    the command (apply skips it with a warning; ``delete --all-keys`` uses it).
+    """
+    text = data if isinstance(data, str) else _decode(data, path)
+    text = text.removeprefix(BOM)
+    if not text.strip():
+        raise InputError(
+            f"{path}:1: the file is empty; the first line must be the header "
+            f"'{NODE_NAME_HEADER},<label key>,...' followed by one row per node"
+        )
+    records = _records(text, path)
+    problems: list[str] = []
+    header_line, header = records[0]
+    keys = _header(header, path, problems)
+    if keys is None:
+        raise InputError(problems)
+    width = len(header)
+    rows: list[CsvRow] = []
+    first_line: dict[str, int] = {}
+    for line, cells in records[1:]:
+        if not any(c.strip() for c in cells):
+            continue  # blank line or an all-empty spreadsheet row
+        if len(cells) != width:
+            col = min(len(cells), width) + 1
+            problems.append(
+                f"{path}:{line}:{col}: {len(cells)} cells but the header has {width} columns; "
+                + (
+                    "remove the extra cells (or quote a value containing ',')"
+                    if len(cells) > width
+                    else "add the missing cells (empty cells are allowed: 'node,,3')"
+                )
+            )
+            continue
+        node = cells[0]
+        where = f"{path}:{line}:1"
+        if not node.strip():
+            problems.append(f"{where}: the row has values but no node name; fill in column 1")
+            continue
+        bad = dns1123_subdomain_problems(node)
+        if bad:
+            problems.append(
+                f"{where}: {node!r} is not a valid node name: {'; '.join(bad)}; "
+                "use the name shown by 'kubectl get nodes'"
+            )
+            continue
+        if node in first_line:
+            problems.append(
+                f"{where}: node {node!r} already has a row on line {first_line[node]}; "
+                "keep one row per node"
+            )
+            continue
+        first_line[node] = line
+        values: dict[str, str] = {}
+        empty: list[str] = []
+        for col, (key, value) in enumerate(zip(keys, cells[1:], strict=True), start=2):
+            if value == "":
+                empty.append(key)
+                continue
+            why = value_problems(value)
+            if value != value.strip():
+                why = ["has spaces around it", *why]
+            if why:
+                problems.append(
+                    f"{path}:{line}:{col}: invalid value {value!r} for {key}: "
+                    f"{'; '.join(why)}; fix the cell"
+                )
+                continue
+            values[key] = value
+        rows.append(CsvRow(node, line, values, tuple(empty)))
+    if not problems and not rows:
+        problems.append(
+            f"{path}:{header_line + 1}: the file has a header but no node rows; "
+            "add one row per node"
+        )
+    if problems:
+        raise InputError(problems, heading=f"{path}: {len(problems)} problem(s); nothing written:")
+    return LabelSheet(path=path, keys=tuple(keys), rows=tuple(rows))
+
+
+def write_label_csv(
+    out: TextIO, keys: Iterable[str], rows: Iterable[tuple[str, Mapping[str, str]]]
+) -> int:
+    """Write ``nodeName,<keys>`` and one row per node, no BOM, LF line ends.
+
+    Readable by ``apply`` and by MindCluster's label tool (which rejects a BOM). Returns the
+    number of rows written.
+    """
+    columns = list(keys)
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([NODE_NAME_HEADER, *columns])
+    count = 0
+    for node, values in rows:
+        writer.writerow([node, *(values.get(k, "") for k in columns)])
+        count += 1
+    return count

@@ -1,0 +1,125 @@
+"""Every output of ``generate`` from one set of options: pure, so it is tested without I/O.
+
+One :class:`Output` per kind, each named after the file it is written to with
+``--output-dir``; ``-o -`` concatenates them into one YAML stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from labeler.emit import hypernodes, kueue, volcano
+from labeler.emit.yamlio import dump
+from labeler.errors import UsageError
+from labeler.model import Placement, Topology
+
+KUEUE = "kueue"
+VOLCANO = "volcano"
+HYPERNODES = "hypernodes"
+DISCOVERY = "discovery"
+KINDS = (KUEUE, VOLCANO, HYPERNODES, DISCOVERY)
+
+
+@dataclass(frozen=True)
+class Output:
+    filename: str
+    title: str  # one line saying what it is and where it goes
+    docs: tuple[dict[str, Any], ...]
+    applicable: bool  # a Kubernetes object the API accepts as is (vs. a config snippet)
+
+    def text(self) -> str:
+        return "".join(
+            "---\n" + (f"# {self.title}\n" if i == 0 else "") + dump(d)
+            for i, d in enumerate(self.docs)
+        )
+
+
+@dataclass(frozen=True)
+class GenerateOptions:
+    topology: Topology
+    profile_name: str
+    kinds: tuple[str, ...] = KINDS
+    topology_name: str | None = None  # default: the profile name
+    flavor_name: str | None = None  # default: the Kueue Topology name
+    flavor_node_labels: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[kueue.Toleration, ...] = ()
+    reserved_node: int | None = None
+    hypernode: hypernodes.HyperNodeOptions = field(default_factory=hypernodes.HyperNodeOptions)
+    discovery_name: str | None = None
+    discovery_interval: str = "1h"
+
+    @property
+    def kueue_topology_name(self) -> str:
+        return self.topology_name or self.profile_name
+
+
+def parse_kinds(text: str) -> tuple[str, ...]:
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        raise UsageError(f"--emit {text!r}: choose from {', '.join(KINDS)} (comma-separated)")
+    return kinds
+
+
+def build(opts: GenerateOptions, placements: Sequence[Placement] | None) -> list[Output]:
+    """The outputs asked for; HyperNodes only when placements are known."""
+    topo = opts.topology
+    out: list[Output] = []
+    if KUEUE in opts.kinds:
+        name = opts.kueue_topology_name
+        out.append(
+            Output(
+                "kueue-topology.yaml",
+                f"Kueue Topology {name}: kubectl apply -f this file",
+                (kueue.topology_object(topo, name),),
+                True,
+            )
+        )
+        if opts.flavor_node_labels:
+            flavor = opts.flavor_name or name
+            out.append(
+                Output(
+                    "kueue-resourceflavor.yaml",
+                    f"Kueue ResourceFlavor {flavor} (topologyName {name}): kubectl apply -f",
+                    (
+                        kueue.resource_flavor(
+                            flavor, name, opts.flavor_node_labels, opts.tolerations
+                        ),
+                    ),
+                    True,
+                )
+            )
+    if VOLCANO in opts.kinds:
+        out.append(
+            Output(
+                "volcano-scheduler-init-params.yaml",
+                "Volcano scheduler: merge into volcano-scheduler.conf (or use --merge-into)",
+                (volcano.init_params_snippet(topo, opts.reserved_node),),
+                False,
+            )
+        )
+    if HYPERNODES in opts.kinds and placements is not None:
+        docs = hypernodes.build_hypernodes(topo, placements, opts.hypernode)
+        if docs:
+            out.append(
+                Output(
+                    "volcano-hypernodes.yaml",
+                    f"Volcano HyperNodes ({len(docs)}): kubectl apply -f this file",
+                    tuple(docs),
+                    True,
+                )
+            )
+    if DISCOVERY in opts.kinds:
+        name = opts.discovery_name or volcano.default_discovery_name(topo, opts.profile_name)
+        out.append(
+            Output(
+                "volcano-hypernode-discovery.yaml",
+                "Volcano controller: merge into volcano-controller.conf "
+                "(label discovery; an alternative to static HyperNodes)",
+                (volcano.discovery_config(topo, name, opts.discovery_interval),),
+                False,
+            )
+        )
+    return out

@@ -1,0 +1,199 @@
+"""Static Volcano ``HyperNode``s (topology.volcano.sh/v1alpha1) built from placements.
+
+Tier 1 holds one HyperNode per narrowest domain whose members are the nodes; tier k+1 one
+per domain of the next wider level whose members are the tier-k HyperNodes (Volcano
+resolves HyperNode members by ``exactMatch`` only, and each HyperNode has one parent).
+
+Names are derived from the level name and the label value only, so they stay the same when
+nodes are added or removed: a value that is not already DNS-safe, or a name that would
+exceed 63 characters (older admission rules limit exactMatch names to 63), gets a short
+SHA-256 suffix of the original. The label ``volcano.sh/network-topology-source`` is never
+set: Volcano's discovery controller deletes HyperNodes carrying it that it did not find.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from labeler.errors import InputError
+from labeler.model import Level, Placement, Topology
+
+log = logging.getLogger(__name__)
+
+API_VERSION = "topology.volcano.sh/v1alpha1"
+MAX_NAME = 63
+HASH_LEN = 8
+MANAGED_BY = {"app.kubernetes.io/managed-by": "topology-labeler"}
+LEVEL_ANNOTATION = "topology-labeler.io/level-label"
+OWNER_LABEL = "topology-labeler.io/topology"
+DISCOVERY_SOURCE_LABEL = "volcano.sh/network-topology-source"  # never set (see module doc)
+TIER_NAME_SINCE = (1, 14)
+_SLUG_BAD = re.compile(r"[^a-z0-9-]+")
+_DASHES = re.compile(r"-{2,}")
+_PREFIX_RE = re.compile(r"^[a-z0-9][-a-z0-9]{0,39}$")
+
+
+@dataclass(frozen=True)
+class HyperNodeOptions:
+    prefix: str = ""  # e.g. "oci-"; must itself be DNS-safe
+    volcano_version: tuple[int, int] = (1, 14)
+    node_members: str = "names"  # "names": one member per node; "labels": one labelMatch
+    owner: str = ""  # value of OWNER_LABEL, so --prune touches only this topology's HyperNodes
+
+
+def parse_version(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"v?(\d+)\.(\d+)(\.\d+)?", text.strip())
+    if not m:
+        raise InputError(f"--volcano-version {text!r}: use MAJOR.MINOR, e.g. 1.14 or v1.13.2")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_LEN]
+
+
+def _slug(text: str) -> str:
+    return _DASHES.sub("-", _SLUG_BAD.sub("-", text.lower())).strip("-")
+
+
+def owner_value(profile_name: str, tree_name: str) -> str:
+    """A label value naming one generated topology: profile, plus tree when not default."""
+    base = profile_name if tree_name == "default" else f"{profile_name}-{tree_name}"
+    slug = _slug(base)
+    if len(slug) > MAX_NAME:
+        slug = f"{slug[: MAX_NAME - HASH_LEN - 1].rstrip('-')}-{_digest(base)}"
+    return slug or _digest(base)
+
+
+def hypernode_name(level: Level, value: str, prefix: str = "") -> str:
+    """``<prefix><level-name>-<value>``, DNS-safe, at most 63 characters, stable."""
+    value_slug = _slug(value)
+    if (
+        value_slug != value or not value
+    ):  # lossy (case, dots, underscores, empty): keep names distinct
+        value_slug = f"{value_slug}-{_digest(value)}" if value_slug else _digest(value)
+    name = f"{prefix}{_slug(level.name)}-{value_slug}"
+    if len(name) > MAX_NAME:
+        keep = MAX_NAME - HASH_LEN - 1
+        name = f"{name[:keep].rstrip('-')}-{_digest(prefix + level.key + chr(0) + value)}"
+    return name
+
+
+def node_member(node: str) -> dict[str, Any]:
+    """``exactMatch`` for names up to 63 characters, else an anchored ``regexMatch``."""
+    if len(node) <= MAX_NAME:
+        return {"type": "Node", "selector": {"exactMatch": {"name": node}}}
+    pattern = "^" + node.replace(".", r"\.") + "$"
+    return {"type": "Node", "selector": {"regexMatch": {"pattern": pattern}}}
+
+
+def _choose_parents(topology: Topology, placements: Sequence[Placement], i: int) -> dict[str, str]:
+    """Child value at level i → the parent value at level i-1 (majority if conflicting)."""
+    votes: defaultdict[str, Counter[str]] = defaultdict(Counter)
+    for p in placements:
+        child, parent = p.values[i], p.values[i - 1]
+        if child is not None and parent is not None:
+            votes[child][parent] += 1
+    chosen = {}
+    for child, counter in votes.items():
+        best = min(counter.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+        if len(counter) > 1:
+            log.warning(
+                "nesting conflict key=%s value=%s parents=%s chosen=%s",
+                topology.levels[i].key,
+                child,
+                ",".join(sorted(counter)),
+                best,
+            )
+        chosen[child] = best
+    return chosen
+
+
+def build_hypernodes(
+    topology: Topology, placements: Sequence[Placement], options: HyperNodeOptions | None = None
+) -> list[dict[str, Any]]:
+    """Every HyperNode, tier 1 first, each tier sorted by name.
+
+    Nodes without the narrowest label are left out; a domain whose parent is unknown (the
+    wider label is missing on all its nodes) becomes a root at its tier.
+    """
+    opts = options or HyperNodeOptions()
+    if opts.prefix and not _PREFIX_RE.fullmatch(opts.prefix):
+        raise InputError(
+            f"--hypernode-prefix {opts.prefix!r}: use lowercase letters, digits and '-', "
+            "starting with a letter or digit (at most 40 characters)"
+        )
+    if opts.node_members not in ("names", "labels"):
+        raise InputError(f"--node-members {opts.node_members!r}: use names or labels")
+    with_tier_name = opts.volcano_version >= TIER_NAME_SINCE
+    labels = dict(MANAGED_BY)
+    if opts.owner:
+        labels[OWNER_LABEL] = opts.owner
+    levels = topology.levels
+    last = len(levels) - 1
+    # members of each domain, per level index (widest = 0)
+    children: list[defaultdict[str, list[str]]] = [defaultdict(list) for _ in levels]
+    for p in placements:
+        v = p.values[last]
+        if v is not None:
+            children[last][v].append(p.node)
+    for i in range(last, 0, -1):
+        for child, parent in _choose_parents(topology, placements, i).items():
+            children[i - 1][parent].append(child)
+        # a wider domain seen only on nodes whose narrower label is missing has no members
+    out: list[dict[str, Any]] = []
+    names: dict[str, tuple[str, str]] = {}
+    for tier, level in topology.hypernode_tiers():
+        i = topology.index(level.key)
+        tier_docs: list[dict[str, Any]] = []
+        for value, members in children[i].items():
+            name = hypernode_name(level, value, opts.prefix)
+            other = names.setdefault(name, (level.key, value))
+            if other != (level.key, value):
+                raise InputError(
+                    f"HyperNode name {name!r} stands for both {other[0]}={other[1]} and "
+                    f"{level.key}={value}; rename a level in the profile or set "
+                    "--hypernode-prefix"
+                )
+            if i == last:
+                if opts.node_members == "labels":
+                    member_list = [
+                        {
+                            "type": "Node",
+                            "selector": {"labelMatch": {"matchLabels": {level.key: value}}},
+                        }
+                    ]
+                else:
+                    member_list = [node_member(n) for n in sorted(set(members))]
+            else:
+                child_level = levels[i + 1]
+                child_names = sorted({hypernode_name(child_level, c, opts.prefix) for c in members})
+                member_list = [
+                    {"type": "HyperNode", "selector": {"exactMatch": {"name": c}}}
+                    for c in child_names
+                ]
+            spec: dict[str, Any] = {"tier": tier}
+            if with_tier_name:
+                spec["tierName"] = level.tier
+            spec["members"] = member_list
+            tier_docs.append(
+                {
+                    "apiVersion": API_VERSION,
+                    "kind": "HyperNode",
+                    "metadata": {
+                        "name": name,
+                        "labels": dict(labels),
+                        "annotations": {LEVEL_ANNOTATION: f"{level.key}={value}"},
+                    },
+                    "spec": spec,
+                }
+            )
+        tier_docs.sort(key=lambda d: d["metadata"]["name"])
+        out += tier_docs
+    return out

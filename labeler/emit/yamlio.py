@@ -1,0 +1,128 @@
+"""YAML output that kubectl and operators read back easily — and fast.
+
+Keys keep their insertion order (the field order is part of what makes a generated file
+readable and diffable). Documents made only of maps, lists, one-line strings, numbers and
+booleans — every generated object — go through a small block-style emitter: PyYAML's
+representer costs ~9 s for the 100,000 HyperNode members of a large cluster. A scalar is
+written plain only when PyYAML's own resolver reads it back as the same string, otherwise
+single-quoted, so the output is what ``yaml.safe_dump`` would write. Anything else
+(multi-line strings: an embedded ``volcano-scheduler.conf``) goes through PyYAML, with
+literal blocks for multi-line strings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
+
+import yaml
+
+_Base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_PLAIN_CHARS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/=-]*$")
+_RESOLVER = yaml.resolver.Resolver()
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+class Dumper(_Base):  # type: ignore[misc]
+    """SafeDumper (C when available) with literal blocks for multi-line strings."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True  # kubectl reads anchors, but people and other tools read these files
+
+
+def _str(dumper: Any, data: str) -> Any:
+    if "\n" in data:
+        return dumper.represent_scalar(_STR_TAG, data, style="|")
+    return dumper.represent_scalar(_STR_TAG, data)
+
+
+Dumper.add_representer(str, _str)
+
+
+class _Unsupported(Exception):
+    pass
+
+
+@lru_cache(maxsize=65536)
+def _scalar(value: str) -> str:
+    if _PLAIN_CHARS.fullmatch(value) and (
+        _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
+    ):
+        return value
+    if not value.isprintable():
+        raise _Unsupported
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _key(key: Any) -> str:
+    if not isinstance(key, str):
+        raise _Unsupported
+    return _scalar(key)
+
+
+def _atom(value: Any) -> str | None:
+    """The inline form of a scalar, or None for a map/list."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return _scalar(value)
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "{}" if not value else None
+    if isinstance(value, list):
+        return "[]" if not value else None
+    raise _Unsupported
+
+
+def _emit(value: Any, indent: str, out: list[str]) -> None:
+    """Block-style body of a non-empty map or list, each line prefixed by ``indent``."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            atom = _atom(v)
+            if atom is not None:
+                out.append(f"{indent}{_key(k)}: {atom}\n")
+            else:
+                out.append(f"{indent}{_key(k)}:\n")
+                # PyYAML's style: lists under a key are not indented further
+                _emit(v, indent if isinstance(v, list) else indent + "  ", out)
+    else:
+        for item in value:
+            atom = _atom(item)
+            if atom is not None:
+                out.append(f"{indent}- {atom}\n")
+                continue
+            inner: list[str] = []
+            _emit(item, indent + "  ", inner)
+            first = inner[0]
+            inner[0] = f"{indent}- {first[len(indent) + 2 :]}"
+            out.extend(inner)
+
+
+def dump(doc: Any) -> str:
+    """One YAML document, keys in insertion order."""
+    if isinstance(doc, (dict, list)) and doc:
+        try:
+            out: list[str] = []
+            _emit(doc, "", out)
+            return "".join(out)
+        except _Unsupported:
+            pass
+    text: str = yaml.dump(
+        doc,
+        Dumper=Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=4096,
+    )
+    return text
+
+
+def dump_all(docs: Iterable[Any]) -> str:
+    """Several documents separated by ``---``."""
+    return "".join(f"---\n{dump(d)}" for d in docs)

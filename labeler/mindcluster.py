@@ -1,0 +1,164 @@
+"""Drop-in twins of MindCluster's ``multilevel-label-tool`` scripts, on our engine.
+
+``tools/label_tool.py`` and ``tools/lld_parser.py`` call ``label_tool_main`` and
+``lld_parser_main``. Command lines, prompts, success lines and exit codes are the
+originals' (see FACTS.md "Ascend / MindCluster"), so runbooks and scripts keep working;
+underneath, the CSV is validated before any write, nodes are listed once and patched
+concurrently, only changed nodes are written, and labels the project does not own are
+left alone. Deliberate differences, all safer:
+
+- a foreign value (not written by topology-labeler) is not overwritten: the node is
+  listed as failed with the reason, and ``--adopt`` (our addition) takes it over, which
+  is what the original's ``kubectl label --overwrite`` did;
+- nodes that are not in the cluster, and any invalid cell, fail the run before the
+  first write instead of half-way through;
+- the LLD is read row by row (a blank cell no longer shifts the host/frame pairing) and
+  the CSV is written without a BOM, so this label tool (and the original) can read it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+
+from labeler import bulk, csvfile, lld
+from labeler.errors import LabelerError
+from labeler.kube.client import ClusterOptions, api_client
+from labeler.logs import setup_logging
+
+
+def _prompt_csv_path() -> str:
+    while True:
+        path = input("Please enter the absolute path to the CSV file: ").strip()
+        if os.path.exists(path):
+            return path
+        print(f"Error: File '{path}' does not exist. Please try again.")
+
+
+def label_tool_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        description="Add or remove labels for Kubernetes nodes based on CSV file "
+        "(topology-labeler's twin of MindCluster's label_tool.py)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "Examples:\n"
+            "  %(prog)s apply --config-path /path/to/labels.csv\n"
+            "  %(prog)s delete --config-path /path/to/labels.csv\n"
+            "  %(prog)s apply  # Without --config-path, will enter interactive mode\n"
+        ),
+    )
+    sub = parser.add_subparsers(dest="command", help="Available commands", required=True)
+    for name, text in (("apply", "Add labels to nodes"), ("delete", "Remove labels from nodes")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--config-path", help="Absolute path to CSV file")
+        p.add_argument(
+            "--adopt",
+            action="store_true",
+            help="also overwrite/remove label values that topology-labeler did not set "
+            "(the original tool's kubectl --overwrite behaviour)",
+        )
+        p.add_argument("--concurrency", type=int, default=16, help=argparse.SUPPRESS)
+    return parser
+
+
+def label_tool_main(argv: Sequence[str] | None = None) -> int:
+    args = label_tool_parser().parse_args(argv)
+    setup_logging("warning")
+    path = args.config_path or _prompt_csv_path()
+    if not os.path.exists(path):
+        print(f"Error: File '{path}' does not exist")
+        return 1
+    action = "Adding" if args.command == "apply" else "Removing"
+    print(f"Starting {action.lower()} labels...")
+    # The original removes every header key on delete, also where the cell is empty.
+    opts = bulk.BulkOptions(
+        action=bulk.Action(args.command),
+        adopt=args.adopt,
+        all_keys=args.command == "delete",
+    )
+    try:
+        sheet = csvfile.read_label_csv(path)
+        api = api_client(ClusterOptions(pool_size=max(32, args.concurrency)))
+        plan = bulk.cluster_plan(api, sheet, opts)
+        report = bulk.run(api, plan, concurrency=args.concurrency)
+    except LabelerError as e:
+        print(f"Error: {e}")
+        return 1
+    failed = {o.node: o.error or "" for o in report.failed}
+    done = {o.node: o for o in report.outcomes}
+    for diff in plan.diffs:
+        outcome = done.get(diff.node)
+        final = outcome.plan if outcome is not None and outcome.error is None else diff.plan
+        if diff.node not in failed and final is not None and final.conflicts:
+            failed[diff.node] = "; ".join(str(c) for c in final.conflicts)
+    ok = [d.node for d in plan.diffs if not d.skipped and d.node not in failed]
+    if not failed:
+        if ok:
+            print(f"{action} labels completed successfully!")
+            print(f"Processed {len(ok)} nodes.")
+        else:
+            print("No valid nodes to process.")
+        return 0
+    print(f"{action} labels completed, but some nodes failed.")
+    if ok:
+        print(f"Successful nodes ({len(ok)}): {', '.join(ok)}")
+    else:
+        print("No successful nodes.")
+    print(f"Failed nodes ({len(failed)}) and error messages:")
+    for node in (d.node for d in plan.diffs if d.node in failed):
+        print(f"  - {node}: {failed[node]}")
+    return 1
+
+
+def lld_parser_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        description="Extract data from Excel file and generate CSV file "
+        "(topology-labeler's twin of MindCluster's lld_parser.py)"
+    )
+    parser.add_argument("--input", "-i", help="Input Excel file path")
+    parser.add_argument("--output", "-o", help="Output CSV file path")
+    parser.add_argument("--topotree-name", "-t", help="Topotree name")
+    parser.add_argument(
+        "--group-per-rack",
+        "-g",
+        type=int,
+        default=lld.DEFAULT_GROUP_PER_RACK,
+        help="Number of frames per group (default: 12). This is used as divisor for "
+        "calculating groupid from frame number.",
+    )
+    return parser
+
+
+def lld_parser_main(argv: Sequence[str] | None = None) -> int:
+    args = lld_parser_parser().parse_args(argv)
+    setup_logging("warning")
+    source = args.input or input("Please enter Excel file path: ").strip()
+    if not source:
+        print("Error: Input file path is required")
+        return 1
+    output = args.output
+    if not output:
+        output = lld.default_output(source)
+        print(f"Output file not specified, using default: {output}")
+    tree = args.topotree_name or input("Please enter topotree name: ").strip()
+    if not tree:
+        print("Error: Topotree name is required")
+        return 1
+    if args.group_per_rack <= 0:
+        print(f"Error: group-per-rack must be a positive integer, got {args.group_per_rack}")
+        return 1
+    try:
+        table = lld.read_lld(source, tree_name=tree, group_per_rack=args.group_per_rack)
+        print(f"Target worksheet found: {table.sheet}")
+        count = lld.write_lld_csv(table, output)
+    except LabelerError as e:
+        print(f"Error: {e}")
+        print("Script execution failed")
+        return 1
+    print(f"CSV file successfully generated: {output}")
+    print(f"Processed {count} rows of data")
+    print(f"Topotree name: {tree}")
+    print(f"Group per rack (divisor): {args.group_per_rack}")
+    print("Script execution completed")
+    return 0

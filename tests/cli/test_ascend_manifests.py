@@ -1,0 +1,158 @@
+"""manifests/ascend/ renders offline and every object is valid Kubernetes, with the
+privileges and mounts the Ascend agent is documented to need (and no others)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+KUSTOMIZATION = ROOT / "manifests" / "ascend"
+K8S_VERSION = "1.32.0"  # ValidatingAdmissionPolicy v1 and the node-name token claim are GA
+
+
+@pytest.fixture(scope="module")
+def rendered() -> list[dict[str, Any]]:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not installed (Debian package 'kubectl'); cannot render")
+    done = subprocess.run(
+        [kubectl, "kustomize", str(KUSTOMIZATION)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return [d for d in yaml.safe_load_all(done.stdout) if d]
+
+
+def by_kind(objs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    found = [o for o in objs if o["kind"] == kind]
+    assert len(found) == 1, f"expected one {kind}, got {len(found)}"
+    return found[0]
+
+
+def test_every_object_validates(rendered: list[dict[str, Any]]) -> None:
+    kubernetes_validate = pytest.importorskip("kubernetes_validate")
+    kinds = sorted(o["kind"] for o in rendered)
+    assert kinds == [
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "DaemonSet",
+        "Namespace",
+        "ServiceAccount",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+    ]
+    for obj in rendered:
+        kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+
+
+def test_daemonset_runs_the_ascend_profile_on_npu_nodes(rendered: list[dict[str, Any]]) -> None:
+    pod = by_kind(rendered, "DaemonSet")["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    args = container["args"]
+    assert args[0] == "agent" and "--profile=ascend-superpod" in args
+    assert any(a.startswith("--topotree-name=") for a in args)
+    terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    expr = terms["nodeSelectorTerms"][0]["matchExpressions"][0]
+    assert (expr["key"], expr["values"]) == ("accelerator", ["huawei-Ascend910"])
+    env = {e["name"]: e for e in container["env"]}
+    assert env["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
+
+
+def test_daemonset_privileges_are_the_documented_minimum(rendered: list[dict[str, Any]]) -> None:
+    pod = by_kind(rendered, "DaemonSet")["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert not pod.get("hostNetwork") and not pod.get("hostPID") and not pod.get("hostIPC")
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] != 0
+    sc = container["securityContext"]
+    assert sc["readOnlyRootFilesystem"] is True
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    for path in ("/usr/local/Ascend/driver", "/usr/local/bin/npu-smi", "/usr/local/dcmi"):
+        assert mounts[path]["readOnly"] is True, path
+    host_paths = {v["hostPath"]["path"] for v in pod["volumes"] if "hostPath" in v}
+    assert host_paths == {"/usr/local/Ascend/driver", "/usr/local/bin/npu-smi", "/usr/local/dcmi"}
+
+
+def test_policy_scope_excludes_groupid(rendered: list[dict[str, Any]]) -> None:
+    policy = by_kind(rendered, "ValidatingAdmissionPolicy")
+    keys = next(v for v in policy["spec"]["variables"] if v["name"] == "keys")["expression"]
+    assert "huawei.com/topotree.superpodid" in keys and "groupid" not in keys
+    binding = by_kind(rendered, "ValidatingAdmissionPolicyBinding")
+    assert binding["spec"]["policyName"] == policy["metadata"]["name"]
+    sa = by_kind(rendered, "ServiceAccount")["metadata"]
+    cond = policy["spec"]["matchConditions"][0]["expression"]
+    assert f"system:serviceaccount:{sa['namespace']}:{sa['name']}" in cond
+
+
+def _policy_verdicts(
+    policy: dict[str, Any], old: dict[str, Any], new: dict[str, Any], node_claim: str
+) -> list[bool]:
+    """Evaluate the policy's CEL as the API server would (variables, then validations)."""
+    celpy = pytest.importorskip("celpy")
+    env = celpy.Environment()
+    request = {
+        "userInfo": {
+            "username": "x",
+            "extra": {"authentication.kubernetes.io/node-name": [node_claim]},
+        }
+    }
+    activation: dict[str, Any] = {
+        "object": celpy.json_to_cel(new),
+        "oldObject": celpy.json_to_cel(old),
+        "request": celpy.json_to_cel(request),
+    }
+    variables: dict[Any, Any] = {}
+    for var in policy["spec"]["variables"]:
+        activation["variables"] = celpy.celtypes.MapType(variables)
+        program = env.program(env.compile(var["expression"]))
+        variables[celpy.celtypes.StringType(var["name"])] = program.evaluate(activation)
+    activation["variables"] = celpy.celtypes.MapType(variables)
+    return [
+        bool(env.program(env.compile(v["expression"])).evaluate(activation))
+        for v in policy["spec"]["validations"]
+    ]
+
+
+def _node(labels: dict[str, str], annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "npu-1", "labels": labels}
+    if annotations is not None:
+        meta["annotations"] = annotations
+    return {"metadata": meta, "spec": {"podCIDR": "10.0.0.0/24"}}
+
+
+BASE = {"kubernetes.io/hostname": "npu-1", "huawei.com/topotree.groupid": "3"}
+OWNED = {"topology-labeler.io/owned-labels": "huawei.com/topotree.superpodid"}
+
+
+@pytest.mark.parametrize(
+    ("new", "claim", "allowed"),
+    [
+        (_node({**BASE, "huawei.com/topotree.superpodid": "7"}, OWNED), "npu-1", True),
+        (_node({**BASE, "huawei.com/topotree.superpodid": "7"}, OWNED), "npu-2", False),
+        (_node({**BASE, "huawei.com/topotree.groupid": "4"}), "npu-1", False),
+        (_node({"kubernetes.io/hostname": "npu-1"}), "npu-1", False),  # removes groupid
+        (_node(BASE, {"other.io/x": "y"}), "npu-1", False),
+    ],
+)
+def test_policy_cel_allows_only_own_node_and_agent_keys(
+    rendered: list[dict[str, Any]], new: dict[str, Any], claim: str, allowed: bool
+) -> None:
+    policy = by_kind(rendered, "ValidatingAdmissionPolicy")
+    verdicts = _policy_verdicts(policy, _node(BASE), new, claim)
+    assert all(verdicts) is allowed, verdicts
+
+
+def test_policy_cel_forbids_spec_changes(rendered: list[dict[str, Any]]) -> None:
+    policy = by_kind(rendered, "ValidatingAdmissionPolicy")
+    new = _node(BASE)
+    new["spec"] = {"unschedulable": True}
+    assert not all(_policy_verdicts(policy, _node(BASE), new, "npu-1"))

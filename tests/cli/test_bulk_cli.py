@@ -1,0 +1,281 @@
+"""End to end through the command lines a user types: topology-labeler and the twins.
+
+Most run the CLI's main() in-process (each subprocess costs seconds of imports); one test
+runs the real command lines as subprocesses.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import openpyxl
+import pytest
+
+from labeler.cli import main
+from labeler.mindcluster import label_tool_main, lld_parser_main
+from tests.fakekube import FakeKube
+
+ROOT = Path(__file__).resolve().parents[2]
+G = "huawei.com/topotree.groupid"
+T = "huawei.com/topotree"
+S = "huawei.com/topotree.superpodid"
+
+
+def run(
+    *args: str, kubeconfig: Path | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("KUBECONFIG", None)
+    if kubeconfig is not None:
+        env["KUBECONFIG"] = str(kubeconfig)
+    return subprocess.run(
+        [sys.executable, *args], env=env, capture_output=True, text=True, input=stdin, timeout=120
+    )
+
+
+class Result:
+    def __init__(self, returncode: int, stdout: str, stderr: str) -> None:
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
+    """``topology-labeler ARGS --kubeconfig K`` in-process (labeler.cli.main), output captured."""
+
+    def call(*args: str, kubeconfig: Path) -> Result:
+        capsys.readouterr()
+        code = main([*args, "--kubeconfig", str(kubeconfig)])
+        out = capsys.readouterr()
+        return Result(code, out.out, out.err)
+
+    return call
+
+
+@pytest.fixture
+def twin(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., Result]:
+    """A twin's main() in-process; ``stdin`` answers its prompts."""
+
+    def call(
+        fn: Callable[[list[str]], int], *args: str, kubeconfig: Path | None = None, stdin: str = ""
+    ) -> Result:
+        if kubeconfig is not None:
+            monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+        capsys.readouterr()
+        code = fn(list(args))
+        out = capsys.readouterr()
+        return Result(code, out.out, out.err)
+
+    return call
+
+
+def test_plan_apply_rerun_and_conflict(
+    fake_kube: FakeKube, kubeconfig: Path, tmp_path: Path, cli: Callable[..., Result]
+) -> None:
+    fake_kube.add_node("n1")
+    fake_kube.add_node("n2", labels={G: "9"})  # someone else's value
+    fake_kube.add_node("n3", labels={G: "1", T: "t"})
+    csv = tmp_path / "c.csv"
+    csv.write_bytes(f"\ufeffnodeName,{G},{T}\r\nn1,0,t\r\nn2,0,t\r\nn3,1,t\r\n".encode())
+
+    p = cli("plan", "--config-path", str(csv), kubeconfig=kubeconfig)
+    assert p.returncode == 3, p.stderr
+    assert p.stdout.splitlines() == [
+        f"n1: add {T}=t",
+        f"n1: add {G}=0",
+        f"n2: add {T}=t",
+        f"n2: conflict {G}: has '9' (not ours), wanted '0' (--adopt takes it over)",
+        "3 nodes: 2 to change, 1 unchanged, 1 with conflicts, 0 missing, 0 skipped",
+    ]
+    assert fake_kube.count("patch") == 0
+
+    p2 = cli("apply", "--config-path", str(csv), "--dry-run", kubeconfig=kubeconfig)
+    assert (p2.returncode, p2.stdout) == (3, p.stdout)
+    assert fake_kube.count("patch") == 0
+
+    p = cli("apply", "--config-path", str(csv), "--qps", "50", kubeconfig=kubeconfig)
+    assert p.returncode == 3, p.stderr
+    assert "\r" not in p.stderr  # no progress bar off a terminal
+    assert p.stdout.splitlines()[-1].startswith(
+        "3 nodes: 2 labelled, 1 unchanged, 0 failed, 1 with conflicts, 0 missing, 0 skipped"
+    )
+    assert fake_kube.get_node("n1")["metadata"]["labels"][G] == "0"
+    assert fake_kube.get_node("n2")["metadata"]["labels"][G] == "9"
+
+    fake_kube.clear_journal()
+    p = cli("apply", "--config-path", str(csv), "--adopt", kubeconfig=kubeconfig)
+    assert p.returncode == 0, p.stderr
+    assert f"n2: change {G}: 9 → 0" in p.stdout
+    assert fake_kube.counts() == {"list": 1, "patch": 1}
+
+    fake_kube.clear_journal()
+    p = cli("apply", "--config-path", str(csv), kubeconfig=kubeconfig)
+    assert p.returncode == 0, p.stderr
+    assert fake_kube.counts() == {"list": 1}
+    assert "0 labelled, 3 unchanged" in p.stdout
+
+
+def test_invalid_csv_and_missing_nodes_write_nothing(
+    fake_kube: FakeKube, kubeconfig: Path, tmp_path: Path, cli: Callable[..., Result]
+) -> None:
+    fake_kube.add_node("n1")
+    bad = tmp_path / "bad.csv"
+    bad.write_text(f"nodeName,{G}\nn1,a b\nn1,2\n")
+    p = cli("apply", "--config-path", str(bad), kubeconfig=kubeconfig)
+    assert p.returncode == 1
+    assert f"{bad}:2:2: invalid value 'a b'" in p.stderr
+    assert f"{bad}:3:1: node 'n1' already has a row on line 2" in p.stderr
+
+    csv = tmp_path / "c.csv"
+    csv.write_text(f"nodeName,{G}\nn1,2\nghost,3\n")
+    p = cli("apply", "--config-path", str(csv), kubeconfig=kubeconfig)
+    assert p.returncode == 1
+    assert f"{csv}:3: node 'ghost' is not in the cluster" in p.stderr
+    assert fake_kube.count("patch") == 0
+
+    p = cli("apply", "--config-path", str(csv), "--skip-missing-nodes", kubeconfig=kubeconfig)
+    assert p.returncode == 0, p.stderr
+    assert "ghost: missing (not in the cluster)" in p.stdout
+    assert fake_kube.get_node("n1")["metadata"]["labels"][G] == "2"
+
+
+def test_export_then_delete(
+    fake_kube: FakeKube, kubeconfig: Path, tmp_path: Path, cli: Callable[..., Result]
+) -> None:
+    fake_kube.add_node("n1", labels={T: "t", G: "0", S: "4"})
+    fake_kube.add_node("n2", labels={S: "5"})
+    fake_kube.add_node("n3")
+    out = tmp_path / "backup.csv"
+    p = cli("export", "--profile", "ascend-superpod", "-o", str(out), kubeconfig=kubeconfig)
+    assert p.returncode == 0, p.stderr
+    assert out.read_text() == f"nodeName,{T},{G},{S}\nn1,t,0,4\nn2,,,5\n"
+
+    # Exported labels are not ours: delete leaves them unless --adopt.
+    p = cli("delete", "--config-path", str(out), kubeconfig=kubeconfig)
+    assert p.returncode == 3
+    assert f"n1: conflict {S}: has '4' (not ours), left in place (--adopt removes it)" in p.stdout
+    p = cli("delete", "--config-path", str(out), "--adopt", kubeconfig=kubeconfig)
+    assert p.returncode == 0, p.stderr
+    assert f"n2: remove {S} (was '5')" in p.stdout
+    assert not {T, G, S} & set(fake_kube.get_node("n1")["metadata"]["labels"])
+
+
+def lld_workbook(path: Path) -> Path:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    assert ws is not None
+    ws.title = "超节点规划"
+    for row in [["编号", "主机名称", "机框编号"], [1, "n1", 1], [2, "n2", 13], [], [3, "n3", 14]]:
+        ws.append(row)
+    wb.save(path)
+    return path
+
+
+def test_lld_then_twin_label_tool(
+    fake_kube: FakeKube,
+    kubeconfig: Path,
+    tmp_path: Path,
+    cli: Callable[..., Result],
+    twin: Callable[..., Result],
+) -> None:
+    for n in ("n1", "n2", "n3"):
+        fake_kube.add_node(n)
+    xlsx = lld_workbook(tmp_path / "plan.xlsx")
+    out = tmp_path / "labels.csv"
+    p = cli("lld", "-i", str(xlsx), "-o", str(out), "-t", "prod", kubeconfig=kubeconfig)
+    assert p.returncode == 0, p.stderr
+    assert f"CSV file successfully generated: {out}" in p.stdout
+    assert out.read_bytes() == f"nodeName,{G},{T}\nn1,0,prod\nn2,1,prod\nn3,1,prod\n".encode()
+
+    tool = label_tool_main
+    p = twin(tool, "apply", "--config-path", str(out), kubeconfig=kubeconfig)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.splitlines() == [
+        "Starting adding labels...",
+        "Adding labels completed successfully!",
+        "Processed 3 nodes.",
+    ]
+    assert fake_kube.get_node("n2")["metadata"]["labels"][G] == "1"
+
+    # A foreign value: the original overwrote it; the twin lists the node as failed.
+    fake_kube.set_node_labels("n3", {G: "7"})
+    ann = {"topology-labeler.io/owned-labels": T}
+    fake_kube.update_node("n3", lambda o: o["metadata"].update(annotations=ann))
+    p = twin(tool, "apply", stdin=f"/nonexistent\n{out}\n", kubeconfig=kubeconfig)
+    assert p.returncode == 1
+    assert "Error: File '/nonexistent' does not exist. Please try again." in p.stdout
+    assert "Adding labels completed, but some nodes failed." in p.stdout
+    assert "Successful nodes (2): n1, n2" in p.stdout
+    assert "Failed nodes (1) and error messages:" in p.stdout
+    assert f"  - n3: n3: {G} is '7', wanted '1'" in p.stdout
+
+    p = twin(tool, "delete", "--config-path", str(out), "--adopt", kubeconfig=kubeconfig)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.splitlines()[-2:] == [
+        "Removing labels completed successfully!",
+        "Processed 3 nodes.",
+    ]
+    assert not {G, T} & set(fake_kube.get_node("n3")["metadata"]["labels"])
+
+    p = twin(tool, "apply", "--config-path", str(tmp_path / "nope.csv"), kubeconfig=kubeconfig)
+    assert p.returncode == 1
+    assert p.stdout == f"Error: File '{tmp_path / 'nope.csv'}' does not exist\n"
+
+
+def test_twin_lld_parser(tmp_path: Path, twin: Callable[..., Result]) -> None:
+    xlsx = lld_workbook(tmp_path / "plan.xlsx")
+    tool = lld_parser_main
+    out = tmp_path / "o.csv"
+    p = twin(tool, "--input", str(xlsx), "-o", str(out), "-g", "12", stdin="t1\n")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.splitlines() == [
+        "Please enter topotree name: Target worksheet found: 超节点规划",
+        f"CSV file successfully generated: {out}",
+        "Processed 3 rows of data",
+        "Topotree name: t1",
+        "Group per rack (divisor): 12",
+        "Script execution completed",
+    ]
+    assert out.read_text().startswith("nodeName,")  # no BOM
+
+    p = twin(tool, "-i", str(tmp_path / "missing.xlsx"), "-o", str(out), "-t", "t1")
+    assert p.returncode == 1
+    assert p.stdout.splitlines()[-1] == "Script execution failed"
+    p = twin(tool, "-i", str(xlsx), "-o", str(out), "-t", "t1", "-g", "0")
+    assert p.returncode == 1
+    assert p.stdout == "Error: group-per-rack must be a positive integer, got 0\n"
+
+
+@pytest.mark.slow
+def test_the_real_command_lines(fake_kube: FakeKube, kubeconfig: Path, tmp_path: Path) -> None:
+    """``python -m labeler``, ``tools/lld_parser.py`` and ``tools/label_tool.py`` as processes."""
+    for n in ("n1", "n2", "n3"):
+        fake_kube.add_node(n)
+    xlsx = lld_workbook(tmp_path / "plan.xlsx")
+    out = tmp_path / "labels.csv"
+    p = run(str(ROOT / "tools" / "lld_parser.py"), "-i", str(xlsx), "-o", str(out), "-t", "t")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert f"CSV file successfully generated: {out}" in p.stdout
+
+    p = run("-m", "labeler", "apply", "--config-path", str(out), "--kubeconfig", str(kubeconfig))
+    assert p.returncode == 0, p.stderr
+    assert f"n3: add {G}=1" in p.stdout
+
+    fake_kube.clear_journal()
+    p = run(
+        str(ROOT / "tools" / "label_tool.py"),
+        "apply",
+        "--config-path",
+        str(out),
+        kubeconfig=kubeconfig,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.endswith("Adding labels completed successfully!\nProcessed 3 nodes.\n")
+    assert fake_kube.counts() == {"list": 1}

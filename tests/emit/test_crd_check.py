@@ -1,0 +1,79 @@
+"""Every generated object passes the upstream CRD schemas (crd-check), where available.
+
+crd-check and the CRDs live outside the repository (../shared); without them this test is
+skipped, so the project's own suite runs on a fresh checkout.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from labeler.emit import hypernodes
+from tests.emit.test_golden import outputs
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _crd_check() -> Path | None:
+    env = os.environ.get("CRD_CHECK")
+    candidates = [Path(env)] if env else []
+    candidates += [p / "shared" / "bin" / "crd-check" for p in (ROOT.parent, ROOT.parent.parent)]
+    return next((c for c in candidates if c.is_file()), None)
+
+
+CRD_CHECK = _crd_check()
+pytestmark = pytest.mark.skipif(CRD_CHECK is None, reason="../shared/bin/crd-check not found")
+
+KUEUE_SETS = ["kueue/v0.19.2__*", "kueue/main-*"]
+VOLCANO_1_14 = ["volcano/volcano-v1.14.0_*", "volcano/volcano-master-*"]
+VOLCANO_OLD = ["volcano/volcano-v1.12.0_*", "volcano/volcano-v1.13.0_*"]
+
+
+def run(files: list[Path], sets: list[str]) -> str:
+    assert CRD_CHECK is not None
+    args = [sys.executable, str(CRD_CHECK), "--strict"]
+    for s in sets:
+        args += ["--crd-set", f"*{s.split('/')[-1]}"]
+    proc = subprocess.run(
+        [*args, *map(str, files)], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "INVALID" not in proc.stdout and "SKIP" not in proc.stdout
+    return proc.stdout
+
+
+@pytest.mark.parametrize("case", ["oci", "ascend", "custom"])
+def test_generated_objects_pass_the_crds(case: str, tmp_path: Path) -> None:
+    produced = {o.filename: o for o in outputs(case) if o.applicable}
+    kueue_files, hn_files = [], []
+    for name, o in produced.items():
+        path = tmp_path / name
+        path.write_text(o.text(), encoding="utf-8")
+        (hn_files if o.docs[0]["kind"] == "HyperNode" else kueue_files).append(path)
+    out = run(kueue_files, KUEUE_SETS)
+    assert out.count("\nOK ") + out.startswith("OK ") == 2 * len(kueue_files)
+    has_tier_name = "tierName" in hn_files[0].read_text()
+    sets = VOLCANO_1_14 if has_tier_name else [*VOLCANO_OLD, *VOLCANO_1_14]
+    out = run(hn_files, sets)
+    n_docs = sum(len(produced[f.name].docs) for f in hn_files)
+    assert sum(line.startswith("OK ") for line in out.splitlines()) == n_docs * len(sets)
+
+
+def test_long_names_pass_on_every_volcano_version(tmp_path: Path) -> None:
+    from labeler.model import Level, Placement, Topology
+
+    topo = Topology("t", (Level("x/a", "a" * 30), Level("x/b", "b" * 30)))
+    ps = [Placement("n" * 70 + ".local", ("V" * 63, "W" * 63))]
+    docs = hypernodes.build_hypernodes(
+        topo, ps, hypernodes.HyperNodeOptions(volcano_version=(1, 12))
+    )
+    from labeler.emit.yamlio import dump_all
+
+    f = tmp_path / "hn.yaml"
+    f.write_text(dump_all(docs))
+    run([f], [*VOLCANO_OLD, *VOLCANO_1_14])

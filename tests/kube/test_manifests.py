@@ -1,0 +1,257 @@
+"""The agent's manifests: render offline, validate every object, run the policy's CEL.
+
+The ValidatingAdmissionPolicy is evaluated the way the API server does it — variables in
+order, then every validation — with cel-python, on allowed and denied node updates.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import celpy
+import kubernetes_validate
+import pytest
+import yaml
+from celpy import celtypes
+
+from labeler.plan import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
+from labeler.profiles import oci_rdma
+
+ROOT = Path(__file__).resolve().parents[2]
+MANIFESTS = ROOT / "manifests"
+KUBECTL = shutil.which("kubectl")
+SA = "system:serviceaccount:topology-labeler:topology-labeler-agent"
+K8S_VERSIONS = ("1.30.0", "1.33.0")
+
+
+def raw_documents() -> list[dict[str, Any]]:
+    """The base's files as written (kustomize only adds labels and the image)."""
+    kz = yaml.safe_load((MANIFESTS / "kustomization.yaml").read_text())
+    docs: list[dict[str, Any]] = []
+    for name in kz["resources"]:
+        docs += [d for d in yaml.safe_load_all((MANIFESTS / name).read_text()) if d]
+    return docs
+
+
+@pytest.fixture(scope="module")
+def rendered() -> list[dict[str, Any]]:
+    if KUBECTL is None:
+        pytest.skip("kubectl is not installed; cannot render the kustomization")
+    out = subprocess.run(
+        [KUBECTL, "kustomize", str(MANIFESTS)], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+def by_kind(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    (doc,) = [d for d in docs if d["kind"] == kind]
+    return doc
+
+
+def test_kustomize_renders_every_resource(rendered: list[dict[str, Any]]) -> None:
+    kinds = sorted(d["kind"] for d in rendered)
+    assert kinds == sorted(
+        [
+            "Namespace",
+            "ServiceAccount",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "DaemonSet",
+            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicyBinding",
+        ]
+    )
+    ds = by_kind(rendered, "DaemonSet")
+    image = ds["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image.endswith(":0.1.0")
+
+
+@pytest.mark.parametrize("version", K8S_VERSIONS)
+def test_every_rendered_object_validates_against_the_kubernetes_schema(
+    rendered: list[dict[str, Any]], version: str
+) -> None:
+    for doc in rendered:
+        kubernetes_validate.validate(doc, version, strict=True)
+
+
+def test_rbac_is_least_privilege() -> None:
+    role = by_kind(raw_documents(), "ClusterRole")
+    rules = {tuple(r["resources"]): sorted(r["verbs"]) for r in role["rules"]}
+    assert rules == {("nodes",): ["get", "list", "patch", "watch"], ("events",): ["create"]}
+
+
+def test_daemonset_runs_as_designed() -> None:
+    ds = by_kind(raw_documents(), "DaemonSet")
+    pod = ds["spec"]["template"]["spec"]
+    (c,) = pod["containers"]
+    assert pod["hostNetwork"] is True and pod["dnsPolicy"] == "ClusterFirstWithHostNet"
+    assert (
+        pod["serviceAccountName"] == by_kind(raw_documents(), "ServiceAccount")["metadata"]["name"]
+    )
+    env = {e["name"]: e for e in c["env"]}
+    assert env["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
+    sc = c["securityContext"]
+    assert sc["runAsUser"] == 65532 and sc["runAsNonRoot"] is True
+    assert sc["readOnlyRootFilesystem"] is True and sc["allowPrivilegeEscalation"] is False
+    assert sc["capabilities"]["drop"] == ["ALL"]
+    assert sc["seccompProfile"]["type"] == "RuntimeDefault"
+    assert c["resources"]["requests"] and c["resources"]["limits"]
+    assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    port = c["ports"][0]["containerPort"]
+    assert f"--port={port}" in c["args"] and c["args"][0] == "agent"
+    assert pod["tolerations"] and pod["affinity"]["nodeAffinity"]
+
+
+def test_the_args_parse_with_the_real_cli() -> None:
+    from labeler.cli import build_parser
+
+    c = by_kind(raw_documents(), "DaemonSet")["spec"]["template"]["spec"]["containers"][0]
+    args = build_parser().parse_args(c["args"])
+    assert args.command == "agent" and args.profile == "oci-rdma"
+
+
+# --- the admission policy, evaluated -----------------------------------------------------
+
+
+class Policy:
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.env = celpy.Environment()
+        spec = doc["spec"]
+        self.conditions = [self._compile(m["expression"]) for m in spec["matchConditions"]]
+        self.variables = [(v["name"], self._compile(v["expression"])) for v in spec["variables"]]
+        self.validations = [
+            (
+                self._compile(v["expression"]),
+                v.get("message"),
+                self._compile(v["messageExpression"]) if "messageExpression" in v else None,
+            )
+            for v in spec["validations"]
+        ]
+        self.rules = spec["matchConstraints"]["resourceRules"]
+
+    def _compile(self, expr: str) -> Any:
+        return self.env.program(self.env.compile(expr))
+
+    def admit(
+        self,
+        old: dict[str, Any],
+        new: dict[str, Any],
+        *,
+        user: str = SA,
+        node_name: str | None = "n1",
+    ) -> list[str]:
+        """The messages of failed validations; [] = allowed. Not matched → allowed."""
+        extra = {"authentication.kubernetes.io/node-name": [node_name]} if node_name else {}
+        request = {"operation": "UPDATE", "userInfo": {"username": user, "extra": extra}}
+        act: dict[str, Any] = {
+            "object": celpy.json_to_cel(new),
+            "oldObject": celpy.json_to_cel(old),
+            "request": celpy.json_to_cel(request),
+        }
+        if not all(bool(c.evaluate(act)) for c in self.conditions):
+            return []
+        variables = celtypes.MapType({})
+        act["variables"] = variables
+        for name, program in self.variables:
+            variables[celtypes.StringType(name)] = program.evaluate(act)
+        failed = []
+        for program, message, message_expr in self.validations:
+            result = program.evaluate(act)
+            if isinstance(result, celpy.CELEvalError) or not bool(result):
+                failed.append(str(message_expr.evaluate(act)) if message_expr else message)
+        return failed
+
+
+OCI = oci_rdma()
+LOCAL = OCI.level_keys[-1]
+
+
+def node(name: str = "n1", labels: dict[str, str] | None = None, **ann: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": {"kubernetes.io/hostname": name}}
+    meta["labels"].update(labels or {})
+    if ann:
+        meta["annotations"] = dict(ann)
+    return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "spec": {"podCIDR": "x"}}
+
+
+@pytest.fixture(scope="module")
+def policy() -> Policy:
+    return Policy(by_kind(raw_documents(), "ValidatingAdmissionPolicy"))
+
+
+def test_policy_matches_node_updates_only(policy: Policy) -> None:
+    assert policy.rules == [
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["nodes"]}
+    ]
+    binding = by_kind(raw_documents(), "ValidatingAdmissionPolicyBinding")
+    assert (
+        binding["spec"]["policyName"]
+        == by_kind(raw_documents(), "ValidatingAdmissionPolicy")["metadata"]["name"]
+    )
+    assert binding["spec"]["validationActions"] == ["Deny"]
+
+
+def test_policy_names_exactly_the_profile_keys_and_our_annotations(policy: Policy) -> None:
+    act = {"request": celpy.json_to_cel({}), "object": celpy.json_to_cel({})}
+    values = dict(policy.variables)
+    assert sorted(values["ownLabels"].evaluate(act)) == sorted(OCI.all_keys)
+    assert sorted(values["ownAnnotations"].evaluate(act)) == sorted(
+        [OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION]
+    )
+
+
+def test_own_node_own_labels_and_annotations_are_allowed(policy: Policy) -> None:
+    new = node(labels={LOCAL: "abc"}, **{OWNED_ANNOTATION: LOCAL, SOURCE_IDS_ANNOTATION: "{}"})
+    assert policy.admit(node(), new) == []
+    # changing and removing an own key too
+    assert policy.admit(new, node(labels={LOCAL: "def"})) == []
+    assert policy.admit(new, node()) == []
+
+
+def test_another_node_is_denied(policy: Policy) -> None:
+    failed = policy.admit(node("n2"), node("n2", labels={LOCAL: "abc"}), node_name="n1")
+    assert failed == ["the topology-labeler agent may change only the node it runs on (n1), not n2"]
+
+
+def test_a_token_without_a_node_binding_is_denied(policy: Policy) -> None:
+    failed = policy.admit(node(), node(labels={LOCAL: "abc"}), node_name=None)
+    assert failed and "the token is not bound to a node" in failed[0]
+
+
+@pytest.mark.parametrize(
+    ("old_labels", "new_labels"),
+    [
+        ({}, {"team": "a"}),  # add a foreign key
+        ({"team": "a"}, {"team": "b"}),  # change one
+        ({"team": "a"}, {}),  # remove one
+        ({}, {"node-role.kubernetes.io/control-plane": ""}),
+    ],
+)
+def test_a_foreign_label_change_is_denied(
+    policy: Policy, old_labels: dict[str, str], new_labels: dict[str, str]
+) -> None:
+    failed = policy.admit(node(labels=old_labels), node(labels={**new_labels, LOCAL: "x"}))
+    assert failed == [
+        "the topology-labeler agent may add, change or remove only its own label keys"
+    ]
+
+
+def test_a_foreign_annotation_change_is_denied(policy: Policy) -> None:
+    failed = policy.admit(node(), node(**{"example.com/x": "1"}))
+    assert failed == ["the topology-labeler agent may change only its own annotations"]
+    assert policy.admit(node(**{"example.com/x": "1"}), node())
+
+
+def test_a_spec_change_is_denied(policy: Policy) -> None:
+    new = node()
+    new["spec"] = {"podCIDR": "x", "unschedulable": True}
+    assert policy.admit(node(), new) == ["the topology-labeler agent may not change a node's spec"]
+
+
+def test_other_users_are_not_matched(policy: Policy) -> None:
+    assert policy.admit(node("n2"), node("n2", labels={"team": "a"}), user="admin") == []

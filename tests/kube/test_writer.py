@@ -1,0 +1,149 @@
+"""The label writer against the fake API server, driven through the real client."""
+
+import json
+import threading
+
+import pytest
+
+from labeler.kube.client import ClusterOptions, api_client
+from labeler.kube.errors import Expired, Forbidden, Invalid
+from labeler.kube.nodes import LabelWriter, get_node, list_nodes, watch_nodes
+from labeler.plan import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, Desired
+from tests.fakekube import FakeKube
+
+ISLAND, BLOCK, RACK = "x.io/island", "x.io/block", "x.io/rack"
+SCOPE = frozenset({ISLAND, BLOCK, RACK})
+
+
+def labels(fake: FakeKube, name: str = "n1") -> dict[str, str]:
+    return dict(fake.get_node(name)["metadata"]["labels"])
+
+
+def test_sets_only_changed_keys_and_records_ownership(fake_kube: FakeKube) -> None:
+    fake_kube.add_node("n1", labels={ISLAND: "i1"})
+    writer = LabelWriter(fake_kube.api_client())
+    result = writer.reconcile(
+        "n1", Desired(set={ISLAND: "i1", BLOCK: "b1"}, prune=SCOPE, source_ids={BLOCK: "ocid.b1"})
+    )
+    assert result.written
+    (patch,) = fake_kube.requests(method="PATCH")
+    assert patch.content_type == "application/merge-patch+json"
+    assert patch.body["metadata"]["labels"] == {BLOCK: "b1"}
+    assert patch.body["metadata"]["resourceVersion"]
+    node = fake_kube.get_node("n1")
+    assert node["metadata"]["labels"][BLOCK] == "b1"
+    # ISLAND already had the wanted value: left alone and not claimed.
+    assert node["metadata"]["annotations"][OWNED_ANNOTATION] == BLOCK
+    assert json.loads(node["metadata"]["annotations"][SOURCE_IDS_ANNOTATION]) == {BLOCK: "ocid.b1"}
+
+
+def test_unchanged_rerun_makes_zero_writes(fake_kube: FakeKube) -> None:
+    fake_kube.add_node("n1")
+    writer = LabelWriter(fake_kube.api_client())
+    desired = Desired(set={ISLAND: "i1", RACK: "r1"}, prune=SCOPE, source_ids={RACK: "id"})
+    writer.reconcile("n1", desired)
+    fake_kube.clear_journal()
+    result = writer.reconcile("n1", desired)
+    assert not result.written
+    assert fake_kube.count("patch") == 0
+    assert fake_kube.count("list") == 0
+
+
+def test_removes_only_owned_stale_keys(fake_kube: FakeKube) -> None:
+    fake_kube.add_node("n1", labels={"team": "a", RACK: "by-hand"})
+    writer = LabelWriter(fake_kube.api_client())
+    writer.reconcile("n1", Desired(set={ISLAND: "i1", BLOCK: "b1"}, prune=SCOPE))
+    writer.reconcile("n1", Desired(set={ISLAND: "i1"}, prune=SCOPE))
+    after = labels(fake_kube)
+    assert BLOCK not in after  # ours and stale: removed
+    assert after[RACK] == "by-hand"  # in scope but never ours: kept
+    assert after["team"] == "a"  # out of scope: never touched
+    assert fake_kube.get_node("n1")["metadata"]["annotations"][OWNED_ANNOTATION] == ISLAND
+
+
+def test_leaves_a_foreign_value_and_reports_it(fake_kube: FakeKube) -> None:
+    fake_kube.add_node("n1", labels={ISLAND: "someone-else"})
+    writer = LabelWriter(fake_kube.api_client())
+    result = writer.reconcile("n1", Desired(set={ISLAND: "i1"}, prune=SCOPE))
+    assert labels(fake_kube)[ISLAND] == "someone-else"
+    assert [c.key for c in result.plan.conflicts] == [ISLAND]
+    assert fake_kube.count("patch") == 0
+    adopted = writer.reconcile("n1", Desired(set={ISLAND: "i1"}, prune=SCOPE), adopt=True)
+    assert adopted.written
+    assert labels(fake_kube)[ISLAND] == "i1"
+
+
+def test_concurrent_change_gives_409_then_replans(fake_kube: FakeKube) -> None:
+    fake_kube.add_node("n1")
+    api = fake_kube.api_client()
+    stale = get_node(api, "n1")
+    fake_kube.set_node_labels("n1", {"team": "b"})  # someone writes in between
+    result = LabelWriter(api).write(stale, Desired(set={ISLAND: "i1"}))
+    assert result.written and result.attempts == 2
+    statuses = [r.status for r in fake_kube.requests(method="PATCH")]
+    assert statuses == [409, 200]
+    assert labels(fake_kube)["team"] == "b"
+    assert labels(fake_kube)[ISLAND] == "i1"
+
+
+def test_invalid_value_is_rejected_with_the_servers_causes(fake_kube: FakeKube) -> None:
+    fake_kube.add_node("n1")
+    with pytest.raises(Invalid) as e:
+        LabelWriter(fake_kube.api_client()).reconcile("n1", Desired(set={ISLAND: "not valid"}))
+    assert "metadata.labels" in str(e.value)
+    assert ISLAND not in labels(fake_kube)
+
+
+def test_429_with_retry_after_is_retried(fake_kube: FakeKube) -> None:
+    fake_kube.add_node("n1")
+    fake_kube.faults.add(method="PATCH", path="/api/v1/nodes/n1", status=429, retry_after=1)
+    LabelWriter(fake_kube.api_client()).reconcile("n1", Desired(set={ISLAND: "i1"}))
+    assert [r.status for r in fake_kube.requests(method="PATCH")] == [429, 200]
+    assert labels(fake_kube)[ISLAND] == "i1"
+
+
+def test_forbidden_says_which_rbac_verb_is_missing(fake_kube: FakeKube) -> None:
+    fake_kube.add_node("n1")
+    fake_kube.faults.add(method="PATCH", status=403)
+    with pytest.raises(Forbidden, match="lacks 'patch' on 'nodes/n1'"):
+        LabelWriter(fake_kube.api_client()).reconcile("n1", Desired(set={ISLAND: "i1"}))
+
+
+def test_list_nodes_paginates_and_reads_scheduling_facts(fake_kube: FakeKube) -> None:
+    fake_kube.seed_nodes(25, allocatable={"nvidia.com/gpu": "8"})
+    fake_kube.add_node("cordoned", unschedulable=True, ready=False)
+    nodes, rv = list_nodes(fake_kube.api_client(), page_size=10)
+    assert len(nodes) == 26 and len({n.name for n in nodes}) == 26
+    assert fake_kube.count("list") == 3
+    assert rv
+    cordoned = next(n for n in nodes if n.name == "cordoned")
+    assert cordoned.unschedulable and not cordoned.ready
+    assert next(n for n in nodes if n.name == "node-00000").allocatable["nvidia.com/gpu"] == "8"
+
+
+def test_watch_sees_own_node_change_and_410_is_expired(fake_kube: FakeKube) -> None:
+    fake_kube.add_node("n1")
+    fake_kube.add_node("n2")
+    api = fake_kube.api_client()
+    start = get_node(api, "n1").resource_version
+    threading.Timer(0.2, lambda: fake_kube.set_node_labels("n2", {"a": "1"})).start()
+    threading.Timer(0.4, lambda: fake_kube.set_node_labels("n1", {"a": "1"})).start()
+    events = watch_nodes(
+        api, resource_version=start, field_selector="metadata.name=n1", timeout_seconds=5
+    )
+    kind, node = next(e for e in events if e[0] != "BOOKMARK")
+    assert (kind, node.name, node.labels["a"]) == ("MODIFIED", "n1", "1")
+
+    with FakeKube(history=2) as small:
+        small.add_node("n1")
+        old = get_node(small.api_client(), "n1").resource_version
+        for i in range(5):
+            small.set_node_labels("n1", {"i": str(i)})
+        with pytest.raises(Expired):
+            list(watch_nodes(small.api_client(), resource_version=old, timeout_seconds=2))
+
+
+def test_kubeconfig_and_context_are_honoured(fake_kube: FakeKube, kubeconfig: str) -> None:
+    fake_kube.add_node("n1")
+    api = api_client(ClusterOptions(kubeconfig=str(kubeconfig), context="fake"))
+    assert get_node(api, "n1").name == "n1"

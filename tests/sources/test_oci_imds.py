@@ -1,0 +1,250 @@
+"""The OCI IMDS source against ``responses``: every outcome of the issue, one test each."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import requests
+import responses
+
+from labeler.errors import UsageError
+from labeler.model import Level, Topology
+from labeler.profiles import Profile, oci_rdma
+from labeler.sources import NoData, Reading, SourceError
+from labeler.sources.oci_imds import (
+    DEFAULT_KEYS,
+    HOST_PATH,
+    RDMA_PATH,
+    ImdsOptions,
+    OciImdsSource,
+    oci_keys,
+)
+
+URL = "http://imds.test"
+RDMA = URL + RDMA_PATH
+HOST = URL + HOST_PATH
+ISLAND = "ocid1.hpcisland.oc1.iad.anuwcljrg5pyaeycajoqlss6bcvmz4mqnhgsszhm4ihzjcyrdmmsnbinmaca"
+BLOCK = "ocid1.computenetworkblock.oc1.iad.anuwcljrg5pyaeycbm2kpvcl7uu3a2fmo3cbt5wrwnrxqwizf6sa"
+LOCAL = "ocid1.computelocalblock.oc1.iad.anuwcljrg5pyaeycu6xkmkpz4o3oub4a4qrp5f6tsoy2hfb4p6ya"
+HOSTID = "ocid1.computebaremetalhost.oc1.iad.anuwcljrg5pyaeyc3hq2ykbz6w5lfcyzj7dgagevmyfuggxta"
+FABRIC = "ocid1.computegpumemoryfabric.oc1.iad.anuwcljrg5pyaeycn7ptrpezmu3xhyxj6uc5gqbjzbvz6q"
+DOC = {
+    "customerHPCIslandId": ISLAND,
+    "customerNetworkBlock": BLOCK,
+    "customerLocalBlock": LOCAL,
+    "customerHostId": HOSTID,
+}
+K = DEFAULT_KEYS
+
+
+def source(**kw: object) -> OciImdsSource:
+    opts = ImdsOptions(url=URL, attempts=3, backoff=0.001, max_backoff=0.002, **kw)  # type: ignore[arg-type]
+    return OciImdsSource(options=opts)
+
+
+@responses.activate
+def test_reads_rdma_topology_with_the_oracle_bearer_and_no_forwarded_headers() -> None:
+    responses.get(RDMA, json=DOC)
+    got = source().read()
+    assert got == Reading(
+        ids={
+            K.hpc_island: ISLAND,
+            K.network_block: BLOCK,
+            K.local_block: LOCAL,
+            K.host: HOSTID,
+        },
+        details={"document": RDMA_PATH},
+    )
+    sent = responses.calls[0].request.headers
+    assert sent["Authorization"] == "Bearer Oracle"
+    assert not [h for h in sent if h.lower().startswith(("forwarded", "x-forwarded"))]
+    assert len(responses.calls) == 1  # no fallback when the document is there
+
+
+@responses.activate
+def test_gpu_memory_fabric_is_read_when_present() -> None:
+    responses.get(RDMA, json={**DOC, "customerGpuMemoryFabric": FABRIC})
+    got = source().read()
+    assert isinstance(got, Reading)
+    assert got.ids[K.gpu_memory_fabric] == FABRIC
+
+
+def test_proxy_environment_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    monkeypatch.setenv("http_proxy", "http://proxy.invalid:3128")
+    src = source()
+    assert src._session.trust_env is False
+    with responses.RequestsMock() as rsps:
+        rsps.get(RDMA, json=DOC)
+        assert isinstance(src.read(), Reading)
+
+
+@responses.activate
+@pytest.mark.parametrize("missing", [{"status": 404}, {"body": ""}, {"json": {}}])
+def test_falls_back_to_host_document_with_networkblock_rack_and_id(missing: dict) -> None:
+    responses.get(RDMA, **missing)
+    block, rack, host = "a" * 64, "b" * 64, "c" * 64
+    responses.get(HOST, json={"id": host, "networkBlockId": block, "rackId": rack, "x": 1})
+    got = source().read()
+    assert isinstance(got, Reading)
+    assert got.ids == {
+        K.hpc_island: block,
+        K.network_block: block,
+        K.local_block: rack,
+        K.host: host,
+    }
+    assert got.details["document"] == HOST_PATH
+
+
+@responses.activate
+def test_host_document_with_embedded_rdma_topology_wins_over_its_ids() -> None:
+    responses.get(RDMA, status=404)
+    responses.get(HOST, json={"id": "c" * 64, "networkBlockId": "a" * 64, "rdmaTopologyData": DOC})
+    got = source().read()
+    assert isinstance(got, Reading)
+    assert got.ids[K.local_block] == LOCAL
+
+
+@responses.activate
+@pytest.mark.parametrize(
+    "host", [{"status": 404}, {"json": {}}, {"json": {"id": "c" * 64, "shape": "VM.GPU.A10.1"}}]
+)
+def test_no_topology_anywhere_is_no_data_not_an_error(host: dict) -> None:
+    responses.get(RDMA, status=404)
+    responses.get(HOST, **host)
+    got = source().read()
+    assert isinstance(got, NoData)
+    assert "capacity topology" in got.reason or "no RDMA topology" in got.reason
+
+
+@responses.activate
+@pytest.mark.parametrize("status", [401, 403])
+def test_auth_failures_are_errors_without_retry(status: int) -> None:
+    responses.get(RDMA, status=status)
+    with pytest.raises(SourceError, match=f"{status}.*Bearer Oracle"):
+        source().read()
+    assert len(responses.calls) == 1
+
+
+@responses.activate
+@pytest.mark.parametrize("status", [429, 500, 503])
+def test_throttling_and_server_errors_retry_then_fail(status: int) -> None:
+    responses.get(RDMA, status=status)
+    with pytest.raises(SourceError, match=str(status)):
+        source().read()
+    assert len(responses.calls) == 3  # bounded by attempts
+
+
+@responses.activate
+def test_a_transient_5xx_then_success_is_a_reading() -> None:
+    responses.get(RDMA, status=502)
+    responses.get(RDMA, json=DOC)
+    assert isinstance(source().read(), Reading)
+    assert len(responses.calls) == 2
+
+
+@responses.activate
+def test_timeout_is_an_error_after_bounded_retries() -> None:
+    responses.get(RDMA, body=requests.ReadTimeout("read timed out"))
+    with pytest.raises(SourceError, match="no answer within the timeout"):
+        source().read()
+    assert len(responses.calls) == 3
+
+
+@responses.activate
+def test_connection_refused_is_an_error_that_mentions_host_network() -> None:
+    responses.get(RDMA, body=requests.ConnectionError("refused"))
+    with pytest.raises(SourceError, match="hostNetwork"):
+        source().read()
+
+
+@responses.activate
+@pytest.mark.parametrize("body", ["{not json", "<html>gateway</html>"])
+def test_malformed_json_is_an_error(body: str) -> None:
+    responses.get(RDMA, body=body)
+    with pytest.raises(SourceError, match="not JSON"):
+        source().read()
+
+
+@responses.activate
+def test_a_json_list_is_an_error() -> None:
+    responses.get(RDMA, json=[1, 2])
+    with pytest.raises(SourceError, match="expected a JSON object"):
+        source().read()
+
+
+@responses.activate
+@pytest.mark.parametrize("field", sorted(DOC))
+def test_a_missing_required_field_is_an_error(field: str) -> None:
+    responses.get(RDMA, json={k: v for k, v in DOC.items() if k != field})
+    with pytest.raises(SourceError, match=f"{field} is missing"):
+        source().read()
+
+
+@responses.activate
+@pytest.mark.parametrize("bad", [42, "", ["x"], {"a": "b"}])
+def test_a_required_field_that_is_not_a_string_is_an_error(bad: object) -> None:
+    responses.get(RDMA, json={**DOC, "customerLocalBlock": bad})
+    with pytest.raises(SourceError, match="customerLocalBlock must be a non-empty string"):
+        source().read()
+
+
+@responses.activate
+def test_a_fabric_that_is_not_a_string_is_an_error() -> None:
+    responses.get(RDMA, json={**DOC, "customerGpuMemoryFabric": 7})
+    with pytest.raises(SourceError, match="customerGpuMemoryFabric"):
+        source().read()
+
+
+@responses.activate
+def test_partial_host_document_is_an_error() -> None:
+    responses.get(RDMA, status=404)
+    responses.get(HOST, json={"id": "c" * 64, "networkBlockId": "a" * 64})
+    with pytest.raises(SourceError, match="rackId is missing"):
+        source().read()
+
+
+@responses.activate
+def test_stop_event_cuts_the_backoff_short() -> None:
+    responses.get(RDMA, status=500)
+    stop = threading.Event()
+    stop.set()
+    src = OciImdsSource(options=ImdsOptions(url=URL, attempts=5, backoff=30), stop=stop)
+    with pytest.raises(SourceError):
+        src.read()  # would sleep 30 s+ without the stop event
+    assert len(responses.calls) == 1
+
+
+@responses.activate
+def test_profile_file_can_rename_every_key() -> None:
+    profile = Profile(
+        name="mine",
+        topology=Topology(
+            "t",
+            (Level("ex.com/island", "a"), Level("ex.com/block", "b"), Level("ex.com/rack", "c")),
+        ),
+        extra_keys=("ex.com/host",),
+        source="oci-imds",
+    )
+    keys = oci_keys(profile)
+    responses.get(RDMA, json={**DOC, "customerGpuMemoryFabric": FABRIC})
+    got = OciImdsSource(keys, ImdsOptions(url=URL)).read()
+    assert isinstance(got, Reading)
+    # No fabric key in this profile: the fabric is not written.
+    assert got.ids == {
+        "ex.com/island": ISLAND,
+        "ex.com/block": BLOCK,
+        "ex.com/rack": LOCAL,
+        "ex.com/host": HOSTID,
+    }
+
+
+def test_builtin_profile_maps_to_the_default_keys() -> None:
+    assert oci_keys(oci_rdma()) == DEFAULT_KEYS
+
+
+def test_profile_with_unmappable_levels_is_a_usage_error() -> None:
+    profile = Profile(name="two", topology=Topology("t", (Level("a/b", "x"), Level("a/c", "y"))))
+    with pytest.raises(UsageError, match="needs levels named"):
+        oci_keys(profile)

@@ -1,0 +1,176 @@
+"""desired_for and the plan it leads to: the agent's decisions without any I/O."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from labeler.agent import ReconcileResult, desired_for, format_plan, isolated_value, node_is_labeled
+from labeler.labels import InvalidLabelValue, parse_encoding
+from labeler.plan import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels, plan_labels
+from labeler.profiles import (
+    ASCEND_GROUP,
+    ASCEND_SUPERPOD,
+    ASCEND_TREE_LABEL,
+    ascend_superpod,
+    oci_rdma,
+)
+from labeler.sources import NoData, Reading
+from labeler.sources.oci_imds import DEFAULT_KEYS as K
+
+P = oci_rdma()
+HASH = parse_encoding("hash")
+OCID = "ocid1.computelocalblock.oc1.iad.anuwcljrg5pyaeycu6xkmkpz4o3oub4a4qrp5f6tsoy2hfb4p6ya"
+READING = Reading(
+    ids={
+        K.hpc_island: "ocid1.hpcisland.oc1.iad.aaaa",
+        K.network_block: "ocid1.computenetworkblock.oc1.iad.bbbb",
+        K.local_block: OCID,
+        K.host: "ocid1.computebaremetalhost.oc1.iad.cccc",
+    }
+)
+
+
+def h(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def test_reading_sets_every_id_hashed_and_prunes_the_whole_profile_scope() -> None:
+    d = desired_for(P, READING, HASH, "n1")
+    assert d is not None
+    assert d.set == {k: h(v) for k, v in READING.ids.items()}
+    assert d.prune == frozenset(P.all_keys)
+    assert d.source_ids == dict(READING.ids)
+
+
+def test_suffix_11_matches_oracles_labeler() -> None:
+    d = desired_for(P, READING, parse_encoding("suffix:11"), "n1")
+    assert d is not None
+    assert d.set[K.local_block] == OCID[-11:]
+
+
+def test_raw_encoding_of_an_ocid_is_a_clear_error() -> None:
+    with pytest.raises(InvalidLabelValue, match=r"local_block_id.*use --encoding hash"):
+        desired_for(P, READING, parse_encoding("raw"), "n1")
+
+
+def test_equal_ids_give_equal_values_on_two_nodes() -> None:
+    a = desired_for(P, READING, HASH, "n1")
+    b = desired_for(P, READING, HASH, "n2")
+    assert a is not None and b is not None and a.set == b.set
+
+
+def test_no_data_with_skip_writes_nothing_at_all() -> None:
+    assert desired_for(P, NoData("404"), HASH, "n1", "skip") is None
+
+
+def test_no_data_with_isolate_gives_a_per_node_unique_value_on_each_level() -> None:
+    a = desired_for(P, NoData("404"), HASH, "n1", "isolate", current={})
+    b = desired_for(P, NoData("404"), HASH, "n2", "isolate", current={})
+    assert a is not None and b is not None
+    assert set(a.set) == set(P.level_keys)  # levels only, no host ID
+    assert len(set(a.set.values())) == 1 and a.set[K.local_block] == isolated_value("n1")
+    assert a.set[K.local_block] != b.set[K.local_block]
+    assert not a.prune and not a.remove
+
+
+def test_no_data_with_isolate_never_overwrites_present_levels() -> None:
+    current = {K.hpc_island: "x", K.network_block: "y", K.local_block: "z"}
+    assert desired_for(P, NoData("404"), HASH, "n1", "isolate", current=current) is None
+    partial = {K.hpc_island: "x"}
+    d = desired_for(P, NoData("404"), HASH, "n1", "isolate", current=partial)
+    assert d is not None and K.hpc_island not in d.set and K.local_block in d.set
+
+
+def test_tree_label_is_set_and_pruned_for_a_profile_with_one() -> None:
+    p = ascend_superpod("pod-a")
+    reading = Reading(ids={ASCEND_SUPERPOD: "7"})
+    d = desired_for(p, reading, parse_encoding("raw"), "n1")
+    assert d is not None
+    assert d.set == {ASCEND_SUPERPOD: "7", ASCEND_TREE_LABEL: "pod-a"}
+    assert ASCEND_TREE_LABEL in d.prune and ASCEND_GROUP in d.prune
+    assert desired_for(p, NoData("no spod"), parse_encoding("raw"), "n1", "skip") is None
+
+
+def test_scope_narrows_what_is_pruned() -> None:
+    d = desired_for(P, READING, HASH, "n1", scope=(K.local_block,))
+    assert d is not None and d.prune == frozenset({K.local_block})
+
+
+# --- through plan_labels: the ownership rules as the agent meets them ------------------
+
+
+def test_first_run_sets_labels_claims_them_and_records_source_ids() -> None:
+    d = desired_for(P, READING, HASH, "n1")
+    assert d is not None
+    plan = plan_labels(NodeLabels("n1", {"other": "x"}), d)
+    assert plan.added == d.set
+    assert plan.annotations[OWNED_ANNOTATION] == ",".join(sorted(d.set))
+    ann = plan.annotations[SOURCE_IDS_ANNOTATION]
+    assert ann is not None and OCID in ann
+    assert "other" not in plan.labels
+
+
+def test_second_run_is_a_noop() -> None:
+    d = desired_for(P, READING, HASH, "n1")
+    assert d is not None
+    first = plan_labels(NodeLabels("n1"), d)
+    node = NodeLabels(
+        "n1",
+        {k: v for k, v in first.labels.items() if v is not None},
+        {k: v for k, v in first.annotations.items() if v is not None},
+    )
+    assert plan_labels(node, d).is_noop
+
+
+def test_a_foreign_value_is_a_conflict_unless_adopted() -> None:
+    d = desired_for(P, READING, HASH, "n1")
+    assert d is not None
+    node = NodeLabels("n1", {K.local_block: "hand-made"})
+    plan = plan_labels(node, d)
+    assert [c.key for c in plan.conflicts] == [K.local_block]
+    assert K.local_block not in plan.labels
+    assert plan_labels(node, d, adopt=True).labels[K.local_block] == h(OCID)
+
+
+def test_an_owned_key_missing_from_a_new_reading_is_removed() -> None:
+    old = Reading(ids={**READING.ids, K.gpu_memory_fabric: "ocid1.fabric.x"})
+    d_old = desired_for(P, old, HASH, "n1")
+    assert d_old is not None
+    first = plan_labels(NodeLabels("n1"), d_old)
+    node = NodeLabels(
+        "n1",
+        {k: v for k, v in first.labels.items() if v is not None},
+        {k: v for k, v in first.annotations.items() if v is not None},
+    )
+    d_new = desired_for(P, READING, HASH, "n1")
+    assert d_new is not None
+    assert plan_labels(node, d_new).labels == {K.gpu_memory_fabric: None}
+
+
+def test_node_is_labeled_needs_every_level_present_and_current() -> None:
+    d = desired_for(P, READING, HASH, "n1")
+    assert d is not None
+    assert node_is_labeled(P, d.set, d)
+    assert not node_is_labeled(P, {**d.set, K.local_block: "old"}, d)
+    missing = {k: v for k, v in d.set.items() if k != K.network_block}
+    assert not node_is_labeled(P, missing, d)
+    assert node_is_labeled(P, {k: "v" for k in P.level_keys}, None)
+
+
+def test_format_plan_shows_additions_and_source_ids() -> None:
+    d = desired_for(P, READING, HASH, "n1")
+    assert d is not None
+    node = NodeLabels("n1")
+    text = format_plan(plan_labels(node, d), node, d)
+    assert f"+ {K.local_block}={h(OCID)}  ({OCID})" in text
+    assert OWNED_ANNOTATION in text
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [("labelled", 0), ("no_data", 0), ("conflict", 3), ("error", 1), ("waiting", 1)],
+)
+def test_exit_codes_follow_the_design(status: str, code: int) -> None:
+    assert ReconcileResult(status).exit_code == code  # type: ignore[arg-type]

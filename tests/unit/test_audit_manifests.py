@@ -1,0 +1,119 @@
+"""manifests/audit renders offline, validates against the Kubernetes schemas, and keeps the
+promises of the issue: read-only RBAC, restricted container, probes, the exporter's args,
+and an alert that names metrics the exporter really publishes."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from labeler.audit.report import build_report
+from labeler.metrics import AuditCollector
+
+ROOT = Path(__file__).resolve().parents[2]
+AUDIT = ROOT / "manifests" / "audit"
+KUBECTL = shutil.which("kubectl")
+
+
+@pytest.fixture(scope="module")
+def rendered() -> list[dict[str, Any]]:
+    if KUBECTL is None:
+        pytest.skip("kubectl is not installed: cannot render `kubectl kustomize manifests/audit`")
+    out = subprocess.run(
+        [KUBECTL, "kustomize", str(AUDIT)], check=True, capture_output=True, text=True, timeout=60
+    ).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def by_kind(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    [doc] = [d for d in docs if d["kind"] == kind]
+    return doc
+
+
+def test_every_rendered_object_validates(rendered: list[dict[str, Any]]) -> None:
+    kubernetes_validate = pytest.importorskip("kubernetes_validate")
+    kinds = sorted(d["kind"] for d in rendered)
+    assert kinds == [
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Deployment",
+        "Service",
+        "ServiceAccount",
+    ]
+    for doc in rendered:
+        kubernetes_validate.validate(doc, "1.30", strict=True)
+
+
+def test_rbac_is_list_and_watch_nodes_only(rendered: list[dict[str, Any]]) -> None:
+    role = by_kind(rendered, "ClusterRole")
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch"]}
+    ]
+    binding = by_kind(rendered, "ClusterRoleBinding")
+    sa = by_kind(rendered, "ServiceAccount")
+    [subject] = binding["subjects"]
+    assert (subject["name"], subject["namespace"]) == (
+        sa["metadata"]["name"],
+        sa["metadata"]["namespace"],
+    )
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+
+
+def test_deployment_is_restricted_probed_and_runs_the_exporter(
+    rendered: list[dict[str, Any]],
+) -> None:
+    dep = by_kind(rendered, "Deployment")
+    pod = dep["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == by_kind(rendered, "ServiceAccount")["metadata"]["name"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    [c] = pod["containers"]
+    sc = c["securityContext"]
+    assert sc["runAsUser"] == 65532 and sc["runAsNonRoot"] is True
+    assert sc["readOnlyRootFilesystem"] is True
+    assert sc["allowPrivilegeEscalation"] is False
+    assert sc["capabilities"]["drop"] == ["ALL"]
+    assert sc["seccompProfile"]["type"] == "RuntimeDefault"
+    assert c["args"][:2] == ["audit", "--serve"]
+    assert c["image"].startswith("ghcr.io/topology-labeler/topology-labeler:")
+    assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    # The args parse with the real CLI (a typo in a flag would crash-loop the pod).
+    from labeler.cli import build_parser
+
+    args = build_parser().parse_args(c["args"])
+    assert args.serve and args.port == c["ports"][0]["containerPort"]
+    svc = by_kind(rendered, "Service")
+    assert svc["spec"]["selector"].items() <= dep["spec"]["template"]["metadata"]["labels"].items()
+
+
+def test_prometheus_rule_is_separate_and_names_published_metrics() -> None:
+    kustomization = yaml.safe_load((AUDIT / "kustomization.yaml").read_text())
+    assert "prometheusrule.yaml" not in kustomization["resources"]
+    rule = yaml.safe_load((AUDIT / "prometheusrule.yaml").read_text())
+    assert rule["kind"] == "PrometheusRule"
+    alerts = {r["alert"]: r for g in rule["spec"]["groups"] for r in g["rules"]}
+    invisible = alerts["TopologyLabelerNodesInvisible"]
+    assert invisible["for"] == "10m"
+    assert "GPU nodes invisible to topology-aware scheduling for 10 minutes" in str(
+        invisible["annotations"]["summary"]
+    )
+    # Every metric an alert uses is one the exporter publishes.
+    from labeler.profiles import oci_rdma
+
+    prof = oci_rdma()
+    fig = build_report(prof.name, "x", prof.topology, []).figures(1.0)
+    published = {m.name for m in AuditCollector(prof.name, lambda: fig).collect()}
+    for alert in alerts.values():
+        used = {w for w in _words(alert["expr"]) if w.startswith("topology_labeler_")}
+        assert used and used <= published, (alert["alert"], used - published)
+
+
+def _words(expr: str) -> list[str]:
+    import re
+
+    return re.findall(r"[A-Za-z_:][A-Za-z0-9_:]*", expr)

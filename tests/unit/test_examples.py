@@ -1,0 +1,28 @@
+"""The example CSVs (used by the README's no-cluster demo) are valid and nest."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from labeler.csvfile import read_label_csv
+from labeler.profiles import load_profile
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize(
+    ("name", "profile"),
+    [("oci-cluster.csv", "oci-rdma"), ("ascend-cluster.csv", "ascend-superpod")],
+)
+def test_example_is_valid_and_levels_nest(name: str, profile: str) -> None:
+    sheet = read_label_csv(EXAMPLES / name)
+    levels = load_profile(profile).level_keys
+    assert set(levels) <= set(sheet.keys)
+    for wide, narrow in itertools.pairwise(levels):
+        parents: dict[str, set[str]] = {}
+        for row in sheet.rows:
+            parents.setdefault(row.values[narrow], set()).add(row.values[wide])
+        assert all(len(p) == 1 for p in parents.values()), (wide, narrow, parents)
