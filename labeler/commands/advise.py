@@ -1,13 +1,309 @@
-"""``advise`` and ``domains``: Kueue TAS placement simulation (issue 8)."""
+"""``advise`` and ``domains``: Kueue TAS placement simulation (issue 8).
+
+Parsing, reading the cluster or the snapshot file, and printing; the simulation lives in
+``labeler.placement``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import logging
+import sys
+from pathlib import Path
 from typing import Any
 
-from labeler.commands._base import placeholder
+import yaml
+
+from labeler.commands._base import add_command, cluster
+from labeler.errors import InputError, UsageError
+from labeler.placement.advice import advise, make_job, resolve_level
+from labeler.placement.cluster import (
+    Node,
+    Snapshot,
+    Taint,
+    Toleration,
+    snapshot_from_objects,
+    usage_by_node,
+    with_usage,
+)
+from labeler.placement.inventory import inventory
+from labeler.placement.quantity import QuantityError, quantity_units
+from labeler.placement.report import (
+    advice_dict,
+    advice_text,
+    inventory_dict,
+    inventory_text,
+    stats_dict,
+)
+from labeler.placement.tas import PREFERRED, REQUIRED, UNCONSTRAINED, SliceLayer
+from labeler.placement.tree import PodShape, Tree, build_tree, leaf_capacity
+from labeler.profiles import Profile, load_profile
+
+log = logging.getLogger(__name__)
+
+EXIT_FITS = 0
+EXIT_DOES_NOT_FIT = 2
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    placeholder(sub, common, "advise", "would a job fit, where, and at which level", 8)
-    placeholder(sub, common, "domains", "free pod slots per topology domain", 8)
+    p = add_command(
+        sub, common, "advise", "would a job fit now, where, and at which topology level"
+    )
+    _common(p)
+    p.add_argument("--pods", type=int, required=True, help="pods in the job (PodSet count)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--required", metavar="LEVEL", help="all pods in one domain at LEVEL")
+    mode.add_argument(
+        "--preferred", metavar="LEVEL", help="one domain at LEVEL if possible, else climb"
+    )
+    mode.add_argument(
+        "--unconstrained",
+        action="store_true",
+        help="no topology constraint (Kueue's default when no annotation is set)",
+    )
+    _slice_options(p)
+    p.add_argument(
+        "--slice-layer",
+        action="append",
+        default=[],
+        metavar="LEVEL=SIZE",
+        help="an inner slice layer (multi-layer slices, Kueue TASMultiLayerTopology); "
+        "repeat for a third layer, outer first",
+    )
+    p.set_defaults(handler=run_advise)
+
+    d = add_command(sub, common, "domains", "free pod slots per topology domain, per level")
+    _common(d)
+    d.add_argument("--pods", type=int, help="also count how many jobs of N pods fit per domain")
+    _slice_options(d)
+    d.add_argument("--show-nodes", action="store_true", help="list every node (hostname level) too")
+    d.set_defaults(handler=run_domains)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profile", required=True, help="built-in profile name or profile file")
+    p.add_argument("--tree-name", help="tree name for profiles that have one (ascend)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--from-cluster", action="store_true", help="read nodes and pods live")
+    src.add_argument(
+        "--from-snapshot",
+        metavar="FILE",
+        help="a List of Nodes and Pods (kubectl get nodes,pods -A -o yaml), YAML or JSON",
+    )
+    p.add_argument(
+        "--request",
+        action="append",
+        required=True,
+        metavar="RES=QTY",
+        help="per-pod request, e.g. nvidia.com/gpu=8 (repeat, or comma-separate)",
+    )
+    p.add_argument(
+        "--flavor-node-label",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="the ResourceFlavor's nodeLabels: only matching nodes are in the topology",
+    )
+    p.add_argument(
+        "--toleration",
+        action="append",
+        default=[],
+        metavar="KEY[=VALUE][:EFFECT]",
+        help="a pod (or flavor) toleration; '*' tolerates everything",
+    )
+    p.add_argument(
+        "--node-selector", action="append", default=[], metavar="K=V", help="pod nodeSelector"
+    )
+    p.add_argument(
+        "--topology-name",
+        help="name of the Kueue Topology object, as Kueue's messages quote it "
+        "(default: the profile name)",
+    )
+    p.add_argument("-o", "--output", choices=["text", "json"], default="text")
+
+
+def _slice_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--slice-size", type=int, help="pods per slice (two-level scheduling)")
+    p.add_argument("--slice-level", metavar="LEVEL", help="each slice within one domain here")
+
+
+# --- parsing ---------------------------------------------------------------------------
+
+
+def _pairs(values: list[str], flag: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for raw in values:
+        for item in raw.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            k, eq, v = item.partition("=")
+            if not eq or not k.strip():
+                raise UsageError(f"{flag} {item!r}: expected KEY=VALUE")
+            out[k.strip()] = v.strip()
+    return out
+
+
+def parse_requests(values: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for res, qty in _pairs(values, "--request").items():
+        try:
+            out[res] = quantity_units(res, qty)
+        except QuantityError as e:
+            raise UsageError(f"--request {res}={qty}: {e}") from e
+        if out[res] < 0:
+            raise UsageError(f"--request {res}={qty}: a request cannot be negative")
+    return out
+
+
+def _shape(args: argparse.Namespace) -> PodShape:
+    try:
+        tolerations = tuple(Toleration.parse(t) for t in args.toleration)
+    except InputError as e:
+        raise UsageError(str(e)) from e
+    return PodShape(
+        requests=parse_requests(args.request),
+        tolerations=tolerations,
+        node_selector=_pairs(args.node_selector, "--node-selector"),
+    )
+
+
+def _slices(args: argparse.Namespace) -> list[tuple[str, int]]:
+    if (args.slice_size is None) != (args.slice_level is None):
+        raise UsageError("--slice-size and --slice-level go together")
+    layers: list[tuple[str, int]] = []
+    if args.slice_size is not None:
+        layers.append((args.slice_level, args.slice_size))
+    for raw in getattr(args, "slice_layer", []):
+        level, eq, size = raw.rpartition("=")
+        if not eq or not level or not size.isdigit():
+            raise UsageError(f"--slice-layer {raw!r}: expected LEVEL=SIZE")
+        if not layers:
+            raise UsageError("--slice-layer adds inner layers: give --slice-size/--slice-level")
+        layers.append((level, int(size)))
+    return layers
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def read_snapshot(path: str) -> Snapshot:
+    """Read a snapshot file (YAML stream or JSON) into nodes with usage."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot read snapshot: {e}") from e
+    try:
+        if text.lstrip()[:1] in ("{", "["):
+            doc: Any = json.loads(text)
+        else:
+            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+            docs = [d for d in yaml.load_all(text, Loader=loader) if d is not None]
+            doc = docs[0] if len(docs) == 1 else docs
+    except (json.JSONDecodeError, yaml.YAMLError) as e:
+        raise InputError(f"{path}: not valid YAML/JSON: {e}") from e
+    return snapshot_from_objects(doc, path)
+
+
+def read_cluster(args: argparse.Namespace) -> Snapshot:
+    """Nodes and non-terminated pods from the API server (paginated)."""
+    from labeler.kube.nodes import list_nodes
+    from labeler.kube.pods import list_pods
+
+    api = cluster(args)
+    infos, _ = list_nodes(api)
+    pods = list_pods(api, field_selector="status.phase!=Succeeded,status.phase!=Failed")
+    problems: list[str] = []
+    nodes: list[Node] = []
+    for info in infos:
+        try:
+            allocatable = {r: quantity_units(r, q) for r, q in info.allocatable.items()}
+        except QuantityError as e:
+            problems.append(f"node {info.name}: allocatable: {e}")
+            continue
+        nodes.append(
+            Node(
+                name=info.name,
+                labels=dict(info.labels),
+                allocatable=allocatable,
+                taints=tuple(Taint(t.key, t.value, t.effect) for t in info.taints),
+                ready=info.ready,
+                unschedulable=info.unschedulable,
+            )
+        )
+    if problems:
+        raise InputError(problems, heading="the cluster has nodes the simulator cannot read:")
+    usage = usage_by_node(pods)
+    return Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pods))
+
+
+def _load(args: argparse.Namespace) -> tuple[Profile, Tree]:
+    profile = load_profile(args.profile, tree_name=args.tree_name)
+    snap = read_cluster(args) if args.from_cluster else read_snapshot(args.from_snapshot)
+    for kind, n in sorted(snap.ignored.items()):
+        log.info("snapshot: ignored %d object(s) of kind %s", n, kind)
+    tree = build_tree(
+        profile.topology,
+        snap.nodes,
+        flavor_labels=_pairs(args.flavor_node_label, "--flavor-node-label"),
+        topology_name=args.topology_name or profile.name,
+    )
+    log.debug("topology built nodes=%d outside=%d", len(tree.leaves), len(tree.outside))
+    return profile, tree
+
+
+def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
+    if args.output == "json":
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(text)
+
+
+# --- commands ----------------------------------------------------------------------------
+
+
+def run_advise(args: argparse.Namespace) -> int:
+    shape = _shape(args)
+    slices = _slices(args)
+    profile, tree = _load(args)
+    topology = profile.topology
+    if args.required:
+        mode, level = REQUIRED, args.required
+    elif args.preferred:
+        mode, level = PREFERRED, args.preferred
+    else:
+        mode, level = UNCONSTRAINED, None
+    job = make_job(topology, args.pods, mode=mode, level=level, slices=slices)
+    result = advise(topology, tree, shape, job)
+    _emit(args, advice_text(topology, result, shape.requests), advice_dict(topology, result))
+    return EXIT_FITS if result.outcome.fits else EXIT_DOES_NOT_FIT
+
+
+def run_domains(args: argparse.Namespace) -> int:
+    shape = _shape(args)
+    slices = _slices(args)
+    if args.pods is not None and args.pods < 1:
+        raise UsageError("--pods must be at least 1")
+    if slices and args.pods is not None and args.pods % slices[0][1]:
+        raise UsageError(f"--slice-size {slices[0][1]} must evenly divide --pods {args.pods}")
+    profile, tree = _load(args)
+    topology = profile.topology
+    layer = SliceLayer(resolve_level(topology, slices[0][0]), slices[0][1]) if slices else None
+    now = leaf_capacity(tree, shape)
+    levels = inventory(
+        tree,
+        now,
+        leaf_capacity(tree, shape, empty=True),
+        pods=args.pods,
+        slice_layer=layer,
+        include_nodes=args.show_nodes,
+    )
+    doc = inventory_dict(topology, levels, args.pods)
+    doc["excluded"] = stats_dict(now.stats)
+    doc["outside"] = [{"node": o.node, "reason": o.reason} for o in tree.outside]
+    text = inventory_text(topology, levels, args.pods, now.stats, tree.outside)
+    _emit(args, text, doc)
+    return 0

@@ -1,0 +1,198 @@
+"""From a simulation to advice: the verdict, the narrowest level that fits, and the
+annotations to paste (Kueue) or the ``networkTopology`` stanza (Volcano).
+
+Pure functions over a built tree; the CLI reads the cluster and prints.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from labeler.errors import UsageError
+from labeler.model import HOSTNAME_LABEL, Topology
+from labeler.placement.tas import (
+    PREFERRED,
+    REQUIRED,
+    UNCONSTRAINED,
+    Job,
+    NodeAssignment,
+    Outcome,
+    SliceLayer,
+    simulate,
+)
+from labeler.placement.tree import Capacity, ExclusionStats, Outside, PodShape, Tree, leaf_capacity
+
+# kueue apis/kueue/v1beta2/topology_types.go
+REQUIRED_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
+PREFERRED_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
+UNCONSTRAINED_ANNOTATION = "kueue.x-k8s.io/podset-unconstrained-topology"
+SLICE_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-slice-required-topology"
+SLICE_SIZE_ANNOTATION = "kueue.x-k8s.io/podset-slice-size"
+SLICE_CONSTRAINTS_ANNOTATION = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
+MAX_SLICE_LAYERS = 3  # kueue jobframework: "between 1 and 3 entries"
+
+
+def resolve_level(topology: Topology, key_or_name: str) -> int:
+    """A tree level index from a label key or a level name (``hostname`` = the nodes)."""
+    if key_or_name in (HOSTNAME_LABEL, "hostname"):
+        return len(topology.levels)
+    try:
+        return topology.index(key_or_name)
+    except KeyError as e:
+        raise UsageError(f"{e.args[0]}, or hostname ({HOSTNAME_LABEL})") from e
+
+
+def level_name(topology: Topology, index: int) -> str:
+    return "hostname" if index == len(topology.levels) else topology.levels[index].name
+
+
+def level_key(topology: Topology, index: int) -> str:
+    return topology.kueue_levels()[index]
+
+
+def make_job(
+    topology: Topology,
+    count: int,
+    *,
+    mode: str,
+    level: str | None,
+    slices: Sequence[tuple[str, int]] = (),
+) -> Job:
+    """Validate a request as Kueue's webhook would, then build the Job."""
+    if count < 1:
+        raise UsageError("--pods must be at least 1")
+    if mode in (REQUIRED, PREFERRED) and not level:
+        raise UsageError(f"--{mode} needs a level")
+    if len(slices) > MAX_SLICE_LAYERS:
+        raise UsageError(f"at most {MAX_SLICE_LAYERS} slice layers (Kueue's limit)")
+    layers = tuple(SliceLayer(resolve_level(topology, lv), size) for lv, size in slices)
+    for layer in layers:
+        if layer.size < 1:
+            raise UsageError("a slice size must be at least 1")
+    if layers and count % layers[0].size:
+        raise UsageError(
+            f"--slice-size {layers[0].size} must evenly divide --pods {count} "
+            "(Kueue rejects the workload otherwise)"
+        )
+    return Job(
+        count=count,
+        mode=mode,
+        level=resolve_level(topology, level) if level and mode != UNCONSTRAINED else None,
+        slices=layers,
+    )
+
+
+def placement_level(assignment: Sequence[NodeAssignment], depth: int) -> int | None:
+    """The narrowest level at which every assigned node shares one domain (None: spans the
+    top level too)."""
+    if not assignment:
+        return None
+    for lvl in range(depth - 1, -1, -1):
+        if len({a.values[: lvl + 1] for a in assignment}) == 1:
+            return lvl
+    return None
+
+
+def narrowest_fit(tree: Tree, capacity: Capacity, job: Job) -> int | None:
+    """The narrowest level at which one domain holds the whole job as a required request."""
+    lowest = job.slices[0].level if job.slices else tree.depth - 1
+    for lvl in range(lowest, -1, -1):
+        probe = Job(count=job.count, mode=REQUIRED, level=lvl, slices=job.slices)
+        if simulate(tree, capacity, probe).fits:
+            return lvl
+    return None
+
+
+def kueue_annotations(topology: Topology, job: Job, level: int | None) -> dict[str, str]:
+    """Pod-template annotations that make Kueue place the job this way."""
+    out: dict[str, str] = {}
+    if job.mode == UNCONSTRAINED or level is None:
+        out[UNCONSTRAINED_ANNOTATION] = "true"
+    else:
+        key = REQUIRED_ANNOTATION if job.mode == REQUIRED else PREFERRED_ANNOTATION
+        out[key] = level_key(topology, level)
+    if len(job.slices) == 1:
+        out[SLICE_TOPOLOGY_ANNOTATION] = level_key(topology, job.slices[0].level)
+        out[SLICE_SIZE_ANNOTATION] = str(job.slices[0].size)
+    elif job.slices:
+        out[SLICE_CONSTRAINTS_ANNOTATION] = json.dumps(
+            [{"topology": level_key(topology, s.level), "size": s.size} for s in job.slices]
+        )
+    return out
+
+
+def volcano_network_topology(
+    topology: Topology, mode: str, level: int | None, *, legacy: bool = False
+) -> dict[str, Any] | None:
+    """``spec.networkTopology`` for a Volcano Job/PodGroup bounding the job to ``level``.
+
+    ``highestTierName`` (Volcano ≥ 1.14) names the HyperNode tier; ``highestTierAllowed``
+    (older) numbers it, tier 1 = narrowest. One node is not a HyperNode tier, so the hostname
+    level maps to tier 1. Unconstrained jobs need no stanza.
+    """
+    if mode == UNCONSTRAINED or level is None:
+        return None
+    tiers = topology.hypernode_tiers()
+    index = min(level, len(topology.levels) - 1)
+    number, lv = next((n, lv) for n, lv in tiers if lv == topology.levels[index])
+    stanza: dict[str, Any] = {"mode": "hard" if mode == REQUIRED else "soft"}
+    if legacy:
+        stanza["highestTierAllowed"] = number
+    else:
+        stanza["highestTierName"] = lv.tier
+    return {"networkTopology": stanza}
+
+
+@dataclass(frozen=True)
+class Advice:
+    """Everything ``advise`` reports. Level fields are tree level indexes."""
+
+    job: Job
+    outcome: Outcome
+    level: int | None
+    narrowest_now: int | None
+    narrowest_empty: int | None
+    suggested_level: int | None
+    annotations: Mapping[str, str]
+    volcano: Mapping[str, Any] | None
+    volcano_legacy: Mapping[str, Any] | None
+    stats: ExclusionStats
+    outside: tuple[Outside, ...] = field(default_factory=tuple)
+    nodes_in_tree: int = 0
+
+
+def advise(topology: Topology, tree: Tree, shape: PodShape, job: Job) -> Advice:
+    """Simulate the job now, find the narrowest fitting level now and on an empty cluster,
+    and say what to paste."""
+    now = leaf_capacity(tree, shape)
+    empty = leaf_capacity(tree, shape, empty=True)
+    outcome = simulate(tree, now, job)
+    narrow_now = narrowest_fit(tree, now, job)
+    narrow_empty = narrowest_fit(tree, empty, job)
+    if outcome.fits:
+        suggested = job.level
+    else:
+        suggested = narrow_now if narrow_now is not None else narrow_empty
+    if job.mode == UNCONSTRAINED:
+        suggested = None
+    return Advice(
+        job=job,
+        outcome=outcome,
+        level=placement_level(outcome.assignment, tree.depth),
+        narrowest_now=narrow_now,
+        narrowest_empty=narrow_empty,
+        suggested_level=suggested,
+        annotations=(
+            kueue_annotations(topology, job, suggested)
+            if suggested is not None or job.mode == UNCONSTRAINED
+            else {}
+        ),
+        volcano=volcano_network_topology(topology, job.mode, suggested),
+        volcano_legacy=volcano_network_topology(topology, job.mode, suggested, legacy=True),
+        stats=now.stats,
+        outside=tuple(tree.outside),
+        nodes_in_tree=len(tree.leaves),
+    )

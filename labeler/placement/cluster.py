@@ -1,0 +1,344 @@
+"""Cluster state for the simulator: nodes, what their pods use, taints and tolerations.
+
+Built from plain Kubernetes objects (a ``kubectl get nodes,pods -A -o yaml`` List, or the
+raw JSON that ``labeler.kube`` reads), so that a snapshot file and a live cluster go through
+the same code. Pure functions: the caller does the reading.
+
+Used capacity follows Kueue's non-TAS usage accounting (kueue ``nonTasUsageCache``): every
+non-terminated pod bound to a node uses its effective requests plus ``pods: 1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from labeler.errors import InputError
+from labeler.placement.quantity import PODS, QuantityError, quantity_units
+
+SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")
+TERMINATED_PHASES = ("Succeeded", "Failed")
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def __str__(self) -> str:
+        """``key=value:Effect`` or ``key:Effect``, as ``corev1.Taint.ToString`` prints it."""
+        return (
+            f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+        )
+
+
+@dataclass(frozen=True)
+class Toleration:
+    """A pod toleration. ``operator`` is ``Equal`` or ``Exists``; empty key/effect match all."""
+
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: Taint) -> bool:
+        """``corev1.Toleration.ToleratesTaint``: effect, then key, then value unless Exists."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.value == taint.value
+
+    @classmethod
+    def parse(cls, text: str) -> Toleration:
+        """``KEY[=VALUE][:EFFECT]``; no value means ``Exists``; ``*`` tolerates every taint."""
+        if text.strip() == "*":
+            return cls(operator="Exists")
+        body, _, effect = text.partition(":")
+        key, eq, value = body.partition("=")
+        if effect and effect not in (*SCHEDULING_EFFECTS, "PreferNoSchedule"):
+            raise InputError(
+                f"--toleration {text!r}: effect must be NoSchedule, NoExecute or PreferNoSchedule"
+            )
+        if not key.strip():
+            raise InputError(f"--toleration {text!r}: give KEY[=VALUE][:EFFECT] or '*'")
+        return cls(
+            key=key.strip(), operator="Equal" if eq else "Exists", value=value, effect=effect
+        )
+
+
+def first_untolerated(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> Taint | None:
+    """The first NoSchedule/NoExecute taint no toleration matches.
+
+    Follows ``FindMatchingUntoleratedTaint`` with kueue's ``IsSchedulingTaint`` filter, as
+    ``defaultSimulatorSnapshot.FindFeasibleNodes`` calls it: the first one found is the one
+    the exclusion statistics name.
+    """
+    for taint in taints:
+        if taint.effect not in SCHEDULING_EFFECTS:
+            continue
+        if not any(t.tolerates(taint) for t in tolerations):
+            return taint
+    return None
+
+
+@dataclass(frozen=True)
+class Node:
+    """One node as the simulator needs it. Capacities are in Kueue units (see quantity)."""
+
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    allocatable: Mapping[str, int] = field(default_factory=dict)
+    used: Mapping[str, int] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    ready: bool = True
+    unschedulable: bool = False
+    resident: Mapping[str, int] = field(default_factory=dict)
+    """Part of ``used`` that stays when the cluster drains: DaemonSet and static pods."""
+
+    def free(self, *, empty: bool = False) -> dict[str, int]:
+        """Allocatable minus what pods use; on an "empty" cluster, minus only what
+        DaemonSet and static pods use (they come back on every node)."""
+        out = dict(self.allocatable)
+        for res, amount in (self.resident if empty else self.used).items():
+            out[res] = out.get(res, 0) - amount
+        return out
+
+
+def _units(resource: str, raw: Any, where: str) -> int:
+    try:
+        return quantity_units(resource, str(raw))
+    except QuantityError as e:
+        raise InputError(f"{where}: {resource}: {e}") from e
+
+
+def _resource_map(raw: Any, where: str) -> dict[str, int]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise InputError(f"{where}: expected a mapping of resource name to quantity")
+    return {str(k): _units(str(k), v, f"{where}") for k, v in raw.items()}
+
+
+def _add(into: dict[str, int], other: Mapping[str, int]) -> None:
+    for k, v in other.items():
+        into[k] = into.get(k, 0) + v
+
+
+def _max_into(into: dict[str, int], other: Mapping[str, int]) -> None:
+    for k, v in other.items():
+        into[k] = max(into.get(k, 0), v)
+
+
+def pod_requests(pod: Mapping[str, Any], where: str = "pod") -> dict[str, int]:
+    """A pod's effective requests, the way ``resourcehelpers.PodRequests`` computes them.
+
+    Sum of app containers and sidecars (init containers with ``restartPolicy: Always``);
+    each ordinary init container needs its own requests plus the sidecars started before it,
+    and the pod needs the larger of the two; pod-level ``spec.resources.requests`` replace
+    the computed value for the resources they name; ``spec.overhead`` is added.
+    """
+    spec = pod.get("spec") or {}
+    total: dict[str, int] = {}
+    for i, c in enumerate(spec.get("containers") or []):
+        reqs = ((c or {}).get("resources") or {}).get("requests")
+        _add(total, _resource_map(reqs, f"{where}: containers[{i}].resources.requests"))
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for i, c in enumerate(spec.get("initContainers") or []):
+        c = c or {}
+        reqs = _resource_map(
+            (c.get("resources") or {}).get("requests"),
+            f"{where}: initContainers[{i}].resources.requests",
+        )
+        if c.get("restartPolicy") == "Always":
+            _add(sidecars, reqs)
+            _add(total, reqs)
+            _max_into(init_peak, sidecars)
+        else:
+            need = dict(sidecars)
+            _add(need, reqs)
+            _max_into(init_peak, need)
+    _max_into(total, init_peak)
+    pod_level = (spec.get("resources") or {}).get("requests")
+    if pod_level:
+        total.update(_resource_map(pod_level, f"{where}: spec.resources.requests"))
+    _add(total, _resource_map(spec.get("overhead"), f"{where}: spec.overhead"))
+    return total
+
+
+def _taints(raw: Any) -> tuple[Taint, ...]:
+    return tuple(
+        Taint(str(t.get("key", "")), str(t.get("value") or ""), str(t.get("effect", "")))
+        for t in raw or []
+        if isinstance(t, Mapping)
+    )
+
+
+def _ready(status: Mapping[str, Any]) -> bool:
+    conditions = status.get("conditions") or []
+    if not conditions:
+        return True  # hand-written snapshots often omit status; treat as Ready
+    return any(
+        isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
+        for c in conditions
+    )
+
+
+def node_from_object(obj: Mapping[str, Any], where: str = "node") -> Node:
+    """A Node object (dict) → Node, without usage."""
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise InputError(f"{where}: a Node needs metadata.name")
+    labels = meta.get("labels") or {}
+    if not isinstance(labels, Mapping):
+        raise InputError(f"{where} ({name}): metadata.labels must be a mapping")
+    return Node(
+        name=name,
+        labels={str(k): "" if v is None else str(v) for k, v in labels.items()},
+        allocatable=_resource_map(status.get("allocatable"), f"{where} ({name}): allocatable"),
+        taints=_taints(spec.get("taints")),
+        ready=_ready(status),
+        unschedulable=bool(spec.get("unschedulable")),
+    )
+
+
+def is_resident(pod: Mapping[str, Any]) -> bool:
+    """A DaemonSet pod or a static (mirror) pod: it runs on the node whatever is queued."""
+    meta = pod.get("metadata") or {}
+    if "kubernetes.io/config.mirror" in (meta.get("annotations") or {}):
+        return True
+    return any(
+        isinstance(ref, Mapping) and ref.get("kind") in ("DaemonSet", "Node")
+        for ref in meta.get("ownerReferences") or []
+    )
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Per node: what all running pods request, and what the resident ones request."""
+
+    used: Mapping[str, Mapping[str, int]]
+    resident: Mapping[str, Mapping[str, int]]
+
+
+def usage_by_node(pods: Iterable[Mapping[str, Any]], where: str = "pod") -> Usage:
+    """Requests of every non-terminated bound pod, summed per node, plus ``pods: 1`` each."""
+    usage: dict[str, dict[str, int]] = {}
+    resident: dict[str, dict[str, int]] = {}
+    for i, pod in enumerate(pods):
+        spec = pod.get("spec") or {}
+        node = spec.get("nodeName")
+        phase = (pod.get("status") or {}).get("phase")
+        if not node or phase in TERMINATED_PHASES:
+            continue
+        meta = pod.get("metadata") or {}
+        label = f"{where} {meta.get('namespace', '')}/{meta.get('name', f'#{i}')}".rstrip()
+        reqs = pod_requests(pod, label)
+        reqs[PODS] = reqs.get(PODS, 0) + 1
+        _add(usage.setdefault(str(node), {}), reqs)
+        if is_resident(pod):
+            _add(resident.setdefault(str(node), {}), reqs)
+    return Usage(used=usage, resident=resident)
+
+
+def with_usage(nodes: Iterable[Node], usage: Usage) -> list[Node]:
+    """Attach the usage computed by ``usage_by_node`` to each node."""
+    out = []
+    for n in nodes:
+        used = dict(n.used)
+        _add(used, usage.used.get(n.name, {}))
+        resident = dict(n.resident)
+        _add(resident, usage.resident.get(n.name, {}))
+        out.append(replace(n, used=used, resident=resident))
+    return out
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Nodes with their usage, ready for the simulator; ``ignored`` counts other kinds."""
+
+    nodes: tuple[Node, ...]
+    pods: int = 0
+    ignored: Mapping[str, int] = field(default_factory=dict)
+
+
+def snapshot_from_objects(doc: Any, origin: str) -> Snapshot:
+    """A Kubernetes ``List`` (or NodeList/PodList, or a list of objects) → Snapshot.
+
+    Every problem is reported at once, naming the item and the object.
+    """
+    items = _items(doc, origin)
+    node_objs: list[tuple[str, Mapping[str, Any]]] = []
+    pod_objs: list[Mapping[str, Any]] = []
+    ignored: dict[str, int] = {}
+    problems: list[str] = []
+    for i, item in enumerate(items):
+        where = f"{origin}: items[{i}]"
+        if not isinstance(item, Mapping):
+            problems.append(f"{where}: expected an object, got {type(item).__name__}")
+            continue
+        kind = item.get("kind")
+        if kind == "Node":
+            node_objs.append((where, item))
+        elif kind == "Pod":
+            pod_objs.append(item)
+        else:
+            ignored[str(kind)] = ignored.get(str(kind), 0) + 1
+    nodes: list[Node] = []
+    seen: dict[str, str] = {}
+    for where, obj in node_objs:
+        try:
+            node = node_from_object(obj, where)
+        except InputError as e:
+            problems.extend(e.problems)
+            continue
+        if node.name in seen:
+            problems.append(f"{where}: node {node.name} appears twice (first at {seen[node.name]})")
+            continue
+        seen[node.name] = where
+        nodes.append(node)
+    try:
+        usage = usage_by_node(pod_objs, f"{origin}: pod")
+    except InputError as e:
+        problems.extend(e.problems)
+        usage = Usage({}, {})
+    if problems:
+        raise InputError(problems, heading=f"{origin}: invalid snapshot:")
+    return Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pod_objs), ignored=ignored)
+
+
+def _items(doc: Any, origin: str) -> list[Any]:
+    if isinstance(doc, list):
+        out: list[Any] = []
+        for d in doc:  # a multi-document YAML stream: each a List or an object
+            if isinstance(d, Mapping) and isinstance(d.get("items"), list):
+                out.extend(d["items"])
+            elif d is not None:
+                out.append(d)
+        return out
+    if isinstance(doc, Mapping):
+        if isinstance(doc.get("items"), list):
+            kind = str(doc.get("kind", ""))
+            items = list(doc["items"])
+            if kind.endswith("List") and kind not in ("List",):
+                # NodeList/PodList items carry no kind of their own
+                inner = kind[: -len("List")]
+                items = [
+                    {**it, "kind": it.get("kind", inner)} if isinstance(it, Mapping) else it
+                    for it in items
+                ]
+            return items
+        if "kind" in doc:
+            return [doc]
+    raise InputError(
+        f"{origin}: not a Kubernetes List of Nodes and Pods "
+        "(make one with: kubectl get nodes,pods -A -o yaml > snapshot.yaml)"
+    )
