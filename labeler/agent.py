@@ -487,13 +487,13 @@ def serve(agent: Agent, *, port: int, address: str = "") -> int:
     """Run the agent with its HTTP endpoints until SIGTERM/SIGINT; 0 on a clean stop."""
     import signal
 
-    from labeler.agent_http import HealthServer
+    from labeler.http import ProbeServer, flag_probe
 
     stop = agent.stop
-    server = HealthServer(
+    server = ProbeServer(
         agent.metrics.registry,
-        ready=lambda: agent.ready,
-        alive=agent.alive,
+        healthz=flag_probe(agent.alive, "reconcile loop stalled"),
+        readyz=flag_probe(lambda: agent.ready, "not reconciled yet"),
         port=port,
         address=address,
     ).start()

@@ -2,6 +2,6 @@
 
 - facts.py: what is kept of a node (level values, ownership, accelerators) and the scope
 - report.py: node states, unusable accelerators, domains (judged by labeler.check)
-- render.py: the table; store.py + serve.py + http.py: the watch-driven exporter
+- render.py: the table; store.py + serve.py: the watch-driven exporter (HTTP: labeler.http)
 - jobview.py: where a job's pods landed, per level (``placement``)
 """

@@ -103,8 +103,8 @@ def run_audit(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
-    from labeler.audit.http import make_server
     from labeler.audit.serve import AuditExporter, ExporterOptions
+    from labeler.http import ProbeServer
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a TCP port (0–65535)")
@@ -114,16 +114,13 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
         scope,
         options=ExporterOptions(debounce=args.debounce, watch_timeout=args.watch_timeout),
     )
-    try:
-        server = make_server(
-            args.bind,
-            args.port,
-            exporter.registry,
-            healthz=exporter.healthz,
-            readyz=exporter.readyz,
-        )
-    except OSError as e:
-        raise UsageError(f"cannot listen on {args.bind}:{args.port}: {e}") from e
+    server = ProbeServer(
+        exporter.registry,
+        healthz=exporter.healthz,
+        readyz=exporter.readyz,
+        port=args.port,
+        address=args.bind,
+    )
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: Any) -> None:
@@ -133,19 +130,16 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     exporter.start()
-    web = threading.Thread(target=server.serve_forever, name="audit-http", daemon=True)
-    web.start()
-    host, port = server.server_address[:2]
+    server.start()
     log.info(
         "serving audit metrics profile=%s scope=%r on http://%s:%s/metrics",
         profile.name,
         scope.describe(),
-        host,
-        port,
+        server.address,
+        server.port,
     )
     stop.wait()
-    server.shutdown()
-    server.server_close()
+    server.close()
     exporter.stop()
     return 0
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -16,9 +15,9 @@ from typing import Any
 import pytest
 
 from labeler.audit.facts import Scope
-from labeler.audit.http import make_server
 from labeler.audit.serve import AuditExporter, ExporterOptions
 from labeler.cli import main
+from labeler.http import ProbeServer
 from labeler.plan import OWNED_ANNOTATION
 from labeler.profiles import oci_rdma
 from tests.fakekube import FakeKube
@@ -156,15 +155,15 @@ def exporter(fake: FakeKube) -> Iterator[tuple[AuditExporter, str]]:
     exp = AuditExporter(
         fake.api_client(), PROFILE, Scope(), options=ExporterOptions(watch_timeout=30)
     )
-    server = make_server("127.0.0.1", 0, exp.registry, healthz=exp.healthz, readyz=exp.readyz)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = ProbeServer(
+        exp.registry, healthz=exp.healthz, readyz=exp.readyz, port=0, address="127.0.0.1"
+    ).start()
     exp.start()
     try:
-        yield exp, f"http://127.0.0.1:{server.server_address[1]}"
+        yield exp, f"http://127.0.0.1:{server.port}"
     finally:
         exp.stop()
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 def test_exporter_publishes_states_and_follows_label_changes(

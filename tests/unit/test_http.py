@@ -1,0 +1,93 @@
+"""The HTTP endpoints (agent and audit exporter): probes follow the process's state;
+metrics use its registry."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import urllib.error
+import urllib.request
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from labeler.errors import UsageError
+from labeler.http import ProbeServer, flag_probe
+from labeler.metrics import agent_metrics
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def test_probes_and_metrics() -> None:
+    registry = CollectorRegistry()
+    metrics = agent_metrics(registry)
+    metrics.node_labeled.set(1)
+    state = {"ready": False, "alive": True}
+    server = ProbeServer(
+        registry,
+        healthz=flag_probe(lambda: state["alive"], "reconcile loop stalled"),
+        readyz=flag_probe(lambda: state["ready"], "not reconciled yet"),
+        port=0,
+        address="127.0.0.1",
+    ).start()
+    base = f"http://127.0.0.1:{server.port}"
+    try:
+        assert get(base + "/readyz")[0] == 503
+        state["ready"] = True
+        assert get(base + "/readyz") == (200, "ok\n")
+        assert get(base + "/healthz")[0] == 200
+        state["alive"] = False
+        assert get(base + "/healthz")[0] == 503
+        status, text = get(base + "/metrics")
+        assert status == 200
+        assert "topology_labeler_node_labeled 1.0" in text
+        assert 'topology_labeler_build_info{component="agent"' in text
+        assert get(base + "/nope")[0] == 404
+    finally:
+        server.close()
+
+
+def test_probe_text_and_keep_alive() -> None:
+    """A probe's own text is the body; one connection serves many requests (HTTP/1.1)."""
+    answer = (False, "not ready: waiting for the first list of nodes")
+    server = ProbeServer(
+        CollectorRegistry(),
+        healthz=lambda: (True, "ok"),
+        readyz=lambda: answer,
+        port=0,
+        address="127.0.0.1",
+    ).start()
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    try:
+        for _ in range(3):
+            conn.request("GET", "/readyz")
+            resp = conn.getresponse()
+            assert (resp.status, resp.read()) == (503, (answer[1] + "\n").encode())
+            assert resp.version == 11 and not resp.will_close
+        conn.request("GET", "/healthz?verbose")
+        resp = conn.getresponse()
+        assert (resp.status, resp.read()) == (200, b"ok\n")
+    finally:
+        conn.close()
+        server.close()
+
+
+def test_port_in_use_is_a_usage_error() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(UsageError, match=f"cannot listen on 127.0.0.1:{port}"):
+            ProbeServer(
+                CollectorRegistry(),
+                healthz=lambda: (True, "ok"),
+                readyz=lambda: (True, "ok"),
+                port=port,
+                address="127.0.0.1",
+            )
