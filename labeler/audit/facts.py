@@ -9,47 +9,17 @@ from __future__ import annotations
 
 import fnmatch
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 
 from labeler.audit.selector import Selector
 from labeler.kube.nodes import NodeInfo
 from labeler.model import Placement, Topology
+from labeler.quantity import parse_count
 
 log = logging.getLogger(__name__)
 
 DEFAULT_RESOURCES: tuple[str, ...] = ("nvidia.com/gpu", "huawei.com/Ascend*")
-
-_QUANTITY_RE = re.compile(r"^([0-9.]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
-_FACTORS = {
-    None: Decimal(1),
-    "m": Decimal("0.001"),
-    "k": Decimal(10**3),
-    "M": Decimal(10**6),
-    "G": Decimal(10**9),
-    "T": Decimal(10**12),
-    "P": Decimal(10**15),
-    "E": Decimal(10**18),
-    "Ki": Decimal(2**10),
-    "Mi": Decimal(2**20),
-    "Gi": Decimal(2**30),
-    "Ti": Decimal(2**40),
-    "Pi": Decimal(2**50),
-    "Ei": Decimal(2**60),
-}
-
-
-def parse_count(quantity: str) -> int | None:
-    """A Kubernetes quantity as a whole count (extended resources are whole numbers)."""
-    m = _QUANTITY_RE.match(quantity.strip())
-    if not m:
-        return None
-    try:
-        return int(Decimal(m.group(1)) * _FACTORS[m.group(2)])
-    except InvalidOperation:
-        return None
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,6 @@ from labeler.placement.cluster import (
     with_usage,
 )
 from labeler.placement.inventory import inventory
-from labeler.placement.quantity import QuantityError, quantity_units
 from labeler.placement.report import (
     advice_dict,
     advice_text,
@@ -39,6 +38,7 @@ from labeler.placement.report import (
 from labeler.placement.tas import PREFERRED, REQUIRED, UNCONSTRAINED, SliceLayer
 from labeler.placement.tree import PodShape, Tree, build_tree, leaf_capacity
 from labeler.profiles import Profile, load_profile
+from labeler.quantity import QuantityError, quantity_units
 
 log = logging.getLogger(__name__)
 

@@ -1,11 +1,11 @@
 """Pure simulator of Kueue Topology-Aware Scheduling placement (``advise``, ``domains``).
 
-- ``quantity``: Kubernetes quantities → Kueue's integer units.
 - ``cluster``: nodes, pod requests, usage, taints/tolerations, snapshot files.
 - ``tree``: the flavor's domain tree, nodes left out, free pod slots per node.
 - ``tas``: Kueue's placement algorithm (``tas_flavor_snapshot.go``, KEP-2724).
 - ``advice`` / ``inventory``: narrowest fitting level, annotations, per-domain counts.
 - ``report``: text and JSON rendering.
 
-No I/O here: the CLI (``labeler.commands.advise``) reads files and the cluster.
+Quantities are parsed by ``labeler.quantity``. No I/O here: the CLI
+(``labeler.commands.advise``) reads files and the cluster.
 """

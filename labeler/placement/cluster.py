@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from labeler.errors import InputError
-from labeler.placement.quantity import PODS, QuantityError, quantity_units
+from labeler.quantity import PODS, QuantityError, quantity_units
 
 SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")
 TERMINATED_PHASES = ("Succeeded", "Failed")

@@ -15,9 +15,9 @@ import yaml
 from labeler.model import Topology
 from labeler.placement.advice import Advice, level_key, level_name
 from labeler.placement.inventory import LevelInfo
-from labeler.placement.quantity import format_units
 from labeler.placement.tas import UNCONSTRAINED
 from labeler.placement.tree import ExclusionStats, Outside
+from labeler.quantity import format_units
 
 MAX_OUTSIDE_LINES = 20
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from labeler.model import HOSTNAME_LABEL, Topology
 from labeler.placement.cluster import Node, Toleration, first_untolerated
-from labeler.placement.quantity import PODS
+from labeler.quantity import PODS
 
 
 class Domain:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from labeler.audit.facts import Scope, node_facts, parse_count
+from labeler.audit.facts import Scope, node_facts
 from labeler.audit.jobview import job_placement
 from labeler.audit.render import render_table
 from labeler.audit.report import build_report
@@ -17,6 +17,7 @@ from labeler.errors import UsageError
 from labeler.kube.nodes import NodeInfo
 from labeler.plan import OWNED_ANNOTATION
 from labeler.profiles import ascend_superpod, oci_rdma
+from labeler.quantity import parse_count
 
 PROFILE = oci_rdma()
 TOPO = PROFILE.topology

@@ -1,6 +1,7 @@
-"""Kubernetes resource quantities, parsed exactly and converted to Kueue's integer units.
+"""Kubernetes resource quantities, parsed exactly; Kueue's integer units; whole counts.
 
-The simulator must count pods per node exactly as Kueue does, and Kueue compares integers:
+One parser for the whole project (pure). The placement simulator must count pods per node
+exactly as Kueue does, and Kueue compares integers:
 CPU in millicores (``Quantity.MilliValue``), everything else in whole units
 (``Quantity.Value``), both rounded up (``ResourceValue`` in kueue ``pkg/resources``). A
 float would turn ``0.1`` CPU into 99 millicores on a bad day; ``Fraction`` does not.
@@ -64,6 +65,18 @@ def parse_quantity(text: str) -> Fraction:
             "n, u, m, k, M, G, T, P, E or an exponent such as e3)"
         )
     return -value if sign == "-" else value
+
+
+@lru_cache(maxsize=4096)
+def parse_count(text: str) -> int | None:
+    """A quantity as a whole count, for extended resources (GPUs, NPUs are whole numbers):
+    the floor of the exact value, or None when ``text`` is not a quantity (callers ignore
+    such a value and say so). Cached like :func:`quantity_units`: the audit reads every
+    node's allocatable on every list, and clusters repeat a handful of values."""
+    try:
+        return math.floor(parse_quantity(text))
+    except QuantityError:
+        return None
 
 
 def to_units(resource: str, value: Fraction) -> int:

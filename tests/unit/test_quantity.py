@@ -1,4 +1,4 @@
-"""Kubernetes quantities → Kueue's integer units."""
+"""Kubernetes quantities → exact values, Kueue's integer units and whole counts."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ from fractions import Fraction
 
 import pytest
 
-from labeler.placement.quantity import (
+from labeler.quantity import (
     QuantityError,
     format_units,
+    parse_count,
     parse_quantity,
     quantity_units,
 )
@@ -62,3 +63,13 @@ def test_format() -> None:
     assert format_units("cpu", 4000) == "4"
     assert format_units("memory", 16 * 2**30) == "16Gi"
     assert format_units("nvidia.com/gpu", 8) == "8"
+
+
+def test_whole_counts_floor_the_exact_value_and_refuse_non_quantities() -> None:
+    assert parse_count("8") == 8
+    assert parse_count("1500m") == 1  # a fraction of a GPU is not a GPU
+    assert parse_count("1e3") == 1000
+    assert parse_count(" 16 ") == 16
+    assert parse_count("-2") == -2  # a quantity, though never a positive count
+    for bad in ("", "x", "8 GPUs", "1.2.3", "8Z"):
+        assert parse_count(bad) is None, bad
