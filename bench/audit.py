@@ -121,7 +121,7 @@ def wait(cond, timeout: float) -> float:  # type: ignore[no-untyped-def]
 def in_process_recompute(nodes: int) -> float:
     from labeler.audit.facts import Scope, node_facts
     from labeler.audit.report import build_report
-    from labeler.kube.nodes import NodeInfo
+    from labeler.node import NodeInfo
 
     prof = oci_rdma()
     infos = [

@@ -28,9 +28,10 @@ from typing import Any, Literal
 from labeler.errors import LabelerError
 from labeler.kube.errors import KubeError, NotFound
 from labeler.kube.events import NodeEvents
-from labeler.kube.nodes import LabelWriter, NodeInfo, get_node, watch_nodes
+from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
 from labeler.labels import Encoding
 from labeler.metrics import AgentMetrics
+from labeler.node import NodeInfo
 from labeler.plan import Conflict, Desired, LabelPlan, NodeLabels
 from labeler.profiles import Profile
 from labeler.sources import NoData, Reading, Source, SourceError

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from labeler.audit.selector import Selector
-from labeler.kube.nodes import NodeInfo
 from labeler.model import Placement, Topology
+from labeler.node import NodeInfo
 from labeler.quantity import parse_count
 
 log = logging.getLogger(__name__)

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from labeler.model import Level, Topology
-
-FINISHED = ("Succeeded", "Failed")
+from labeler.node import TERMINATED_PHASES
 
 
 @dataclass(frozen=True)
@@ -32,7 +31,7 @@ class PodSpot:
 
     @property
     def finished(self) -> bool:
-        return self.phase in FINISHED
+        return self.phase in TERMINATED_PHASES
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ import threading
 from collections.abc import Iterable
 
 from labeler.audit.facts import NodeFacts, Scope, node_facts
-from labeler.kube.nodes import NodeInfo
 from labeler.model import Topology
+from labeler.node import NodeInfo
 
 
 class NodeStore:

@@ -17,12 +17,13 @@ import yaml
 
 from labeler.commands._base import add_command, cluster
 from labeler.errors import InputError, UsageError
+from labeler.node import TERMINATED_PHASES
 from labeler.placement.advice import advise, make_job, resolve_level
 from labeler.placement.cluster import (
     Node,
     Snapshot,
-    Taint,
     Toleration,
+    node_from_info,
     snapshot_from_objects,
     usage_by_node,
     with_usage,
@@ -214,25 +215,14 @@ def read_cluster(args: argparse.Namespace) -> Snapshot:
 
     api = cluster(args)
     infos, _ = list_nodes(api)
-    pods = list_pods(api, field_selector="status.phase!=Succeeded,status.phase!=Failed")
+    pods = list_pods(api, field_selector=",".join(f"status.phase!={p}" for p in TERMINATED_PHASES))
     problems: list[str] = []
     nodes: list[Node] = []
     for info in infos:
         try:
-            allocatable = {r: quantity_units(r, q) for r, q in info.allocatable.items()}
-        except QuantityError as e:
-            problems.append(f"node {info.name}: allocatable: {e}")
-            continue
-        nodes.append(
-            Node(
-                name=info.name,
-                labels=dict(info.labels),
-                allocatable=allocatable,
-                taints=tuple(Taint(t.key, t.value, t.effect) for t in info.taints),
-                ready=info.ready,
-                unschedulable=info.unschedulable,
-            )
-        )
+            nodes.append(node_from_info(info, f"node {info.name}"))
+        except InputError as e:
+            problems.extend(e.problems)
     if problems:
         raise InputError(problems, heading="the cluster has nodes the simulator cannot read:")
     usage = usage_by_node(pods)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -18,60 +18,12 @@ from kubernetes.watch.watch import iter_resp_lines
 
 from labeler.kube.errors import Conflict as ApiConflict
 from labeler.kube.errors import Expired, call, translate
+from labeler.node import NodeInfo
 from labeler.plan import Desired, LabelPlan, NodeLabels, plan_labels
 
 log = logging.getLogger(__name__)
 
 MERGE_PATCH = "application/merge-patch+json"
-
-
-@dataclass(frozen=True)
-class Taint:
-    key: str
-    value: str
-    effect: str
-
-    def __str__(self) -> str:
-        return (
-            f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
-        )
-
-
-@dataclass(frozen=True)
-class NodeInfo(NodeLabels):
-    """A node as the tools see it: labels, annotations and scheduling facts."""
-
-    allocatable: Mapping[str, str] = field(default_factory=dict)
-    ready: bool = True
-    unschedulable: bool = False
-    taints: tuple[Taint, ...] = ()
-    uid: str = ""  # for Events about the node (involvedObject.uid)
-
-    @classmethod
-    def from_dict(cls, obj: Mapping[str, Any]) -> NodeInfo:
-        meta = obj.get("metadata") or {}
-        spec = obj.get("spec") or {}
-        status = obj.get("status") or {}
-        conditions = status.get("conditions") or []
-        ready = (
-            any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-            if conditions
-            else True
-        )
-        return cls(
-            name=meta.get("name", ""),
-            labels=dict(meta.get("labels") or {}),
-            annotations=dict(meta.get("annotations") or {}),
-            resource_version=str(meta.get("resourceVersion") or ""),
-            allocatable=dict(status.get("allocatable") or {}),
-            ready=ready,
-            unschedulable=bool(spec.get("unschedulable")),
-            taints=tuple(
-                Taint(t.get("key", ""), t.get("value") or "", t.get("effect", ""))
-                for t in spec.get("taints") or []
-            ),
-            uid=str(meta.get("uid") or ""),
-        )
 
 
 def _json(resp: Any) -> Any:

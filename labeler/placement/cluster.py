@@ -15,23 +15,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from labeler.errors import InputError
+from labeler.node import TERMINATED_PHASES, NodeInfo, Taint
 from labeler.quantity import PODS, QuantityError, quantity_units
 
 SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")
-TERMINATED_PHASES = ("Succeeded", "Failed")
-
-
-@dataclass(frozen=True)
-class Taint:
-    key: str
-    value: str
-    effect: str
-
-    def __str__(self) -> str:
-        """``key=value:Effect`` or ``key:Effect``, as ``corev1.Taint.ToString`` prints it."""
-        return (
-            f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
-        )
 
 
 @dataclass(frozen=True)
@@ -171,43 +158,36 @@ def pod_requests(pod: Mapping[str, Any], where: str = "pod") -> dict[str, int]:
     return total
 
 
-def _taints(raw: Any) -> tuple[Taint, ...]:
-    return tuple(
-        Taint(str(t.get("key", "")), str(t.get("value") or ""), str(t.get("effect", "")))
-        for t in raw or []
-        if isinstance(t, Mapping)
-    )
+def node_from_info(info: NodeInfo, where: str) -> Node:
+    """A NodeInfo (from the API or a snapshot) → Node in Kueue units, without usage.
 
-
-def _ready(status: Mapping[str, Any]) -> bool:
-    conditions = status.get("conditions") or []
-    if not conditions:
-        return True  # hand-written snapshots often omit status; treat as Ready
-    return any(
-        isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
-        for c in conditions
+    ``where`` names the node in errors (a bad allocatable quantity is an InputError).
+    """
+    return Node(
+        name=info.name,
+        labels={str(k): "" if v is None else str(v) for k, v in info.labels.items()},
+        allocatable=_resource_map(info.allocatable, f"{where}: allocatable"),
+        taints=info.taints,
+        ready=info.ready,
+        unschedulable=info.unschedulable,
     )
 
 
 def node_from_object(obj: Mapping[str, Any], where: str = "node") -> Node:
-    """A Node object (dict) → Node, without usage."""
+    """A Node object (dict) → Node, without usage; the fields the simulator needs are
+    checked first, so a hand-written snapshot gets an error naming the item."""
     meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
     name = meta.get("name")
     if not isinstance(name, str) or not name:
         raise InputError(f"{where}: a Node needs metadata.name")
-    labels = meta.get("labels") or {}
-    if not isinstance(labels, Mapping):
+    if not isinstance(meta.get("labels") or {}, Mapping):
         raise InputError(f"{where} ({name}): metadata.labels must be a mapping")
-    return Node(
-        name=name,
-        labels={str(k): "" if v is None else str(v) for k, v in labels.items()},
-        allocatable=_resource_map(status.get("allocatable"), f"{where} ({name}): allocatable"),
-        taints=_taints(spec.get("taints")),
-        ready=_ready(status),
-        unschedulable=bool(spec.get("unschedulable")),
-    )
+    allocatable = (obj.get("status") or {}).get("allocatable")
+    if allocatable is not None and not isinstance(allocatable, Mapping):
+        raise InputError(
+            f"{where} ({name}): allocatable: expected a mapping of resource name to quantity"
+        )
+    return node_from_info(NodeInfo.from_dict(obj), f"{where} ({name})")
 
 
 def is_resident(pod: Mapping[str, Any]) -> bool:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from labeler.errors import InputError
+from labeler.node import Taint
 from labeler.placement.cluster import (
-    Taint,
     Toleration,
     first_untolerated,
     pod_requests,
@@ -92,6 +92,18 @@ def test_snapshot_reports_every_problem_with_its_item() -> None:
     assert "f.yaml: items[1]: a Node needs metadata.name" in text
     assert "items[2]: expected an object" in text
     assert "items[3]: node n1 appears twice (first at f.yaml: items[0])" in text
+
+
+def test_snapshot_names_malformed_node_fields() -> None:
+    bad_labels = {"kind": "Node", "metadata": {"name": "a", "labels": ["x"]}}
+    bad_alloc = {"kind": "Node", "metadata": {"name": "b"}, "status": {"allocatable": "8"}}
+    bad_qty = node("c", {}, allocatable={"nvidia.com/gpu": "eight"})
+    with pytest.raises(InputError) as e:
+        snapshot_from_objects(as_list([bad_labels, bad_alloc, bad_qty]), "f.yaml")
+    text = str(e.value)
+    assert "f.yaml: items[0] (a): metadata.labels must be a mapping" in text
+    assert "f.yaml: items[1] (b): allocatable: expected a mapping" in text
+    assert "f.yaml: items[2] (c): allocatable: nvidia.com/gpu: 'eight'" in text
 
 
 def test_snapshot_accepts_node_list_and_streams() -> None:

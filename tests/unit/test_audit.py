@@ -14,7 +14,7 @@ from labeler.audit.report import build_report
 from labeler.audit.selector import parse_selector
 from labeler.audit.store import NodeStore
 from labeler.errors import UsageError
-from labeler.kube.nodes import NodeInfo
+from labeler.node import NodeInfo
 from labeler.plan import OWNED_ANNOTATION
 from labeler.profiles import ascend_superpod, oci_rdma
 from labeler.quantity import parse_count

@@ -1,0 +1,81 @@
+"""A Node as the tools see it, read from its plain JSON/YAML object (pure, no client).
+
+One model for every reader: ``labeler.kube.nodes`` builds it from API responses, the
+placement simulator from snapshot files, the audit from watch events. Reading is lenient
+(a missing field has its Kubernetes default; a malformed taint or condition entry is
+skipped) because snapshot files are often written by hand; callers that must reject bad
+input (the simulator) check the fields they need before calling :meth:`NodeInfo.from_dict`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from labeler.plan import NodeLabels
+
+TERMINATED_PHASES = ("Succeeded", "Failed")
+"""Pod phases after which a pod holds nothing on its node (``status.phase``)."""
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def __str__(self) -> str:
+        """``key=value:Effect`` or ``key:Effect``, as ``corev1.Taint.ToString`` prints it."""
+        return (
+            f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+        )
+
+
+def taints_of(spec: Mapping[str, Any]) -> tuple[Taint, ...]:
+    """``spec.taints`` (entries that are not objects are skipped)."""
+    return tuple(
+        Taint(str(t.get("key", "")), str(t.get("value") or ""), str(t.get("effect", "")))
+        for t in spec.get("taints") or []
+        if isinstance(t, Mapping)
+    )
+
+
+def is_ready(status: Mapping[str, Any]) -> bool:
+    """The Ready condition is True; a node without conditions counts as Ready (hand-written
+    snapshots often omit status)."""
+    conditions = status.get("conditions") or []
+    if not conditions:
+        return True
+    return any(
+        isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
+        for c in conditions
+    )
+
+
+@dataclass(frozen=True)
+class NodeInfo(NodeLabels):
+    """A node as the tools see it: labels, annotations and scheduling facts."""
+
+    allocatable: Mapping[str, str] = field(default_factory=dict)
+    ready: bool = True
+    unschedulable: bool = False
+    taints: tuple[Taint, ...] = ()
+    uid: str = ""  # for Events about the node (involvedObject.uid)
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any]) -> NodeInfo:
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        return cls(
+            name=meta.get("name", ""),
+            labels=dict(meta.get("labels") or {}),
+            annotations=dict(meta.get("annotations") or {}),
+            resource_version=str(meta.get("resourceVersion") or ""),
+            allocatable=dict(status.get("allocatable") or {}),
+            ready=is_ready(status),
+            unschedulable=bool(spec.get("unschedulable")),
+            taints=taints_of(spec),
+            uid=str(meta.get("uid") or ""),
+        )
