@@ -9,7 +9,6 @@ Fields the server or another controller added (defaults, status, other labels) a
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any
 from kubernetes import client
 
 from labeler.kube.errors import Conflict, NotFound, call
+from labeler.kube.raw import discard, list_pages, read_json
 
 log = logging.getLogger(__name__)
 
@@ -42,16 +42,9 @@ class ApplyResult:
     action: str  # created / updated / unchanged / deleted
 
 
-def _json(resp: Any) -> Any:
-    try:
-        return json.loads(resp.data)
-    finally:
-        resp.release_conn()
-
-
 def _send(fn: Any, *, verb: str, resource: str) -> None:
-    resp: Any = call(fn, verb=verb, resource=resource)
-    resp.release_conn()
+    """A write whose answer we do not need (the object echoed back)."""
+    discard(call(fn, verb=verb, resource=resource))
 
 
 def contains(have: Any, want: Any) -> bool:
@@ -103,7 +96,7 @@ class CustomObjects:
             )
         except NotFound:
             return None
-        doc: dict[str, Any] = _json(resp)
+        doc: dict[str, Any] = read_json(resp)
         return doc
 
     def apply(self, obj: Mapping[str, Any], *, dry_run: bool = False) -> ApplyResult:
@@ -114,7 +107,7 @@ class CustomObjects:
             current = self.get(obj)
             if current is None:
                 if not dry_run:
-                    call(
+                    _send(
                         partial(
                             self._api.create_cluster_custom_object,
                             group,
@@ -177,25 +170,13 @@ class CustomObjects:
         group, _, version = api_version.partition("/")
         plural = PLURALS[(api_version, kind)]
         names: list[str] = []
-        token: str | None = None
-        while True:
-            kwargs: dict[str, Any] = {
-                "label_selector": label_selector,
-                "limit": 500,
-                "_preload_content": False,
-            }
-            if token:
-                kwargs["_continue"] = token
-            resp: Any = call(
-                partial(self._api.list_cluster_custom_object, group, version, plural, **kwargs),
-                verb="list",
-                resource=f"{plural}.{group}",
-            )
-            doc = _json(resp)
+        for doc in list_pages(
+            partial(self._api.list_cluster_custom_object, group, version, plural),
+            resource=f"{plural}.{group}",
+            label_selector=label_selector,
+        ):
             names += [i["metadata"]["name"] for i in doc.get("items") or []]
-            token = (doc.get("metadata") or {}).get("continue")
-            if not token:
-                return sorted(names)
+        return sorted(names)
 
     def delete(self, api_version: str, kind: str, name: str, *, dry_run: bool = False) -> None:
         group, _, version = api_version.partition("/")

@@ -18,6 +18,7 @@ from typing import Any
 from kubernetes import client
 
 from labeler.kube.errors import call
+from labeler.kube.raw import discard
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +82,7 @@ class NodeEvents:
                 resource=f"events (namespace {NAMESPACE})",
                 attempts=1,  # a retry after a lost answer would duplicate the Event
             )
-            _ = resp.data  # drain, so the pooled connection is clean for the next call
-            resp.release_conn()
+            discard(resp)
             return True
         except Exception as e:  # an Event is never worth failing for
             log.warning("cannot create event node=%s reason=%s error=%s", self.node, reason, e)

@@ -10,7 +10,6 @@ import json
 import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from kubernetes import client
@@ -18,19 +17,13 @@ from kubernetes.watch.watch import iter_resp_lines
 
 from labeler.kube.errors import Conflict as ApiConflict
 from labeler.kube.errors import Expired, call, translate
+from labeler.kube.raw import abandon, discard, list_pages, read_json
 from labeler.node import NodeInfo
 from labeler.plan import Desired, LabelPlan, NodeLabels, plan_labels
 
 log = logging.getLogger(__name__)
 
 MERGE_PATCH = "application/merge-patch+json"
-
-
-def _json(resp: Any) -> Any:
-    try:
-        return json.loads(resp.data)
-    finally:
-        resp.release_conn()
 
 
 def core(api: client.ApiClient) -> client.CoreV1Api:
@@ -43,7 +36,7 @@ def get_node(api: client.ApiClient, name: str) -> NodeInfo:
         verb="get",
         resource=f"nodes/{name}",
     )
-    return NodeInfo.from_dict(_json(resp))
+    return NodeInfo.from_dict(read_json(resp))
 
 
 def list_nodes(
@@ -54,22 +47,14 @@ def list_nodes(
 ) -> tuple[list[NodeInfo], str]:
     """All nodes (paginated), and the list's resourceVersion to start a watch from."""
     nodes: list[NodeInfo] = []
-    token: str | None = None
     resource_version = ""
-    while True:
-        kwargs: dict[str, Any] = {"limit": page_size, "_preload_content": False}
-        if label_selector:
-            kwargs["label_selector"] = label_selector
-        if token:
-            kwargs["_continue"] = token
-        resp = call(partial(core(api).list_node, **kwargs), verb="list", resource="nodes")
-        doc = _json(resp)
+    for doc in list_pages(
+        core(api).list_node, resource="nodes", page_size=page_size, label_selector=label_selector
+    ):
         nodes.extend(NodeInfo.from_dict(item) for item in doc.get("items") or [])
         meta = doc.get("metadata") or {}
         resource_version = resource_version or str(meta.get("resourceVersion") or "")
-        token = meta.get("continue")
-        if not token:
-            return nodes, resource_version
+    return nodes, resource_version
 
 
 def watch_nodes(
@@ -102,6 +87,7 @@ def watch_nodes(
         resp: Any = core(api).list_node(**kwargs)
     except Exception as exc:
         raise translate(exc, "watch", "nodes") from exc
+    finished = False
     try:
         for line in iter_resp_lines(resp):
             if not line.strip():
@@ -120,10 +106,17 @@ def watch_nodes(
                     )
                 raise translate(_status_exception(obj), "watch", "nodes")
             yield kind, NodeInfo.from_dict(obj)
+        finished = True
     except Exception as exc:
         raise translate(exc, "watch", "nodes") from exc
     finally:
-        resp.release_conn()
+        # Read to the end, the connection is clean and goes back to the pool. Given up
+        # part-way (the caller closed the generator, an error event, a broken stream), the
+        # server is still sending: the connection must be closed, never reused.
+        if finished:
+            resp.release_conn()
+        else:
+            abandon(resp)
 
 
 def _status_exception(obj: Mapping[str, Any]) -> client.ApiException:
@@ -182,10 +175,7 @@ class LabelWriter:
             verb="patch",
             resource=f"nodes/{node.name}",
         )
-        # Read the body before the connection goes back to the pool: an unread body would
-        # be taken as the status line of the next response on that connection.
-        resp.drain_conn()
-        resp.release_conn()
+        discard(resp)
         log.info(
             "labels written node=%s set=%s removed=%s",
             node.name,

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from functools import partial
 from typing import Any
 
 from kubernetes import client
 
-from labeler.kube.errors import call
+from labeler.kube.raw import list_pages
 
 
 def list_pods(
@@ -21,28 +20,19 @@ def list_pods(
 ) -> list[dict[str, Any]]:
     """Every matching pod, all namespaces unless ``namespace`` is given (paginated)."""
     core = client.CoreV1Api(api)
+    if namespace:
+        list_fn: Any = partial(core.list_namespaced_pod, namespace)
+        resource = f"pods (namespace {namespace})"
+    else:
+        list_fn = core.list_pod_for_all_namespaces
+        resource = "pods (all namespaces)"
     pods: list[dict[str, Any]] = []
-    token: str | None = None
-    while True:
-        kwargs: dict[str, Any] = {"limit": page_size, "_preload_content": False}
-        if label_selector:
-            kwargs["label_selector"] = label_selector
-        if field_selector:
-            kwargs["field_selector"] = field_selector
-        if token:
-            kwargs["_continue"] = token
-        if namespace:
-            fn = partial(core.list_namespaced_pod, namespace, **kwargs)
-            resource = f"pods (namespace {namespace})"
-        else:
-            fn = partial(core.list_pod_for_all_namespaces, **kwargs)
-            resource = "pods (all namespaces)"
-        resp: Any = call(fn, verb="list", resource=resource)
-        try:
-            doc = json.loads(resp.data)
-        finally:
-            resp.release_conn()
+    for doc in list_pages(
+        list_fn,
+        resource=resource,
+        page_size=page_size,
+        label_selector=label_selector,
+        field_selector=field_selector,
+    ):
         pods.extend(doc.get("items") or [])
-        token = (doc.get("metadata") or {}).get("continue")
-        if not token:
-            return pods
+    return pods

@@ -1,0 +1,69 @@
+"""Raw responses (``_preload_content=False``) and the pooled connections behind them.
+
+We skip the client's model deserialisation (at 10,000 nodes it costs more than the API
+calls), so we own the urllib3 response and must leave its keep-alive connection clean:
+
+- a body read to the end: the connection goes back to the pool (``read_json``, ``discard``);
+- a body left unread on a pooled connection would be taken as the next response's status
+  line (urllib3 2.x usually notices the readable socket and reconnects, which still costs a
+  new connection), so ``discard`` reads it first;
+- a stream given up part-way (a watch closed early, a bad event) still has data coming:
+  ``abandon`` closes the connection instead of returning it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import Any
+
+from labeler.kube.errors import call
+
+
+def read_json(resp: Any) -> Any:
+    """The whole body as JSON; the connection goes back to the pool."""
+    try:
+        return json.loads(resp.data)
+    finally:
+        resp.release_conn()
+
+
+def discard(resp: Any) -> None:
+    """Read and drop the body (a write's echo of the object), then release the connection."""
+    try:
+        resp.drain_conn()
+    finally:
+        resp.release_conn()
+
+
+def abandon(resp: Any) -> None:
+    """Close a response whose body was not read to the end, and its connection."""
+    try:
+        resp.close()
+    finally:
+        resp.release_conn()  # the pool replaces the closed connection on its next use
+
+
+def list_pages(
+    list_fn: Callable[..., Any],
+    *,
+    resource: str,
+    page_size: int = 500,
+    **params: Any,
+) -> Iterator[dict[str, Any]]:
+    """Each page of a paginated LIST as parsed JSON, following ``metadata.continue``.
+
+    ``params`` with a false value (no selector given) are left out of the request.
+    """
+    kwargs: dict[str, Any] = {k: v for k, v in params.items() if v}
+    kwargs.update(limit=page_size, _preload_content=False)
+    while True:
+        doc: dict[str, Any] = read_json(
+            call(partial(list_fn, **kwargs), verb="list", resource=resource)
+        )
+        yield doc
+        token = (doc.get("metadata") or {}).get("continue")
+        if not token:
+            return
+        kwargs["_continue"] = token

@@ -1,0 +1,84 @@
+"""Raw responses leave the client's keep-alive connections clean (against the fake server).
+
+A response body left unread on a pooled connection would be read as the next response's
+status line; a watch given up part-way still has data coming and must be closed. Checked
+by requests that follow on the same client and by the connections its pool had to open.
+"""
+
+from __future__ import annotations
+
+from kubernetes import client
+
+from labeler.kube.custom import CustomObjects
+from labeler.kube.errors import Expired
+from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
+from labeler.plan import Desired
+from tests.fakekube import FakeKube
+
+# Answers bigger than http.client's read buffer (8 KiB), as real Nodes are (status.images):
+# a small answer is read with the headers, whatever the caller does.
+BIG = {"example.com/padding": "x" * 64_000}
+HYPERNODE = {
+    "apiVersion": "topology.volcano.sh/v1alpha1",
+    "kind": "HyperNode",
+    "metadata": {"name": "hn-1", "labels": {"app": "x"}, "annotations": BIG},
+    "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"exactMatch": {"name": "n1"}}}]},
+}
+
+
+def connections_made(api: client.ApiClient, url: str) -> int:
+    """How many TCP connections the client's pool for ``url`` has opened so far.
+
+    A connection left with an unread answer is not reusable: the client's next request on
+    it fails (http.client: ResponseNotReady) and urllib3 retries on a new connection, so an
+    unclean release shows up here as one more connection.
+    """
+    return int(api.rest_client.pool_manager.connection_from_url(url).num_connections)
+
+
+def test_writes_read_their_answer_so_the_connection_is_reused(fake_kube: FakeKube) -> None:
+    fake_kube.add_node("n1", annotations=BIG)
+    api = fake_kube.api_client()
+    writer = LabelWriter(api)
+    objects = CustomObjects(api)
+    changed = {**HYPERNODE, "metadata": {**HYPERNODE["metadata"], "labels": {"app": "y"}}}
+    for i in range(3):
+        writer.reconcile("n1", Desired(set={"x.io/a": str(i)}))  # GET, PATCH
+        objects.apply(HYPERNODE)  # GET, POST
+        objects.apply(changed)  # GET, PUT
+        objects.delete(HYPERNODE["apiVersion"], "HyperNode", "hn-1")  # DELETE
+        assert get_node(api, "n1").labels["x.io/a"] == str(i)
+    assert fake_kube.objects("HyperNode") == []
+    assert fake_kube.count("patch") == 3 and fake_kube.count("delete") == 3
+    assert connections_made(api, fake_kube.url) == 1
+
+
+def test_watch_closed_early_is_not_returned_to_the_pool(fake_kube: FakeKube) -> None:
+    fake_kube.add_node("n1", annotations=BIG)
+    api = fake_kube.api_client()
+    for i in range(3):
+        events = watch_nodes(api, resource_version="0", timeout_seconds=30)
+        assert next(events)[0] == "ADDED"
+        for j in range(5):  # events the caller will never read
+            fake_kube.set_node_labels("n1", {"x.io/i": f"{i}-{j}"})
+        events.close()
+        assert get_node(api, "n1").labels["x.io/i"] == f"{i}-4"
+    # The watch's connection was closed, so the pool reopened that same slot each time.
+    assert connections_made(api, fake_kube.url) == 1
+
+
+def test_expired_watch_leaves_the_client_usable() -> None:
+    with FakeKube(history=2) as fake:
+        fake.add_node("n1")
+        api = fake.api_client()
+        old = get_node(api, "n1").resource_version
+        for i in range(5):
+            fake.set_node_labels("n1", {"i": str(i)})
+        try:
+            list(watch_nodes(api, resource_version=old, timeout_seconds=5))
+        except Expired:
+            pass
+        else:
+            raise AssertionError("a watch from a compacted resourceVersion must raise Expired")
+        assert get_node(api, "n1").labels["i"] == "4"
+        assert connections_made(api, fake.url) == 1
