@@ -113,39 +113,38 @@ class AuditCollector(Collector):
         if fig is None:
             return
         p = self.profile
-        nodes = GaugeMetricFamily(
-            f"{PREFIX}_nodes",
-            "Nodes in audit scope by label state (labeled, partial, unlabeled, inconsistent)",
-            labels=["profile", "state"],
+        per_key: tuple[tuple[str, str, str, Mapping[str, int]], ...] = (
+            (
+                "nodes",
+                "Nodes in audit scope by label state (labeled, partial, unlabeled, inconsistent)",
+                "state",
+                fig.states,
+            ),
+            (
+                "unlabeled_accelerators",
+                "Allocatable accelerators on partial and unlabeled nodes: capacity that "
+                "topology-aware schedulers (Kueue TAS, Volcano) cannot use",
+                "resource",
+                fig.unlabeled_accelerators,
+            ),
+            (
+                "nesting_violations",
+                "Level values found under more than one value of the next wider level",
+                "level",
+                fig.nesting_violations,
+            ),
+            (
+                "domains",
+                "Distinct topology domains (label values) per level among nodes in scope",
+                "level",
+                fig.domains,
+            ),
         )
-        for state, n in fig.states.items():
-            nodes.add_metric([p, state], n)
-        yield nodes
-        acc = GaugeMetricFamily(
-            f"{PREFIX}_unlabeled_accelerators",
-            "Allocatable accelerators on partial and unlabeled nodes: capacity that "
-            "topology-aware schedulers (Kueue TAS, Volcano) cannot use",
-            labels=["profile", "resource"],
-        )
-        for resource, n in fig.unlabeled_accelerators.items():
-            acc.add_metric([p, resource], n)
-        yield acc
-        nest = GaugeMetricFamily(
-            f"{PREFIX}_nesting_violations",
-            "Level values found under more than one value of the next wider level",
-            labels=["profile", "level"],
-        )
-        for level, n in fig.nesting_violations.items():
-            nest.add_metric([p, level], n)
-        yield nest
-        dom = GaugeMetricFamily(
-            f"{PREFIX}_domains",
-            "Distinct topology domains (label values) per level among nodes in scope",
-            labels=["profile", "level"],
-        )
-        for level, n in fig.domains.items():
-            dom.add_metric([p, level], n)
-        yield dom
+        for name, documentation, label, values in per_key:
+            family = GaugeMetricFamily(f"{PREFIX}_{name}", documentation, labels=["profile", label])
+            for key, n in values.items():
+                family.add_metric([p, key], n)
+            yield family
         foreign = GaugeMetricFamily(
             f"{PREFIX}_foreign_labeled_nodes",
             "Nodes in scope whose level labels were set by another tool or by hand "
