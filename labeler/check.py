@@ -30,6 +30,12 @@ INCONSISTENT = "inconsistent"
 NODE_STATES = (LABELED, PARTIAL, UNLABELED, INCONSISTENT)
 
 
+def _sample(nodes: Sequence[str], limit: int) -> str:
+    """``a, b, c and 7 more``: enough names to act on, not a wall of them."""
+    shown = ", ".join(nodes[:limit])
+    return shown + (f" and {len(nodes) - limit} more" if len(nodes) > limit else "")
+
+
 @dataclass(frozen=True)
 class NestingViolation:
     """A value at a narrower level found under several values of the next wider level."""
@@ -40,11 +46,10 @@ class NestingViolation:
     nodes: tuple[str, ...]  # nodes carrying that value, sorted
 
     def message(self, parent_level: Level, *, max_nodes: int = 5) -> str:
-        shown = ", ".join(self.nodes[:max_nodes])
-        more = f" and {len(self.nodes) - max_nodes} more" if len(self.nodes) > max_nodes else ""
         return (
             f"{self.level.key}={self.value} sits under {len(self.parents)} values of "
-            f"{parent_level.key} ({', '.join(self.parents)}); nodes: {shown}{more}. "
+            f"{parent_level.key} ({', '.join(self.parents)}); "
+            f"nodes: {_sample(self.nodes, max_nodes)}. "
             "A value must nest under one parent cluster-wide: relabel the nodes or give "
             "each block its own value"
         )
@@ -108,22 +113,18 @@ class CheckReport:
         out: list[str] = []
         for key, nodes in self.missing.items():
             if nodes:
-                shown = ", ".join(nodes[:max_nodes])
-                more = f" and {len(nodes) - max_nodes} more" if len(nodes) > max_nodes else ""
                 out.append(
                     f"{len(nodes)} node(s) lack {key} (Kueue ignores them; Volcano discovery "
-                    f"stops): {shown}{more}"
+                    f"stops): {_sample(nodes, max_nodes)}"
                 )
         out += [v.message(self.parent_level(v), max_nodes=max_nodes) for v in self.nesting]
         out += list(self.invalid)
         if self.empty_tree_label:
             label = self.topology.tree_label
             nodes = self.empty_tree_label
-            shown = ", ".join(nodes[:max_nodes])
-            more = f" and {len(nodes) - max_nodes} more" if len(nodes) > max_nodes else ""
             out.append(
                 f"{len(nodes)} node(s) have an empty {label} (ascend-for-volcano rejects "
-                f"them; set it to the tree name or remove it): {shown}{more}"
+                f"them; set it to the tree name or remove it): {_sample(nodes, max_nodes)}"
             )
         return out
 

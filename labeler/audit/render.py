@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from labeler.audit.report import AuditReport
 from labeler.check import INCONSISTENT, LABELED, NODE_STATES, PARTIAL, UNLABELED
@@ -34,6 +34,18 @@ def _table(rows: list[list[str]], right: Collection[int] = ()) -> list[str]:
     return out
 
 
+def _more(total: int, limit: int) -> list[str]:
+    """The closing lines of a capped section: what was left out, then a blank line."""
+    return ([f"  … and {total - limit} more (use -o json for all)"] if total > limit else []) + [""]
+
+
+def _per_node(keys: Mapping[str, Sequence[str]], limit: int) -> list[str]:
+    """An indented two-column section, node → its keys, first ``limit`` nodes by name."""
+    items = sorted(keys.items())
+    rows = [[node, ", ".join(names)] for node, names in items[:limit]]
+    return ["  " + line for line in _table(rows)] + _more(len(items), limit)
+
+
 def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
     lines = [f"profile {report.profile}: {report.nodes} node(s) in scope ({report.scope})", ""]
     counts = report.counts()
@@ -61,12 +73,7 @@ def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
 
     if report.missing:
         lines.append("Partial nodes (levels missing):")
-        items = sorted(report.missing.items())
-        rows = [[node, ", ".join(levels)] for node, levels in items[:limit]]
-        lines += ["  " + line for line in _table(rows)]
-        if len(items) > limit:
-            lines.append(f"  … and {len(items) - limit} more (use -o json for all)")
-        lines.append("")
+        lines += _per_node(report.missing, limit)
     if report.states[UNLABELED]:
         lines.append(f"Unlabeled nodes: {_names(report.states[UNLABELED], limit)}")
         lines.append("")
@@ -88,17 +95,10 @@ def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
     if other:
         lines.append("Other problems:")
         lines += [f"  {p}" for p in other[:limit]]
-        if len(other) > limit:
-            lines.append(f"  … and {len(other) - limit} more (use -o json for all)")
-        lines.append("")
+        lines += _more(len(other), limit)
     if report.foreign:
         lines.append("Foreign labels (set by another tool or by hand; not maintained by us):")
-        items = sorted(report.foreign.items())
-        rows = [[node, ", ".join(keys)] for node, keys in items[:limit]]
-        lines += ["  " + line for line in _table(rows)]
-        if len(items) > limit:
-            lines.append(f"  … and {len(items) - limit} more (use -o json for all)")
-        lines.append("")
+        lines += _per_node(report.foreign, limit)
 
     lines.append("Domains per level (nodes per domain):")
     rows = [["LEVEL", "KEY", "DOMAINS", "MIN", "MEDIAN", "MAX"]]
