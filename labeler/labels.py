@@ -23,7 +23,7 @@ DEFAULT_HASH_LENGTH = 16
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_DNS1123_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS1123_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")  # characters only, no length
 
 
 class LabelError(LabelerError):
@@ -54,7 +54,7 @@ def dns1123_subdomain_problems(text: str) -> list[str]:
         problems.append(f"is {len(text)} characters; at most {MAX_PREFIX} are allowed")
     if not text:
         problems.append("is empty")
-    elif any(not _DNS1123_LABEL_RE.fullmatch(part) for part in text.split(".")):
+    elif any(not DNS1123_LABEL_RE.fullmatch(part) for part in text.split(".")):
         problems.append(
             "must be lowercase letters, digits, '-' and '.', each dot-separated part starting "
             "and ending with a letter or digit"

@@ -15,13 +15,13 @@ import re
 from typing import Any
 
 from labeler.errors import InputError
+from labeler.labels import DNS1123_LABEL_RE
 from labeler.model import Topology
 
 INIT_PARAMS = "init-params"
 RESOURCE_LEVEL_CONFIG = "resource-level-config"
 SCHEDULER_CONF_KEY = "volcano-scheduler.conf"
 MAX_DISCOVERY_NAME = 20
-_DISCOVERY_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 def resource_level_config(topology: Topology, reserved_node: int | None = None) -> dict[str, Any]:
@@ -54,7 +54,7 @@ def discovery_name_problems(name: str) -> list[str]:
     problems = []
     if len(name) > MAX_DISCOVERY_NAME:
         problems.append(f"is {len(name)} characters; Volcano allows at most {MAX_DISCOVERY_NAME}")
-    if not _DISCOVERY_NAME_RE.fullmatch(name):
+    if not DNS1123_LABEL_RE.fullmatch(name):  # plus Volcano's own length limit above
         problems.append(
             "must be lowercase letters, digits and '-', starting and ending alphanumeric"
         )
