@@ -39,9 +39,7 @@ class Progress:
     def line(self, text: str) -> None:
         """Print a result line (stdout) without breaking the bar."""
         with self._lock:
-            if self.bar:
-                self.err.write("\r\033[K")
-                self.err.flush()
+            self._clear()
             self.out.write(text + "\n")
             self.out.flush()
             if self.bar:
@@ -60,9 +58,13 @@ class Progress:
 
     def close(self) -> None:
         with self._lock:
-            if self.bar:
-                self.err.write("\r\033[K")
-                self.err.flush()
+            self._clear()
+
+    def _clear(self) -> None:
+        """Erase the bar's line (nothing to erase without a bar)."""
+        if self.bar:
+            self.err.write("\r\033[K")
+            self.err.flush()
 
     def _draw(self) -> None:
         width = 30

@@ -71,12 +71,18 @@ class CustomObjects:
         self._retries = conflict_retries
 
     @staticmethod
-    def _where(obj: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
-        api_version, kind = obj["apiVersion"], obj["kind"]
+    def _resource(api_version: str, kind: str) -> tuple[str, str, str]:
+        """(group, version, plural) of one of the kinds in :data:`PLURALS`."""
         plural = PLURALS.get((api_version, kind))
         if plural is None:
             raise ValueError(f"no plural known for {api_version} {kind}")
         group, _, version = api_version.partition("/")
+        return group, version, plural
+
+    @classmethod
+    def _where(cls, obj: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
+        kind = obj["kind"]
+        group, version, plural = cls._resource(obj["apiVersion"], kind)
         return group, version, plural, kind, obj["metadata"]["name"]
 
     def get(self, obj: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -167,8 +173,7 @@ class CustomObjects:
 
     def list_names(self, api_version: str, kind: str, label_selector: str) -> list[str]:
         """Names of the objects of one kind that match a label selector."""
-        group, _, version = api_version.partition("/")
-        plural = PLURALS[(api_version, kind)]
+        group, version, plural = self._resource(api_version, kind)
         names: list[str] = []
         for doc in list_pages(
             partial(self._api.list_cluster_custom_object, group, version, plural),
@@ -179,8 +184,7 @@ class CustomObjects:
         return sorted(names)
 
     def delete(self, api_version: str, kind: str, name: str, *, dry_run: bool = False) -> None:
-        group, _, version = api_version.partition("/")
-        plural = PLURALS[(api_version, kind)]
+        group, version, plural = self._resource(api_version, kind)
         if dry_run:
             return
         with contextlib.suppress(NotFound):
