@@ -176,4 +176,4 @@ def test_subprocess_end_to_end(tmp_path: Path) -> None:
         env=env,
         check=False,
     )
-    assert proc.returncode == 1 and "cannot read the CSV" in proc.stderr
+    assert proc.returncode == 1 and "no such file; check --from-csv" in proc.stderr
