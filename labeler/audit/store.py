@@ -12,9 +12,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-from labeler.audit.facts import NodeFacts, Scope, node_facts
+from labeler.audit.facts import NodeFacts, node_facts
 from labeler.kube.nodes import NodeInfo
 from labeler.model import Topology
+from labeler.scope import Scope
 
 
 class NodeStore:

@@ -10,14 +10,15 @@ import signal
 import threading
 from typing import Any
 
-from labeler.audit.facts import DEFAULT_RESOURCES, Scope, node_facts
+from labeler.audit.facts import node_facts
 from labeler.audit.jobview import JobPlacement, job_placement
 from labeler.audit.render import render_table
 from labeler.audit.report import build_report
-from labeler.audit.selector import parse_selector
 from labeler.commands._base import add_command, cluster
 from labeler.errors import UsageError
 from labeler.profiles import Profile, load_profile
+from labeler.scope import DEFAULT_RESOURCES, Scope
+from labeler.selector import parse_selector
 
 log = logging.getLogger(__name__)
 

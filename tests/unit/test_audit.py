@@ -7,16 +7,17 @@ from typing import Any
 
 import pytest
 
-from labeler.audit.facts import Scope, node_facts, parse_count
+from labeler.audit.facts import node_facts, parse_count
 from labeler.audit.jobview import job_placement
 from labeler.audit.render import render_table
 from labeler.audit.report import build_report
-from labeler.audit.selector import parse_selector
 from labeler.audit.store import NodeStore
 from labeler.errors import UsageError
 from labeler.kube.nodes import NodeInfo
 from labeler.plan import OWNED_ANNOTATION
 from labeler.profiles import ascend_superpod, oci_rdma
+from labeler.scope import Scope
+from labeler.selector import parse_selector
 
 PROFILE = oci_rdma()
 TOPO = PROFILE.topology
