@@ -30,6 +30,8 @@ class PlacementSet:
     placements: list[Placement]
     tree_labels: Mapping[str, str] = field(default_factory=dict)
     out_of_scope: int = 0  # nodes of other trees
+    scope: str | None = None  # from a cluster: which nodes were looked at (labeler.scope)
+    not_in_scope: int = 0  # cluster nodes outside that scope (CPU, control plane, ...)
 
 
 def in_tree(topology: Topology, tree_value: str | None) -> bool:

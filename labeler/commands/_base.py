@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from labeler.errors import UsageError
 from labeler.kube.client import ClusterOptions, api_client
+
+if TYPE_CHECKING:
+    from labeler.kube.nodes import NodeInfo
+    from labeler.scope import Scope
 
 
 def add_command(
@@ -20,6 +24,55 @@ def add_command(
 def cluster(args: argparse.Namespace) -> Any:
     """The ApiClient for --kubeconfig/--context (kubectl's rules)."""
     return api_client(ClusterOptions(kubeconfig=args.kubeconfig, context=args.context))
+
+
+# --- node scope -----------------------------------------------------------------------
+
+
+def add_scope(p: argparse.ArgumentParser, *, when: str = "") -> None:
+    """``--node-selector`` and ``--resource``: which cluster nodes are looked at.
+
+    The default is :class:`labeler.scope.Scope`'s: the accelerator nodes, so that CPU and
+    control-plane nodes, which nobody labels, are not reported as unlabelled.
+    """
+    from labeler.scope import DEFAULT_RESOURCES, Scope
+
+    g = p.add_argument_group("node scope" + (f" ({when})" if when else ""))
+    g.add_argument(
+        "--node-selector",
+        metavar="SELECTOR",
+        help="look at the nodes matching this label selector (kubectl syntax: k=v,k!=v,k,"
+        f"!k,k in (a,b)) instead of the default: {Scope().describe()}",
+    )
+    g.add_argument(
+        "--resource",
+        action="append",
+        metavar="PATTERN",
+        help="accelerator resource (glob) that puts a node in the default scope and is "
+        f"counted; repeatable (default: {', '.join(DEFAULT_RESOURCES)})",
+    )
+
+
+def node_scope(args: argparse.Namespace) -> Scope:
+    """The Scope of ``--node-selector`` / ``--resource``."""
+    from labeler.scope import DEFAULT_RESOURCES, Scope
+    from labeler.selector import parse_selector
+
+    selector = parse_selector(args.node_selector) if args.node_selector is not None else None
+    resources = tuple(args.resource) if args.resource else DEFAULT_RESOURCES
+    return Scope(resources=resources, selector=selector)
+
+
+def scoped_nodes(args: argparse.Namespace, scope: Scope) -> tuple[list[NodeInfo], int]:
+    """One paginated LIST of every node; the nodes in scope and how many were left out.
+
+    The selector is matched here, not by the API server, so that the count of nodes left
+    out is true with ``--node-selector`` too (the LIST costs the same as the default's).
+    """
+    from labeler.kube.nodes import list_nodes
+
+    nodes, _ = list_nodes(cluster(args))
+    return scope.split(nodes)
 
 
 def not_built(issue: int) -> Any:

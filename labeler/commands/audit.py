@@ -14,11 +14,10 @@ from labeler.audit.facts import node_facts
 from labeler.audit.jobview import JobPlacement, job_placement
 from labeler.audit.render import render_table
 from labeler.audit.report import build_report
-from labeler.commands._base import add_command, cluster
+from labeler.commands._base import add_command, add_scope, cluster, node_scope
 from labeler.errors import UsageError
 from labeler.profiles import Profile, load_profile
-from labeler.scope import DEFAULT_RESOURCES, Scope
-from labeler.selector import parse_selector
+from labeler.scope import Scope
 
 log = logging.getLogger(__name__)
 
@@ -38,18 +37,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--profile", required=True, help="built-in profile name or profile file")
     p.add_argument("--tree-name", help="tree name for ascend-superpod (default: default)")
-    p.add_argument(
-        "--node-selector",
-        help="audit the nodes matching this label selector (k=v,...) instead of the default "
-        "scope: nodes with allocatable accelerators",
-    )
-    p.add_argument(
-        "--resource",
-        action="append",
-        metavar="PATTERN",
-        help="accelerator resource (glob) that puts a node in scope and is counted; "
-        f"repeatable (default: {', '.join(DEFAULT_RESOURCES)})",
-    )
+    add_scope(p)
     p.add_argument("-o", "--output", choices=["table", "json"], default="table")
     g = p.add_argument_group("exporter (--serve)")
     g.add_argument("--serve", action="store_true", help="watch nodes and serve /metrics")
@@ -78,20 +66,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     q.set_defaults(handler=run_placement)
 
 
-def _scope(args: argparse.Namespace) -> Scope:
-    selector = parse_selector(args.node_selector) if args.node_selector is not None else None
-    resources = tuple(args.resource) if args.resource else DEFAULT_RESOURCES
-    return Scope(resources=resources, selector=selector)
-
-
 def run_audit(args: argparse.Namespace) -> int:
     profile = load_profile(args.profile, tree_name=args.tree_name)
-    scope = _scope(args)
+    scope = node_scope(args)
     if args.serve:
         return _serve(args, profile, scope)
     from labeler.kube.nodes import list_nodes
 
-    nodes, _ = list_nodes(cluster(args), label_selector=args.node_selector)
+    nodes, _ = list_nodes(cluster(args), label_selector=scope.label_selector)
     facts = [f for n in nodes if (f := node_facts(profile.topology, scope, n)) is not None]
     report = build_report(profile.name, scope.describe(), profile.topology, facts)
     if args.output == "json":

@@ -7,6 +7,7 @@ Parsing and printing only; the objects come from :mod:`labeler.emit`, the verdic
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from labeler.check import CheckReport, check_placements, render_text, state_counts
-from labeler.commands._base import add_command, cluster
+from labeler.commands._base import add_command, add_scope, cluster, node_scope, scoped_nodes
 from labeler.emit import bundle, hypernodes, kueue
 from labeler.emit.configmap import merge_resource_level_config
 from labeler.errors import InputError, LabelerError, UsageError
@@ -111,18 +112,25 @@ def _source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
     src = p.add_mutually_exclusive_group(required=required)
     src.add_argument("--from-csv", metavar="CSV", help="placements from a bulk CSV")
     src.add_argument(
-        "--from-cluster", action="store_true", help="placements from today's node labels"
+        "--from-cluster",
+        action="store_true",
+        help="today's nodes and labels, from the cluster (see --node-selector)",
     )
+    add_scope(p, when="with --from-cluster")
 
 
 def _placements(args: argparse.Namespace, profile: Profile) -> PlacementSet | None:
+    if not args.from_cluster and (args.node_selector is not None or args.resource):
+        raise UsageError("--node-selector and --resource choose cluster nodes: add --from-cluster")
     if args.from_csv:
         return read_csv(args.from_csv, profile.topology)
     if args.from_cluster:
-        from labeler.kube.nodes import list_nodes
-
-        nodes, _ = list_nodes(cluster(args))
-        return select(profile.topology, "cluster", ((n.name, n.labels) for n in nodes))
+        scope = node_scope(args)
+        nodes, left_out = scoped_nodes(args, scope)
+        pset = select(profile.topology, "cluster", ((n.name, n.labels) for n in nodes))
+        if not nodes:
+            print(f"warning: no node in scope ({scope.describe()})", file=sys.stderr)
+        return dataclasses.replace(pset, scope=scope.describe(), not_in_scope=left_out)
     return None
 
 
@@ -144,6 +152,8 @@ def run_check(args: argparse.Namespace) -> int:
             print(line)
         if pset.out_of_scope:
             print(f"({pset.out_of_scope} node(s) of other trees not checked)")
+        if pset.scope is not None:
+            print(f"(scope: {pset.scope}; {pset.not_in_scope} other node(s) not checked)")
     return 0 if report.ok else 1
 
 
@@ -158,6 +168,8 @@ def _report_json(report: CheckReport, pset: PlacementSet) -> dict[str, Any]:
         )
     return {
         "source": pset.origin,
+        "scope": pset.scope,
+        "nodesNotInScope": pset.not_in_scope,
         "tree": report.topology.name,
         "ok": report.ok,
         "nodes": report.nodes,
