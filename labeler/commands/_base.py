@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from labeler.errors import UsageError
 from labeler.kube.client import ClusterOptions, api_client
+from labeler.labels import key_problems, value_problems
 
 if TYPE_CHECKING:
     from labeler.kube.nodes import NodeInfo
@@ -75,18 +77,31 @@ def scoped_nodes(args: argparse.Namespace, scope: Scope) -> tuple[list[NodeInfo]
     return scope.split(nodes)
 
 
-def not_built(issue: int) -> Any:
-    def handler(args: argparse.Namespace) -> int:
-        raise UsageError(
-            f"'topology-labeler {args.command}' is not built yet (tracked in issue {issue})"
-        )
-
-    return handler
+# --- KEY=VALUE flags --------------------------------------------------------------------
 
 
-def placeholder(
-    sub: Any, common: argparse.ArgumentParser, name: str, help_text: str, issue: int
-) -> None:
-    p = add_command(sub, common, name, f"{help_text} [not built yet: issue {issue}]")
-    p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-    p.set_defaults(handler=not_built(issue))
+def parse_pairs(values: Iterable[str], flag: str, *, labels: bool = True) -> dict[str, str]:
+    """``KEY=VALUE`` pairs of a repeatable flag; each occurrence may also be comma-separated.
+
+    With ``labels`` (node labels, nodeSelectors) every key and value must be one the API
+    server accepts. A key given twice with different values is an error, not a silent
+    override. Errors name the flag and the item (exit 2).
+    """
+    out: dict[str, str] = {}
+    for raw in values:
+        for part in raw.split(","):
+            item = part.strip()
+            if not item:
+                continue
+            key, eq, value = (s.strip() for s in item.partition("="))
+            if not eq or not key:
+                raise UsageError(f"{flag} {item!r}: expected KEY=VALUE")
+            if labels:
+                problems = [f"key {key!r} {p}" for p in key_problems(key)]
+                problems += [f"value {value!r} {p}" for p in value_problems(value)]
+                if problems:
+                    raise UsageError(f"{flag} {item!r}: {'; '.join(problems)}")
+            if out.get(key, value) != value:
+                raise UsageError(f"{flag}: {key} is given twice ({out[key]!r} and {value!r})")
+            out[key] = value
+    return out

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from labeler.commands._base import add_command, cluster
+from labeler.commands._base import add_command, cluster, parse_pairs
 from labeler.errors import InputError, UsageError
 from labeler.placement.advice import advise, make_job, resolve_level
 from labeler.placement.cluster import (
@@ -131,23 +131,9 @@ def _slice_options(p: argparse.ArgumentParser) -> None:
 # --- parsing ---------------------------------------------------------------------------
 
 
-def _pairs(values: list[str], flag: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for raw in values:
-        for item in raw.split(","):
-            item = item.strip()
-            if not item:
-                continue
-            k, eq, v = item.partition("=")
-            if not eq or not k.strip():
-                raise UsageError(f"{flag} {item!r}: expected KEY=VALUE")
-            out[k.strip()] = v.strip()
-    return out
-
-
 def parse_requests(values: list[str]) -> dict[str, int]:
     out: dict[str, int] = {}
-    for res, qty in _pairs(values, "--request").items():
+    for res, qty in parse_pairs(values, "--request", labels=False).items():
         try:
             out[res] = quantity_units(res, qty)
         except QuantityError as e:
@@ -165,7 +151,7 @@ def _shape(args: argparse.Namespace) -> PodShape:
     return PodShape(
         requests=parse_requests(args.request),
         tolerations=tolerations,
-        node_selector=_pairs(args.node_selector, "--node-selector"),
+        node_selector=parse_pairs(args.node_selector, "--node-selector"),
     )
 
 
@@ -247,7 +233,7 @@ def _load(args: argparse.Namespace) -> tuple[Profile, Tree]:
     tree = build_tree(
         profile.topology,
         snap.nodes,
-        flavor_labels=_pairs(args.flavor_node_label, "--flavor-node-label"),
+        flavor_labels=parse_pairs(args.flavor_node_label, "--flavor-node-label"),
         topology_name=args.topology_name or profile.name,
     )
     log.debug("topology built nodes=%d outside=%d", len(tree.leaves), len(tree.outside))

@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from labeler.check import CheckReport, check_placements, render_text, state_counts
-from labeler.commands._base import add_command, add_scope, cluster, node_scope, scoped_nodes
+from labeler.commands._base import (
+    add_command,
+    add_scope,
+    cluster,
+    node_scope,
+    parse_pairs,
+    scoped_nodes,
+)
 from labeler.emit import bundle, hypernodes, kueue
 from labeler.emit.configmap import merge_resource_level_config
 from labeler.errors import InputError, LabelerError, UsageError
@@ -192,7 +199,7 @@ def _report_json(report: CheckReport, pset: PlacementSet) -> dict[str, Any]:
 
 
 def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptions:
-    labels = dict(kueue.parse_node_label(s) for s in args.flavor_node_label)
+    labels = parse_pairs(args.flavor_node_label, "--flavor-node-label")
     tolerations = tuple(kueue.parse_toleration(s) for s in args.flavor_toleration)
     if args.reserved_node is not None and args.reserved_node < 0:
         raise UsageError("--reserved-node must be 0 or more")
