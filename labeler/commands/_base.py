@@ -1,9 +1,17 @@
-"""Helpers shared by the subcommand modules."""
+"""Helpers shared by the subcommand modules: one spelling and one parser per shared flag.
+
+Several commands take the same things: a profile and its tree name, a source of nodes
+(``--from-csv`` / ``--from-cluster`` / ``--from-snapshot``), a node scope
+(``--node-selector`` / ``--resource``), ``KEY=VALUE`` pairs. Declaring them here keeps
+the names, help texts, error messages and exit codes the same in every command
+(DESIGN.md §6 is the contract).
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
+import textwrap
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from labeler.errors import UsageError
@@ -14,18 +22,101 @@ if TYPE_CHECKING:
     from labeler.kube.nodes import NodeInfo
     from labeler.scope import Scope
 
+# Exit codes shared by every command; each command names what 0 (and 3) mean for it.
+EXIT_ERROR = "error: invalid input, cluster or API failure (the message says what to do)"
+EXIT_USAGE = "usage: bad or conflicting flags"
+
 
 def add_command(
-    sub: Any, common: argparse.ArgumentParser, name: str, help_text: str
+    sub: Any,
+    common: argparse.ArgumentParser,
+    name: str,
+    help_text: str,
+    *,
+    exits: Mapping[int, str] | None = None,
 ) -> argparse.ArgumentParser:
+    """A subcommand whose --help ends with its exit codes (0 and 3 from ``exits``)."""
+    codes = {1: EXIT_ERROR, 2: EXIT_USAGE, **(exits or {})}
+    epilog = "exit codes:\n" + "\n".join(
+        textwrap.fill(codes[c], width=88, initial_indent=f"  {c}  ", subsequent_indent="     ")
+        for c in sorted(codes)
+    )
     return sub.add_parser(  # type: ignore[no-any-return]
-        name, parents=[common], help=help_text, description=help_text
+        name,
+        parents=[common],
+        help=help_text,
+        description=help_text,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
 
 
 def cluster(args: argparse.Namespace) -> Any:
     """The ApiClient for --kubeconfig/--context (kubectl's rules)."""
     return api_client(ClusterOptions(kubeconfig=args.kubeconfig, context=args.context))
+
+
+# --- profile and tree name ------------------------------------------------------------
+
+TREE_NAME_HELP = (
+    "tree name, the value of huawei.com/topotree, for profiles with a tree label "
+    "(ascend-superpod; default: 'default')"
+)
+
+
+def add_tree_name(
+    p: Any, *, required: bool = False, short: bool = False, help_text: str = TREE_NAME_HELP
+) -> None:
+    """``--topotree-name`` (MindCluster's and DESIGN's name), alias ``--tree-name``."""
+    flags = ["-t"] if short else []
+    p.add_argument(
+        *flags,
+        "--topotree-name",
+        "--tree-name",
+        dest="topotree_name",
+        metavar="T",
+        required=required,
+        help=help_text,
+    )
+
+
+def add_profile(p: argparse.ArgumentParser, *, default: str | None = None) -> None:
+    """``--profile`` (required unless a default is given) and the tree name."""
+    if default is None:
+        p.add_argument("--profile", required=True, help="built-in profile name or profile file")
+    else:
+        p.add_argument(
+            "--profile",
+            default=default,
+            help=f"built-in profile name or profile file (default: {default})",
+        )
+    add_tree_name(p)
+
+
+# --- where the nodes come from ----------------------------------------------------------
+
+
+def add_source(
+    p: argparse.ArgumentParser,
+    *,
+    required: bool,
+    csv: bool = False,
+    snapshot: bool = False,
+    cluster_help: str = "today's nodes and labels, from the cluster (see --node-selector)",
+) -> None:
+    """The mutually exclusive ``--from-csv`` / ``--from-cluster`` / ``--from-snapshot``."""
+    src = p.add_mutually_exclusive_group(required=required)
+    if csv:
+        src.add_argument(
+            "--from-csv", metavar="CSV", help="nodes and labels from a bulk CSV (nodeName,<key>,…)"
+        )
+    src.add_argument("--from-cluster", action="store_true", help=cluster_help)
+    if snapshot:
+        src.add_argument(
+            "--from-snapshot",
+            metavar="FILE",
+            help="a List of Nodes and Pods (kubectl get nodes,pods -A -o yaml), YAML or JSON",
+        )
 
 
 # --- node scope -----------------------------------------------------------------------

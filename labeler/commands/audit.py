@@ -14,7 +14,7 @@ from labeler.audit.facts import node_facts
 from labeler.audit.jobview import JobPlacement, job_placement
 from labeler.audit.render import render_table
 from labeler.audit.report import build_report
-from labeler.commands._base import add_command, add_scope, cluster, node_scope
+from labeler.commands._base import add_command, add_profile, add_scope, cluster, node_scope
 from labeler.errors import UsageError
 from labeler.profiles import Profile, load_profile
 from labeler.scope import Scope
@@ -34,11 +34,20 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "audit",
         "report (or export as Prometheus metrics) the nodes topology-aware schedulers "
         "cannot use: labeled / partial / unlabeled / inconsistent",
+        exits={
+            0: "every node in scope is fully labelled (with --serve: stopped by a signal)",
+            EXIT_NOT_LABELED: "audited: some node in scope is not fully labelled",
+        },
     )
-    p.add_argument("--profile", required=True, help="built-in profile name or profile file")
-    p.add_argument("--tree-name", help="tree name for ascend-superpod (default: default)")
+    add_profile(p)
     add_scope(p)
-    p.add_argument("-o", "--output", choices=["table", "json"], default="table")
+    p.add_argument(
+        "-o",
+        "--output",
+        choices=["table", "json"],
+        default="table",
+        help="report format (default: table)",
+    )
     g = p.add_argument_group("exporter (--serve)")
     g.add_argument("--serve", action="store_true", help="watch nodes and serve /metrics")
     g.add_argument("--port", type=int, default=8080, help="port for /metrics, /healthz, /readyz")
@@ -57,17 +66,23 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         common,
         "placement",
         "show where a job's pods landed: each pod's node and its domain at every level",
+        exits={0: "the placement was printed (also when no pod matched)"},
     )
     q.add_argument("-l", "--selector", required=True, help="pod label selector, e.g. job-name=X")
     q.add_argument("-n", "--namespace", help="namespace (default: all namespaces)")
-    q.add_argument("--profile", default="oci-rdma", help="profile (default oci-rdma)")
-    q.add_argument("--tree-name", help="tree name for ascend-superpod")
-    q.add_argument("-o", "--output", choices=["table", "json"], default="table")
+    add_profile(q, default="oci-rdma")
+    q.add_argument(
+        "-o",
+        "--output",
+        choices=["table", "json"],
+        default="table",
+        help="report format (default: table)",
+    )
     q.set_defaults(handler=run_placement)
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    profile = load_profile(args.profile, tree_name=args.tree_name)
+    profile = load_profile(args.profile, tree_name=args.topotree_name)
     scope = node_scope(args)
     if args.serve:
         return _serve(args, profile, scope)
@@ -138,7 +153,7 @@ def run_placement(args: argparse.Namespace) -> int:
     from labeler.kube.nodes import get_node, list_nodes
     from labeler.kube.pods import list_pods
 
-    profile = load_profile(args.profile, tree_name=args.tree_name)
+    profile = load_profile(args.profile, tree_name=args.topotree_name)
     api = cluster(args)
     pods = list_pods(api, namespace=args.namespace, label_selector=args.selector)
     wanted = {n for p in pods if (n := (p.get("spec") or {}).get("nodeName"))}

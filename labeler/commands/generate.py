@@ -18,7 +18,9 @@ from typing import Any
 from labeler.check import CheckReport, check_placements, render_text, state_counts
 from labeler.commands._base import (
     add_command,
+    add_profile,
     add_scope,
+    add_source,
     cluster,
     node_scope,
     parse_pairs,
@@ -30,9 +32,17 @@ from labeler.errors import InputError, LabelerError, UsageError
 from labeler.placements_io import PlacementSet, read_csv, select
 from labeler.profiles import Profile, load_profile
 
+EXIT_CHECK_FAILED = 3  # the check ran and the labels are not usable (as audit's 3)
+
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    g = add_command(sub, common, "generate", "emit Kueue/Volcano objects that match the labels")
+    g = add_command(
+        sub,
+        common,
+        "generate",
+        "emit Kueue/Volcano objects that match the labels",
+        exits={0: "generated (and applied or merged, if asked)"},
+    )
     _source_options(g, required=False)
     out = g.add_argument_group("output")
     out.add_argument("--output-dir", metavar="D", help="write one file per kind into D")
@@ -104,25 +114,34 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     v.add_argument("--discovery-interval", default="1h", help="label discovery interval")
     g.set_defaults(handler=run_generate)
 
-    c = add_command(sub, common, "check", "check nesting and completeness of node labels")
+    c = add_command(
+        sub,
+        common,
+        "check",
+        "check nesting and completeness of node labels",
+        exits={
+            0: "every node checked is fully labelled, values nest and are valid",
+            EXIT_CHECK_FAILED: "checked: some node lacks a level label, or values do not "
+            "nest or are invalid (the report lists them)",
+        },
+    )
     _source_options(c, required=True)
     c.add_argument(
-        "--format", choices=["text", "json"], default="text", help="report format (text)"
+        "-o",
+        "--output",
+        "--format",
+        dest="format",
+        choices=["text", "json"],
+        default="text",
+        help="report format (default: text)",
     )
     c.add_argument("--max-nodes", type=int, default=10, help="nodes listed per problem (10)")
     c.set_defaults(handler=run_check)
 
 
 def _source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
-    p.add_argument("--profile", required=True, help="built-in profile name or profile file")
-    p.add_argument("--tree-name", help="tree name for profiles with a tree label (Ascend)")
-    src = p.add_mutually_exclusive_group(required=required)
-    src.add_argument("--from-csv", metavar="CSV", help="placements from a bulk CSV")
-    src.add_argument(
-        "--from-cluster",
-        action="store_true",
-        help="today's nodes and labels, from the cluster (see --node-selector)",
-    )
+    add_profile(p)
+    add_source(p, required=required, csv=True)
     add_scope(p, when="with --from-cluster")
 
 
@@ -146,7 +165,7 @@ def _check(pset: PlacementSet, profile: Profile) -> CheckReport:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    profile = load_profile(args.profile, tree_name=args.tree_name)
+    profile = load_profile(args.profile, tree_name=args.topotree_name)
     pset = _placements(args, profile)
     assert pset is not None  # the source group is required
     report = _check(pset, profile)
@@ -161,7 +180,7 @@ def run_check(args: argparse.Namespace) -> int:
             print(f"({pset.out_of_scope} node(s) of other trees not checked)")
         if pset.scope is not None:
             print(f"(scope: {pset.scope}; {pset.not_in_scope} other node(s) not checked)")
-    return 0 if report.ok else 1
+    return 0 if report.ok else EXIT_CHECK_FAILED
 
 
 def _report_json(report: CheckReport, pset: PlacementSet) -> dict[str, Any]:
@@ -257,7 +276,7 @@ def _merge(args: argparse.Namespace, profile: Profile) -> None:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    profile = load_profile(args.profile, tree_name=args.tree_name)
+    profile = load_profile(args.profile, tree_name=args.topotree_name)
     wants_objects = bool(args.output_dir or args.output or args.apply)
     if (args.dry_run or args.prune) and not args.apply:
         raise UsageError("--dry-run and --prune go with --apply")

@@ -28,7 +28,7 @@ def test_check_ok_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         f"nodeName,{K}hpc_island_id,{K}network_block_id,{K}local_block_id\n"
         "a,i1,b1,l1\nb,i2,b1,l2\nc,i1,,l3\n"
     )
-    assert main(["check", "--profile", "oci-rdma", "--from-csv", str(bad)]) == 1
+    assert main(["check", "--profile", "oci-rdma", "--from-csv", str(bad)]) == 3
     out = capsys.readouterr().out
     assert "1 node(s) lack oci.oraclecloud.com/rdma.network_block_id" in out
     assert "network_block_id=b1 sits under 2 values" in out and "i1, i2" in out
@@ -165,15 +165,15 @@ def test_check_from_cluster_scopes_to_accelerator_nodes(
     assert "2 node(s)" in out and "2 labeled" in out and "cpu-1" not in out
     assert "scope: nodes with allocatable nvidia.com/gpu or huawei.com/Ascend* > 0; 1 other" in out
     # A selector that covers the CPU node puts it in scope: it lacks every level label.
-    assert main([*base, "--node-selector", "pool in (gpu,cpu)"]) == 1
+    assert main([*base, "--node-selector", "pool in (gpu,cpu)"]) == 3
     out = capsys.readouterr().out
     assert "1 unlabeled" in out and "cpu-1" in out
-    assert main([*base, "--node-selector", "pool=cpu", "--format", "json"]) == 1
+    assert main([*base, "--node-selector", "pool=cpu", "-o", "json"]) == 3
     doc = json.loads(capsys.readouterr().out)
     assert doc["nodes"] == 1 and doc["scope"] == "nodes matching pool=cpu"
     assert doc["nodesNotInScope"] == 2 and doc["missing"][f"{K}local_block_id"] == ["cpu-1"]
     # --resource widens the default scope to the CPU node too.
-    assert main([*base, "--resource", "nvidia.com/gpu", "--resource", "cpu"]) == 1
+    assert main([*base, "--resource", "nvidia.com/gpu", "--resource", "cpu"]) == 3
     assert "cpu-1" in capsys.readouterr().out
 
 
