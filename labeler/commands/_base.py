@@ -56,6 +56,26 @@ def cluster(args: argparse.Namespace) -> Any:
     return api_client(ClusterOptions(kubeconfig=args.kubeconfig, context=args.context))
 
 
+# --- -o for report commands --------------------------------------------------------------
+
+
+def add_report_format(p: argparse.ArgumentParser, human: str, *aliases: str) -> None:
+    """``-o/--output FORMAT`` of a command that prints a report (``args.output``).
+
+    Commands that write data (generate, export, lld) use ``-o`` for the output file
+    instead, as DESIGN.md §6 has it; ``human`` is the default, the other choice is json.
+    """
+    p.add_argument(
+        "-o",
+        "--output",
+        *aliases,
+        dest="output",
+        choices=[human, "json"],
+        default=human,
+        help=f"report format (default: {human})",
+    )
+
+
 # --- profile and tree name ------------------------------------------------------------
 
 TREE_NAME_HELP = (

@@ -15,7 +15,14 @@ from typing import Any
 
 import yaml
 
-from labeler.commands._base import add_command, add_profile, add_source, cluster, parse_pairs
+from labeler.commands._base import (
+    add_command,
+    add_profile,
+    add_report_format,
+    add_source,
+    cluster,
+    parse_pairs,
+)
 from labeler.errors import InputError, UsageError
 from labeler.placement.advice import advise, make_job, resolve_level
 from labeler.placement.cluster import (
@@ -123,13 +130,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="name of the Kueue Topology object, as Kueue's messages quote it "
         "(default: the profile name)",
     )
-    p.add_argument(
-        "-o",
-        "--output",
-        choices=["text", "json"],
-        default="text",
-        help="report format (default: text)",
-    )
+    add_report_format(p, "text")
 
 
 def _slice_options(p: argparse.ArgumentParser) -> None:

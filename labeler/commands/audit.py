@@ -14,7 +14,14 @@ from labeler.audit.facts import node_facts
 from labeler.audit.jobview import JobPlacement, job_placement
 from labeler.audit.render import render_table
 from labeler.audit.report import build_report
-from labeler.commands._base import add_command, add_profile, add_scope, cluster, node_scope
+from labeler.commands._base import (
+    add_command,
+    add_profile,
+    add_report_format,
+    add_scope,
+    cluster,
+    node_scope,
+)
 from labeler.errors import UsageError
 from labeler.profiles import Profile, load_profile
 from labeler.scope import Scope
@@ -41,13 +48,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     add_profile(p)
     add_scope(p)
-    p.add_argument(
-        "-o",
-        "--output",
-        choices=["table", "json"],
-        default="table",
-        help="report format (default: table)",
-    )
+    add_report_format(p, "table")
     g = p.add_argument_group("exporter (--serve)")
     g.add_argument("--serve", action="store_true", help="watch nodes and serve /metrics")
     g.add_argument("--port", type=int, default=8080, help="port for /metrics, /healthz, /readyz")
@@ -71,13 +72,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     q.add_argument("-l", "--selector", required=True, help="pod label selector, e.g. job-name=X")
     q.add_argument("-n", "--namespace", help="namespace (default: all namespaces)")
     add_profile(q, default="oci-rdma")
-    q.add_argument(
-        "-o",
-        "--output",
-        choices=["table", "json"],
-        default="table",
-        help="report format (default: table)",
-    )
+    add_report_format(q, "table")
     q.set_defaults(handler=run_placement)
 
 

@@ -19,6 +19,7 @@ from labeler.check import CheckReport, check_placements, render_text, state_coun
 from labeler.commands._base import (
     add_command,
     add_profile,
+    add_report_format,
     add_scope,
     add_source,
     cluster,
@@ -126,15 +127,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         },
     )
     _source_options(c, required=True)
-    c.add_argument(
-        "-o",
-        "--output",
-        "--format",
-        dest="format",
-        choices=["text", "json"],
-        default="text",
-        help="report format (default: text)",
-    )
+    add_report_format(c, "text", "--format")
     c.add_argument("--max-nodes", type=int, default=10, help="nodes listed per problem (10)")
     c.set_defaults(handler=run_check)
 
@@ -169,7 +162,7 @@ def run_check(args: argparse.Namespace) -> int:
     pset = _placements(args, profile)
     assert pset is not None  # the source group is required
     report = _check(pset, profile)
-    if args.format == "json":
+    if args.output == "json":
         print(json.dumps(_report_json(report, pset), indent=2))
     else:
         for line in render_text(

@@ -97,8 +97,8 @@ def test_tree_name_has_one_name_and_one_alias(argv: list[str]) -> None:
 def test_check_takes_o_for_its_report_format() -> None:
     parser = build_parser()
     base = ["check", "--profile", "oci-rdma", "--from-cluster"]
-    assert parser.parse_args([*base, "-o", "json"]).format == "json"
-    assert parser.parse_args([*base, "--format", "json"]).format == "json"
+    assert parser.parse_args([*base, "-o", "json"]).output == "json"
+    assert parser.parse_args([*base, "--format", "json"]).output == "json"
 
 
 def test_scope_flags_are_the_same_in_audit_check_and_generate() -> None:
