@@ -119,9 +119,10 @@ def wait(cond, timeout: float) -> float:  # type: ignore[no-untyped-def]
 
 
 def in_process_recompute(nodes: int) -> float:
-    from labeler.audit.facts import Scope, node_facts
+    from labeler.audit.facts import node_facts
     from labeler.audit.report import build_report
     from labeler.node import NodeInfo
+    from labeler.scope import Scope
 
     prof = oci_rdma()
     infos = [

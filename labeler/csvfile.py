@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -24,6 +25,11 @@ from labeler.labels import dns1123_subdomain_problems, key_problems, value_probl
 
 NODE_NAME_HEADER = "nodeName"
 BOM = "\ufeff"
+# A valid node name (DNS-1123 subdomain, at most 253 characters): the common case, checked
+# in one match; anything else gets dns1123_subdomain_problems' reasons.
+_NODE_NAME_OK = re.compile(
+    r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+)
 
 
 @dataclass(frozen=True)
@@ -49,19 +55,25 @@ class LabelSheet:
         return tuple(r.node for r in self.rows)
 
 
-def read_label_csv(path: str | Path) -> LabelSheet:
-    """Read and validate a label CSV file; InputError lists every problem."""
+def read_label_csv(
+    path: str | Path, *, flag: str = "--config-path", level_keys: Sequence[str] = ()
+) -> LabelSheet:
+    """Read and validate a label CSV file; InputError lists every problem.
+
+    ``flag`` is the option that named the file (for the hint when it is missing);
+    ``level_keys`` are passed to :func:`parse_label_csv`.
+    """
     name = str(path)
     p = Path(path)
     if not p.exists():
-        raise InputError(f"{name}: no such file; check --config-path")
+        raise InputError(f"{name}: no such file; check {flag}")
     if p.is_dir():
-        raise InputError(f"{name}: is a directory; --config-path takes a CSV file")
+        raise InputError(f"{name}: is a directory; {flag} takes a CSV file")
     try:
         data = p.read_bytes()
     except OSError as e:
         raise InputError(f"{name}: cannot read the file: {e.strerror or e}") from e
-    return parse_label_csv(data, name)
+    return parse_label_csv(data, name, level_keys=level_keys)
 
 
 def _decode(data: bytes, path: str) -> str:
@@ -146,12 +158,17 @@ def _header(cells: list[str], path: str, problems: list[str]) -> list[str] | Non
     return keys
 
 
-def parse_label_csv(data: bytes | str, path: str = "<csv>") -> LabelSheet:
+def parse_label_csv(
+    data: bytes | str, path: str = "<csv>", *, level_keys: Sequence[str] = ()
+) -> LabelSheet:
     """Validate a whole label CSV. Returns the sheet or raises InputError with every problem.
 
     Rows whose cells are all empty (e.g. ``,,,`` left by a spreadsheet) are ignored. A row
     with a node name but no value is kept (``values`` empty): whether it matters depends on
     the command (apply skips it with a warning; ``delete --all-keys`` uses it).
+
+    ``level_keys`` (a profile's levels, for ``check``/``generate --from-csv``) must each have
+    a column; a missing one is reported with the other header problems.
     """
     text = data if isinstance(data, str) else _decode(data, path)
     text = text.removeprefix(BOM)
@@ -166,11 +183,18 @@ def parse_label_csv(data: bytes | str, path: str = "<csv>") -> LabelSheet:
     keys = _header(header, path, problems)
     if keys is None:
         raise InputError(problems)
+    absent = [k for k in level_keys if k not in keys]
+    if absent:
+        problems.append(
+            f"{path}:1: no column for level label(s) {', '.join(absent)}; the profile's "
+            f"levels are {', '.join(level_keys)}: add a column for each"
+        )
     width = len(header)
     rows: list[CsvRow] = []
     first_line: dict[str, int] = {}
+    valid: set[str] = set()  # values already checked: a column repeats few distinct values
     for line, cells in records[1:]:
-        if not any(c.strip() for c in cells):
+        if not "".join(cells).strip():
             continue  # blank line or an all-empty spreadsheet row
         if len(cells) != width:
             col = min(len(cells), width) + 1
@@ -188,7 +212,7 @@ def parse_label_csv(data: bytes | str, path: str = "<csv>") -> LabelSheet:
         if not node.strip():
             problems.append(f"{where}: the row has values but no node name; fill in column 1")
             continue
-        bad = dns1123_subdomain_problems(node)
+        bad = [] if _NODE_NAME_OK.fullmatch(node) else dns1123_subdomain_problems(node)
         if bad:
             problems.append(
                 f"{where}: {node!r} is not a valid node name: {'; '.join(bad)}; "
@@ -208,6 +232,9 @@ def parse_label_csv(data: bytes | str, path: str = "<csv>") -> LabelSheet:
             if value == "":
                 empty.append(key)
                 continue
+            if value in valid:
+                values[key] = value
+                continue
             why = value_problems(value)
             if value != value.strip():
                 why = ["has spaces around it", *why]
@@ -217,6 +244,7 @@ def parse_label_csv(data: bytes | str, path: str = "<csv>") -> LabelSheet:
                     f"{'; '.join(why)}; fix the cell"
                 )
                 continue
+            valid.add(value)
             values[key] = value
         rows.append(CsvRow(node, line, values, tuple(empty)))
     if not problems and not rows:

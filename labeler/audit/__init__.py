@@ -1,6 +1,7 @@
 """The audit: which nodes topology-aware schedulers cannot use (DESIGN.md §6, issue 7).
 
-- facts.py: what is kept of a node (level values, ownership, accelerators) and the scope
+- facts.py: what is kept of a node (level values, ownership, accelerators); the scope
+  (which nodes) is labeler.scope, shared with check/generate --from-cluster
 - report.py: node states, unusable accelerators, domains (judged by labeler.check)
 - render.py: the table; store.py + serve.py: the watch-driven exporter (HTTP: labeler.http)
 - jobview.py: where a job's pods landed, per level (``placement``)

@@ -7,55 +7,12 @@ event changed anything at all — most node updates are status heartbeats that d
 
 from __future__ import annotations
 
-import fnmatch
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from labeler.audit.selector import Selector
 from labeler.model import Placement, Topology
 from labeler.node import NodeInfo
-from labeler.quantity import parse_count
-
-log = logging.getLogger(__name__)
-
-DEFAULT_RESOURCES: tuple[str, ...] = ("nvidia.com/gpu", "huawei.com/Ascend*")
-
-
-@dataclass(frozen=True)
-class Scope:
-    """Which nodes the audit looks at.
-
-    With a selector, every node it matches; otherwise every node with a positive
-    allocatable count of one of ``resources`` (fnmatch patterns). Accelerators are always
-    counted by ``resources``.
-    """
-
-    resources: tuple[str, ...] = DEFAULT_RESOURCES
-    selector: Selector | None = None
-
-    def describe(self) -> str:
-        if self.selector is not None:
-            return f"nodes matching {self.selector}"
-        return "nodes with allocatable " + " or ".join(self.resources) + " > 0"
-
-    def accelerators(self, node: NodeInfo) -> tuple[tuple[str, int], ...]:
-        out = []
-        for resource, quantity in node.allocatable.items():
-            if not any(fnmatch.fnmatchcase(resource, p) for p in self.resources):
-                continue
-            count = parse_count(str(quantity))
-            if count is None:
-                log.warning(
-                    "node=%s resource=%s unreadable allocatable quantity %r; counted as 0",
-                    node.name,
-                    resource,
-                    quantity,
-                )
-                continue
-            if count > 0:
-                out.append((resource, count))
-        return tuple(sorted(out))
+from labeler.scope import Scope
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,9 +12,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-from labeler.audit.facts import NodeFacts, Scope, node_facts
+from labeler.audit.facts import NodeFacts, node_facts
 from labeler.model import Topology
 from labeler.node import NodeInfo
+from labeler.scope import Scope
 
 
 class NodeStore:

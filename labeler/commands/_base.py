@@ -1,19 +1,53 @@
-"""Helpers shared by the subcommand modules."""
+"""Helpers shared by the subcommand modules: one spelling and one parser per shared flag.
+
+Several commands take the same things: a profile and its tree name, a source of nodes
+(``--from-csv`` / ``--from-cluster`` / ``--from-snapshot``), a node scope
+(``--node-selector`` / ``--resource``), ``KEY=VALUE`` pairs. Declaring them here keeps
+the names, help texts, error messages and exit codes the same in every command
+(DESIGN.md §6 is the contract).
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import textwrap
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from labeler.errors import UsageError
 from labeler.kube.client import ClusterOptions, api_client
+from labeler.labels import key_problems, value_problems
+
+if TYPE_CHECKING:
+    from labeler.node import NodeInfo
+    from labeler.scope import Scope
+
+# Exit codes shared by every command; each command names what 0 (and 3) mean for it.
+EXIT_ERROR = "error: invalid input, cluster or API failure (the message says what to do)"
+EXIT_USAGE = "usage: bad or conflicting flags"
 
 
 def add_command(
-    sub: Any, common: argparse.ArgumentParser, name: str, help_text: str
+    sub: Any,
+    common: argparse.ArgumentParser,
+    name: str,
+    help_text: str,
+    *,
+    exits: Mapping[int, str] | None = None,
 ) -> argparse.ArgumentParser:
+    """A subcommand whose --help ends with its exit codes (0 and 3 from ``exits``)."""
+    codes = {1: EXIT_ERROR, 2: EXIT_USAGE, **(exits or {})}
+    epilog = "exit codes:\n" + "\n".join(
+        textwrap.fill(codes[c], width=88, initial_indent=f"  {c}  ", subsequent_indent="     ")
+        for c in sorted(codes)
+    )
     return sub.add_parser(  # type: ignore[no-any-return]
-        name, parents=[common], help=help_text, description=help_text
+        name,
+        parents=[common],
+        help=help_text,
+        description=help_text,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
 
 
@@ -22,18 +56,163 @@ def cluster(args: argparse.Namespace) -> Any:
     return api_client(ClusterOptions(kubeconfig=args.kubeconfig, context=args.context))
 
 
-def not_built(issue: int) -> Any:
-    def handler(args: argparse.Namespace) -> int:
-        raise UsageError(
-            f"'topology-labeler {args.command}' is not built yet (tracked in issue {issue})"
+# --- -o for report commands --------------------------------------------------------------
+
+
+def add_report_format(p: argparse.ArgumentParser, human: str, *aliases: str) -> None:
+    """``-o/--output FORMAT`` of a command that prints a report (``args.output``).
+
+    Commands that write data (generate, export, lld) use ``-o`` for the output file
+    instead, as DESIGN.md §6 has it; ``human`` is the default, the other choice is json.
+    """
+    p.add_argument(
+        "-o",
+        "--output",
+        *aliases,
+        dest="output",
+        choices=[human, "json"],
+        default=human,
+        help=f"report format (default: {human})",
+    )
+
+
+# --- profile and tree name ------------------------------------------------------------
+
+TREE_NAME_HELP = (
+    "tree name, the value of huawei.com/topotree, for profiles with a tree label "
+    "(ascend-superpod; default: 'default')"
+)
+
+
+def add_tree_name(
+    p: Any, *, required: bool = False, short: bool = False, help_text: str = TREE_NAME_HELP
+) -> None:
+    """``--topotree-name`` (MindCluster's and DESIGN's name), alias ``--tree-name``."""
+    flags = ["-t"] if short else []
+    p.add_argument(
+        *flags,
+        "--topotree-name",
+        "--tree-name",
+        dest="topotree_name",
+        metavar="T",
+        required=required,
+        help=help_text,
+    )
+
+
+def add_profile(p: argparse.ArgumentParser, *, default: str | None = None) -> None:
+    """``--profile`` (required unless a default is given) and the tree name."""
+    if default is None:
+        p.add_argument("--profile", required=True, help="built-in profile name or profile file")
+    else:
+        p.add_argument(
+            "--profile",
+            default=default,
+            help=f"built-in profile name or profile file (default: {default})",
+        )
+    add_tree_name(p)
+
+
+# --- where the nodes come from ----------------------------------------------------------
+
+
+def add_source(
+    p: argparse.ArgumentParser,
+    *,
+    required: bool,
+    csv: bool = False,
+    snapshot: bool = False,
+    cluster_help: str = "today's nodes and labels, from the cluster (see --node-selector)",
+) -> None:
+    """The mutually exclusive ``--from-csv`` / ``--from-cluster`` / ``--from-snapshot``."""
+    src = p.add_mutually_exclusive_group(required=required)
+    if csv:
+        src.add_argument(
+            "--from-csv", metavar="CSV", help="nodes and labels from a bulk CSV (nodeName,<key>,…)"
+        )
+    src.add_argument("--from-cluster", action="store_true", help=cluster_help)
+    if snapshot:
+        src.add_argument(
+            "--from-snapshot",
+            metavar="FILE",
+            help="a List of Nodes and Pods (kubectl get nodes,pods -A -o yaml), YAML or JSON",
         )
 
-    return handler
+
+# --- node scope -----------------------------------------------------------------------
 
 
-def placeholder(
-    sub: Any, common: argparse.ArgumentParser, name: str, help_text: str, issue: int
-) -> None:
-    p = add_command(sub, common, name, f"{help_text} [not built yet: issue {issue}]")
-    p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-    p.set_defaults(handler=not_built(issue))
+def add_scope(p: argparse.ArgumentParser, *, when: str = "") -> None:
+    """``--node-selector`` and ``--resource``: which cluster nodes are looked at.
+
+    The default is :class:`labeler.scope.Scope`'s: the accelerator nodes, so that CPU and
+    control-plane nodes, which nobody labels, are not reported as unlabelled.
+    """
+    from labeler.scope import DEFAULT_RESOURCES, Scope
+
+    g = p.add_argument_group("node scope" + (f" ({when})" if when else ""))
+    g.add_argument(
+        "--node-selector",
+        metavar="SELECTOR",
+        help="look at the nodes matching this label selector (kubectl syntax: k=v,k!=v,k,"
+        f"!k,k in (a,b)) instead of the default: {Scope().describe()}",
+    )
+    g.add_argument(
+        "--resource",
+        action="append",
+        metavar="PATTERN",
+        help="accelerator resource (glob) that puts a node in the default scope and is "
+        f"counted; repeatable (default: {', '.join(DEFAULT_RESOURCES)})",
+    )
+
+
+def node_scope(args: argparse.Namespace) -> Scope:
+    """The Scope of ``--node-selector`` / ``--resource``."""
+    from labeler.scope import DEFAULT_RESOURCES, Scope
+    from labeler.selector import parse_selector
+
+    selector = parse_selector(args.node_selector) if args.node_selector is not None else None
+    resources = tuple(args.resource) if args.resource else DEFAULT_RESOURCES
+    return Scope(resources=resources, selector=selector)
+
+
+def scoped_nodes(args: argparse.Namespace, scope: Scope) -> tuple[list[NodeInfo], int]:
+    """One paginated LIST of every node; the nodes in scope and how many were left out.
+
+    The selector is matched here, not by the API server, so that the count of nodes left
+    out is true with ``--node-selector`` too (the LIST costs the same as the default's).
+    """
+    from labeler.kube.nodes import list_nodes
+
+    nodes, _ = list_nodes(cluster(args))
+    return scope.split(nodes)
+
+
+# --- KEY=VALUE flags --------------------------------------------------------------------
+
+
+def parse_pairs(values: Iterable[str], flag: str, *, labels: bool = True) -> dict[str, str]:
+    """``KEY=VALUE`` pairs of a repeatable flag; each occurrence may also be comma-separated.
+
+    With ``labels`` (node labels, nodeSelectors) every key and value must be one the API
+    server accepts. A key given twice with different values is an error, not a silent
+    override. Errors name the flag and the item (exit 2).
+    """
+    out: dict[str, str] = {}
+    for raw in values:
+        for part in raw.split(","):
+            item = part.strip()
+            if not item:
+                continue
+            key, eq, value = (s.strip() for s in item.partition("="))
+            if not eq or not key:
+                raise UsageError(f"{flag} {item!r}: expected KEY=VALUE")
+            if labels:
+                problems = [f"key {key!r} {p}" for p in key_problems(key)]
+                problems += [f"value {value!r} {p}" for p in value_problems(value)]
+                if problems:
+                    raise UsageError(f"{flag} {item!r}: {'; '.join(problems)}")
+            if out.get(key, value) != value:
+                raise UsageError(f"{flag}: {key} is given twice ({out[key]!r} and {value!r})")
+            out[key] = value
+    return out

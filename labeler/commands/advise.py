@@ -15,7 +15,14 @@ from typing import Any
 
 import yaml
 
-from labeler.commands._base import add_command, cluster
+from labeler.commands._base import (
+    add_command,
+    add_profile,
+    add_report_format,
+    add_source,
+    cluster,
+    parse_pairs,
+)
 from labeler.errors import InputError, UsageError
 from labeler.node import TERMINATED_PHASES
 from labeler.placement.advice import advise, make_job, resolve_level
@@ -49,7 +56,11 @@ EXIT_DOES_NOT_FIT = 2
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = add_command(
-        sub, common, "advise", "would a job fit now, where, and at which topology level"
+        sub,
+        common,
+        "advise",
+        "would a job fit now, where, and at which topology level",
+        exits={0: "the job fits", EXIT_DOES_NOT_FIT: "usage error, or the job does not fit"},
     )
     _common(p)
     p.add_argument("--pods", type=int, required=True, help="pods in the job (PodSet count)")
@@ -74,7 +85,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.set_defaults(handler=run_advise)
 
-    d = add_command(sub, common, "domains", "free pod slots per topology domain, per level")
+    d = add_command(
+        sub,
+        common,
+        "domains",
+        "free pod slots per topology domain, per level",
+        exits={0: "the inventory was printed"},
+    )
     _common(d)
     d.add_argument("--pods", type=int, help="also count how many jobs of N pods fit per domain")
     _slice_options(d)
@@ -83,15 +100,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--profile", required=True, help="built-in profile name or profile file")
-    p.add_argument("--tree-name", help="tree name for profiles that have one (ascend)")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--from-cluster", action="store_true", help="read nodes and pods live")
-    src.add_argument(
-        "--from-snapshot",
-        metavar="FILE",
-        help="a List of Nodes and Pods (kubectl get nodes,pods -A -o yaml), YAML or JSON",
-    )
+    add_profile(p)
+    add_source(p, required=True, snapshot=True, cluster_help="read nodes and pods live")
     p.add_argument(
         "--request",
         action="append",
@@ -121,7 +131,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="name of the Kueue Topology object, as Kueue's messages quote it "
         "(default: the profile name)",
     )
-    p.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    add_report_format(p, "text")
 
 
 def _slice_options(p: argparse.ArgumentParser) -> None:
@@ -132,23 +142,9 @@ def _slice_options(p: argparse.ArgumentParser) -> None:
 # --- parsing ---------------------------------------------------------------------------
 
 
-def _pairs(values: list[str], flag: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for raw in values:
-        for item in raw.split(","):
-            item = item.strip()
-            if not item:
-                continue
-            k, eq, v = item.partition("=")
-            if not eq or not k.strip():
-                raise UsageError(f"{flag} {item!r}: expected KEY=VALUE")
-            out[k.strip()] = v.strip()
-    return out
-
-
 def parse_requests(values: list[str]) -> dict[str, int]:
     out: dict[str, int] = {}
-    for res, qty in _pairs(values, "--request").items():
+    for res, qty in parse_pairs(values, "--request", labels=False).items():
         try:
             out[res] = quantity_units(res, qty)
         except QuantityError as e:
@@ -166,7 +162,7 @@ def _shape(args: argparse.Namespace) -> PodShape:
     return PodShape(
         requests=parse_requests(args.request),
         tolerations=tolerations,
-        node_selector=_pairs(args.node_selector, "--node-selector"),
+        node_selector=parse_pairs(args.node_selector, "--node-selector"),
     )
 
 
@@ -230,14 +226,14 @@ def read_cluster(args: argparse.Namespace) -> Snapshot:
 
 
 def _load(args: argparse.Namespace) -> tuple[Profile, Tree]:
-    profile = load_profile(args.profile, tree_name=args.tree_name)
+    profile = load_profile(args.profile, tree_name=args.topotree_name)
     snap = read_cluster(args) if args.from_cluster else read_snapshot(args.from_snapshot)
     for kind, n in sorted(snap.ignored.items()):
         log.info("snapshot: ignored %d object(s) of kind %s", n, kind)
     tree = build_tree(
         profile.topology,
         snap.nodes,
-        flavor_labels=_pairs(args.flavor_node_label, "--flavor-node-label"),
+        flavor_labels=parse_pairs(args.flavor_node_label, "--flavor-node-label"),
         topology_name=args.topology_name or profile.name,
     )
     log.debug("topology built nodes=%d outside=%d", len(tree.leaves), len(tree.outside))

@@ -10,13 +10,23 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from labeler.commands._base import add_command, cluster
+from labeler.commands._base import add_command, add_tree_name, cluster
 from labeler.errors import UsageError
 from labeler.labels import dns1123_subdomain_problems, parse_encoding
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = add_command(sub, common, "agent", "keep topology labels on this node (DaemonSet)")
+    p = add_command(
+        sub,
+        common,
+        "agent",
+        "keep topology labels on this node (DaemonSet)",
+        exits={
+            0: "--once: labelled, already current, or definite no data; "
+            "otherwise: stopped by SIGTERM",
+            3: "--once: done, but a conflict was left in place (see --adopt)",
+        },
+    )
     p.add_argument("--profile", required=True, help="built-in profile name or profile file")
     p.add_argument(
         "--node-name", default=None, help="this node's name (default: $NODE_NAME, downward API)"
@@ -58,10 +68,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--imds-attempts", type=int, default=3, help="IMDS requests per read, with backoff"
     )
     a = p.add_argument_group("Ascend NPU driver (source ascend, profile ascend-superpod)")
-    a.add_argument(
-        "--topotree-name",
-        default=None,
-        help="value of huawei.com/topotree, the tree name (default: 'default'; never empty)",
+    add_tree_name(
+        a, help_text="value of huawei.com/topotree, the tree name (default: 'default'; never empty)"
     )
     a.add_argument(
         "--ascend-reader",

@@ -10,14 +10,21 @@ import signal
 import threading
 from typing import Any
 
-from labeler.audit.facts import DEFAULT_RESOURCES, Scope, node_facts
+from labeler.audit.facts import node_facts
 from labeler.audit.jobview import JobPlacement, job_placement
 from labeler.audit.render import render_table
 from labeler.audit.report import build_report
-from labeler.audit.selector import parse_selector
-from labeler.commands._base import add_command, cluster
+from labeler.commands._base import (
+    add_command,
+    add_profile,
+    add_report_format,
+    add_scope,
+    cluster,
+    node_scope,
+)
 from labeler.errors import UsageError
 from labeler.profiles import Profile, load_profile
+from labeler.scope import Scope
 
 log = logging.getLogger(__name__)
 
@@ -34,22 +41,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "audit",
         "report (or export as Prometheus metrics) the nodes topology-aware schedulers "
         "cannot use: labeled / partial / unlabeled / inconsistent",
+        exits={
+            0: "every node in scope is fully labelled (with --serve: stopped by a signal)",
+            EXIT_NOT_LABELED: "audited: some node in scope is not fully labelled",
+        },
     )
-    p.add_argument("--profile", required=True, help="built-in profile name or profile file")
-    p.add_argument("--tree-name", help="tree name for ascend-superpod (default: default)")
-    p.add_argument(
-        "--node-selector",
-        help="audit the nodes matching this label selector (k=v,...) instead of the default "
-        "scope: nodes with allocatable accelerators",
-    )
-    p.add_argument(
-        "--resource",
-        action="append",
-        metavar="PATTERN",
-        help="accelerator resource (glob) that puts a node in scope and is counted; "
-        f"repeatable (default: {', '.join(DEFAULT_RESOURCES)})",
-    )
-    p.add_argument("-o", "--output", choices=["table", "json"], default="table")
+    add_profile(p)
+    add_scope(p)
+    add_report_format(p, "table")
     g = p.add_argument_group("exporter (--serve)")
     g.add_argument("--serve", action="store_true", help="watch nodes and serve /metrics")
     g.add_argument("--port", type=int, default=8080, help="port for /metrics, /healthz, /readyz")
@@ -68,29 +67,23 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         common,
         "placement",
         "show where a job's pods landed: each pod's node and its domain at every level",
+        exits={0: "the placement was printed (also when no pod matched)"},
     )
     q.add_argument("-l", "--selector", required=True, help="pod label selector, e.g. job-name=X")
     q.add_argument("-n", "--namespace", help="namespace (default: all namespaces)")
-    q.add_argument("--profile", default="oci-rdma", help="profile (default oci-rdma)")
-    q.add_argument("--tree-name", help="tree name for ascend-superpod")
-    q.add_argument("-o", "--output", choices=["table", "json"], default="table")
+    add_profile(q, default="oci-rdma")
+    add_report_format(q, "table")
     q.set_defaults(handler=run_placement)
 
 
-def _scope(args: argparse.Namespace) -> Scope:
-    selector = parse_selector(args.node_selector) if args.node_selector is not None else None
-    resources = tuple(args.resource) if args.resource else DEFAULT_RESOURCES
-    return Scope(resources=resources, selector=selector)
-
-
 def run_audit(args: argparse.Namespace) -> int:
-    profile = load_profile(args.profile, tree_name=args.tree_name)
-    scope = _scope(args)
+    profile = load_profile(args.profile, tree_name=args.topotree_name)
+    scope = node_scope(args)
     if args.serve:
         return _serve(args, profile, scope)
     from labeler.kube.nodes import list_nodes
 
-    nodes, _ = list_nodes(cluster(args), label_selector=args.node_selector)
+    nodes, _ = list_nodes(cluster(args), label_selector=scope.label_selector)
     facts = [f for n in nodes if (f := node_facts(profile.topology, scope, n)) is not None]
     report = build_report(profile.name, scope.describe(), profile.topology, facts)
     if args.output == "json":
@@ -149,7 +142,7 @@ def run_placement(args: argparse.Namespace) -> int:
     from labeler.kube.nodes import get_node, list_nodes
     from labeler.kube.pods import list_pods
 
-    profile = load_profile(args.profile, tree_name=args.tree_name)
+    profile = load_profile(args.profile, tree_name=args.topotree_name)
     api = cluster(args)
     pods = list_pods(api, namespace=args.namespace, label_selector=args.selector)
     wanted = {n for p in pods if (n := (p.get("spec") or {}).get("nodeName"))}

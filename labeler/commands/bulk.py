@@ -14,39 +14,82 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from labeler import bulk, csvfile, lld
-from labeler.commands._base import add_command
+from labeler.commands._base import add_command, add_tree_name
 from labeler.errors import UsageError
 from labeler.kube.client import ClusterOptions, api_client
 from labeler.profiles import load_profile
 from labeler.progress import Progress
 
+_CONFLICTS = "conflicts were left in place: values topology-labeler did not set (see --adopt)"
+_WRITE_EXITS = {
+    0: "done: every node written or already current",
+    1: "a node failed; or, before any write, a CSV node is not in the cluster, the CSV is "
+    "invalid, or the cluster cannot be read",
+    3: f"done, but {_CONFLICTS}",
+}
+
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = add_command(sub, common, "plan", "show what apply would change; no writes")
+    p = add_command(
+        sub,
+        common,
+        "plan",
+        "show what apply would change; no writes",
+        exits={
+            0: "planned",
+            1: "a CSV node is not in the cluster, the CSV is invalid, or the cluster cannot "
+            "be read",
+            3: f"planned, but {_CONFLICTS}",
+        },
+    )
     _csv_options(p, delete=False, write=False)
     p.set_defaults(handler=cmd_plan, action=bulk.Action.APPLY)
 
-    p = add_command(sub, common, "apply", "label nodes from a CSV (MindCluster format)")
+    p = add_command(
+        sub, common, "apply", "label nodes from a CSV (MindCluster format)", exits=_WRITE_EXITS
+    )
     _csv_options(p, delete=False, write=True)
     p.set_defaults(handler=cmd_write, action=bulk.Action.APPLY)
 
-    p = add_command(sub, common, "delete", "remove the CSV's label keys from its nodes")
+    p = add_command(
+        sub, common, "delete", "remove the CSV's label keys from its nodes", exits=_WRITE_EXITS
+    )
     _csv_options(p, delete=True, write=True)
     p.set_defaults(handler=cmd_write, action=bulk.Action.DELETE)
 
-    p = add_command(sub, common, "export", "write today's topology labels as a CSV")
+    p = add_command(
+        sub,
+        common,
+        "export",
+        "write today's topology labels as a CSV",
+        exits={0: "the CSV was written"},
+    )
     p.add_argument("--profile", required=True, help="built-in profile name or profile file")
     p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
-    p.add_argument("-l", "--selector", help="only nodes matching this label selector")
+    p.add_argument(
+        "-l",
+        "--node-selector",
+        "--selector",
+        dest="selector",
+        metavar="SELECTOR",
+        help="only nodes matching this label selector (default: every node that has a "
+        "label of the profile)",
+    )
     p.set_defaults(handler=cmd_export)
 
-    p = add_command(sub, common, "lld", "turn an Ascend LLD workbook into a label CSV")
+    p = add_command(
+        sub,
+        common,
+        "lld",
+        "turn an Ascend LLD workbook into a label CSV",
+        exits={0: "the CSV was written"},
+    )
     p.add_argument("-i", "--input", required=True, help="the LLD workbook (.xlsx)")
     p.add_argument(
         "-o", "--output", help="CSV to write (default: <input name>_output.csv; '-' = stdout)"
     )
-    p.add_argument(
-        "-t", "--topotree-name", required=True, help="value of huawei.com/topotree (tree name)"
+    add_tree_name(
+        p, required=True, short=True, help_text="value of huawei.com/topotree (tree name)"
     )
     p.add_argument(
         "-g",

@@ -7,6 +7,7 @@ Parsing and printing only; the objects come from :mod:`labeler.emit`, the verdic
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -15,16 +16,34 @@ from pathlib import Path
 from typing import Any
 
 from labeler.check import CheckReport, check_placements, render_text, state_counts
-from labeler.commands._base import add_command, cluster
+from labeler.commands._base import (
+    add_command,
+    add_profile,
+    add_report_format,
+    add_scope,
+    add_source,
+    cluster,
+    node_scope,
+    parse_pairs,
+    scoped_nodes,
+)
 from labeler.emit import bundle, hypernodes, kueue
 from labeler.emit.configmap import merge_resource_level_config
 from labeler.errors import InputError, LabelerError, UsageError
 from labeler.placements_io import PlacementSet, read_csv, select
 from labeler.profiles import Profile, load_profile
 
+EXIT_CHECK_FAILED = 3  # the check ran and the labels are not usable (as audit's 3)
+
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    g = add_command(sub, common, "generate", "emit Kueue/Volcano objects that match the labels")
+    g = add_command(
+        sub,
+        common,
+        "generate",
+        "emit Kueue/Volcano objects that match the labels",
+        exits={0: "generated (and applied or merged, if asked)"},
+    )
     _source_options(g, required=False)
     out = g.add_argument_group("output")
     out.add_argument("--output-dir", metavar="D", help="write one file per kind into D")
@@ -96,33 +115,41 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     v.add_argument("--discovery-interval", default="1h", help="label discovery interval")
     g.set_defaults(handler=run_generate)
 
-    c = add_command(sub, common, "check", "check nesting and completeness of node labels")
-    _source_options(c, required=True)
-    c.add_argument(
-        "--format", choices=["text", "json"], default="text", help="report format (text)"
+    c = add_command(
+        sub,
+        common,
+        "check",
+        "check nesting and completeness of node labels",
+        exits={
+            0: "every node checked is fully labelled, values nest and are valid",
+            EXIT_CHECK_FAILED: "checked: some node lacks a level label, or values do not "
+            "nest or are invalid (the report lists them)",
+        },
     )
+    _source_options(c, required=True)
+    add_report_format(c, "text", "--format")
     c.add_argument("--max-nodes", type=int, default=10, help="nodes listed per problem (10)")
     c.set_defaults(handler=run_check)
 
 
 def _source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
-    p.add_argument("--profile", required=True, help="built-in profile name or profile file")
-    p.add_argument("--tree-name", help="tree name for profiles with a tree label (Ascend)")
-    src = p.add_mutually_exclusive_group(required=required)
-    src.add_argument("--from-csv", metavar="CSV", help="placements from a bulk CSV")
-    src.add_argument(
-        "--from-cluster", action="store_true", help="placements from today's node labels"
-    )
+    add_profile(p)
+    add_source(p, required=required, csv=True)
+    add_scope(p, when="with --from-cluster")
 
 
 def _placements(args: argparse.Namespace, profile: Profile) -> PlacementSet | None:
+    if not args.from_cluster and (args.node_selector is not None or args.resource):
+        raise UsageError("--node-selector and --resource choose cluster nodes: add --from-cluster")
     if args.from_csv:
         return read_csv(args.from_csv, profile.topology)
     if args.from_cluster:
-        from labeler.kube.nodes import list_nodes
-
-        nodes, _ = list_nodes(cluster(args))
-        return select(profile.topology, "cluster", ((n.name, n.labels) for n in nodes))
+        scope = node_scope(args)
+        nodes, left_out = scoped_nodes(args, scope)
+        pset = select(profile.topology, "cluster", ((n.name, n.labels) for n in nodes))
+        if not nodes:
+            print(f"warning: no node in scope ({scope.describe()})", file=sys.stderr)
+        return dataclasses.replace(pset, scope=scope.describe(), not_in_scope=left_out)
     return None
 
 
@@ -131,11 +158,11 @@ def _check(pset: PlacementSet, profile: Profile) -> CheckReport:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    profile = load_profile(args.profile, tree_name=args.tree_name)
+    profile = load_profile(args.profile, tree_name=args.topotree_name)
     pset = _placements(args, profile)
     assert pset is not None  # the source group is required
     report = _check(pset, profile)
-    if args.format == "json":
+    if args.output == "json":
         print(json.dumps(_report_json(report, pset), indent=2))
     else:
         for line in render_text(
@@ -144,7 +171,9 @@ def run_check(args: argparse.Namespace) -> int:
             print(line)
         if pset.out_of_scope:
             print(f"({pset.out_of_scope} node(s) of other trees not checked)")
-    return 0 if report.ok else 1
+        if pset.scope is not None:
+            print(f"(scope: {pset.scope}; {pset.not_in_scope} other node(s) not checked)")
+    return 0 if report.ok else EXIT_CHECK_FAILED
 
 
 def _report_json(report: CheckReport, pset: PlacementSet) -> dict[str, Any]:
@@ -158,6 +187,8 @@ def _report_json(report: CheckReport, pset: PlacementSet) -> dict[str, Any]:
         )
     return {
         "source": pset.origin,
+        "scope": pset.scope,
+        "nodesNotInScope": pset.not_in_scope,
         "tree": report.topology.name,
         "ok": report.ok,
         "nodes": report.nodes,
@@ -180,7 +211,7 @@ def _report_json(report: CheckReport, pset: PlacementSet) -> dict[str, Any]:
 
 
 def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptions:
-    labels = dict(kueue.parse_node_label(s) for s in args.flavor_node_label)
+    labels = parse_pairs(args.flavor_node_label, "--flavor-node-label")
     tolerations = tuple(kueue.parse_toleration(s) for s in args.flavor_toleration)
     if args.reserved_node is not None and args.reserved_node < 0:
         raise UsageError("--reserved-node must be 0 or more")
@@ -238,7 +269,7 @@ def _merge(args: argparse.Namespace, profile: Profile) -> None:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    profile = load_profile(args.profile, tree_name=args.tree_name)
+    profile = load_profile(args.profile, tree_name=args.topotree_name)
     wants_objects = bool(args.output_dir or args.output or args.apply)
     if (args.dry_run or args.prune) and not args.apply:
         raise UsageError("--dry-run and --prune go with --apply")

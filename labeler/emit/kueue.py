@@ -61,17 +61,6 @@ def parse_toleration(spec: str) -> Toleration:
     return Toleration(key=key, effect=effect, value=value if eq else None)
 
 
-def parse_node_label(spec: str) -> tuple[str, str]:
-    """``key=value`` for ``--flavor-node-label``."""
-    key, eq, value = spec.partition("=")
-    problems = [] if eq else ["missing '='"]
-    problems += [f"key {key!r}: {p}" for p in key_problems(key)]
-    problems += [f"value {value!r}: {p}" for p in value_problems(value)]
-    if problems:
-        raise InputError(problems, heading=f"--flavor-node-label {spec!r}: use key=value")
-    return key, value
-
-
 def _name_problems(flag: str, name: str) -> list[str]:
     return [f"{flag} {name!r} {p}" for p in dns1123_subdomain_problems(name)]
 

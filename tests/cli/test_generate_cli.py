@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -27,7 +28,7 @@ def test_check_ok_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         f"nodeName,{K}hpc_island_id,{K}network_block_id,{K}local_block_id\n"
         "a,i1,b1,l1\nb,i2,b1,l2\nc,i1,,l3\n"
     )
-    assert main(["check", "--profile", "oci-rdma", "--from-csv", str(bad)]) == 1
+    assert main(["check", "--profile", "oci-rdma", "--from-csv", str(bad)]) == 3
     out = capsys.readouterr().out
     assert "1 node(s) lack oci.oraclecloud.com/rdma.network_block_id" in out
     assert "network_block_id=b1 sits under 2 values" in out and "i1, i2" in out
@@ -99,12 +100,15 @@ def test_merge_into_alone_only_merges(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_from_cluster_apply_is_idempotent_and_prunes(
     fake_kube: FakeKube, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    npu = {"huawei.com/Ascend910": "16"}  # in the default scope: nodes with accelerators
     for name, (g, s) in {"n1": ("0", "0"), "n2": ("0", "0"), "n3": ("1", "1")}.items():
         fake_kube.add_node(
             name,
             labels={"huawei.com/topotree.groupid": g, "huawei.com/topotree.superpodid": s},
+            allocatable=npu,
         )
-    fake_kube.add_node("other-tree", labels={"huawei.com/topotree": "t2"})
+    fake_kube.add_node("other-tree", labels={"huawei.com/topotree": "t2"}, allocatable=npu)
+    fake_kube.add_node("control-plane")  # no accelerator, no labels: out of scope
     base = ["generate", "--kubeconfig", str(kubeconfig), "--profile", "ascend-superpod"]
     apply = [*base, "--from-cluster", "--apply", "--flavor-node-label", "accelerator=ascend"]
     assert main(apply) == 0
@@ -133,6 +137,61 @@ def test_from_cluster_apply_is_idempotent_and_prunes(
         "group-0",
         "superpod-0",
     ]
+
+
+def _gpu_cluster(fake_kube: FakeKube) -> None:
+    """Two labelled GPU nodes and an unlabelled CPU node, as in any real cluster."""
+    for name, local in (("gpu-1", "l1"), ("gpu-2", "l2")):
+        fake_kube.add_node(
+            name,
+            labels={
+                f"{K}hpc_island_id": "i1",
+                f"{K}network_block_id": "b1",
+                f"{K}local_block_id": local,
+                "pool": "gpu",
+            },
+            allocatable={"nvidia.com/gpu": "8"},
+        )
+    fake_kube.add_node("cpu-1", labels={"pool": "cpu"}, allocatable={"cpu": "64"})
+
+
+def test_check_from_cluster_scopes_to_accelerator_nodes(
+    fake_kube: FakeKube, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _gpu_cluster(fake_kube)
+    base = ["check", "--kubeconfig", str(kubeconfig), "--profile", "oci-rdma", "--from-cluster"]
+    assert main(base) == 0
+    out = capsys.readouterr().out
+    assert "2 node(s)" in out and "2 labeled" in out and "cpu-1" not in out
+    assert "scope: nodes with allocatable nvidia.com/gpu or huawei.com/Ascend* > 0; 1 other" in out
+    # A selector that covers the CPU node puts it in scope: it lacks every level label.
+    assert main([*base, "--node-selector", "pool in (gpu,cpu)"]) == 3
+    out = capsys.readouterr().out
+    assert "1 unlabeled" in out and "cpu-1" in out
+    assert main([*base, "--node-selector", "pool=cpu", "-o", "json"]) == 3
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["nodes"] == 1 and doc["scope"] == "nodes matching pool=cpu"
+    assert doc["nodesNotInScope"] == 2 and doc["missing"][f"{K}local_block_id"] == ["cpu-1"]
+    # --resource widens the default scope to the CPU node too.
+    assert main([*base, "--resource", "nvidia.com/gpu", "--resource", "cpu"]) == 3
+    assert "cpu-1" in capsys.readouterr().out
+
+
+def test_generate_from_cluster_ignores_cpu_nodes(
+    fake_kube: FakeKube, kubeconfig: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _gpu_cluster(fake_kube)
+    base = ["generate", "--kubeconfig", str(kubeconfig), "--profile", "oci-rdma"]
+    assert main([*base, "--from-cluster", "-o", "-", "--emit", "hypernodes"]) == 0
+    docs = list(yaml.safe_load_all(capsys.readouterr().out))
+    members = [m for d in docs if d["spec"]["tier"] == 1 for m in d["spec"]["members"]]
+    assert sorted(m["selector"]["exactMatch"]["name"] for m in members) == ["gpu-1", "gpu-2"]
+    bad = [*base, "--from-cluster", "--node-selector", "pool=cpu", "-o", "-"]
+    assert main(bad) == 1
+    assert "nothing generated" in capsys.readouterr().err
+    csv_scope = [*base, "--from-csv", OCI_CSV, "--node-selector", "pool=gpu"]
+    assert main(csv_scope) == 2
+    assert "add --from-cluster" in capsys.readouterr().err
 
 
 def test_subprocess_end_to_end(tmp_path: Path) -> None:
@@ -176,4 +235,4 @@ def test_subprocess_end_to_end(tmp_path: Path) -> None:
         env=env,
         check=False,
     )
-    assert proc.returncode == 1 and "cannot read the CSV" in proc.stderr
+    assert proc.returncode == 1 and "no such file; check --from-csv" in proc.stderr

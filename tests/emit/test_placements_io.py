@@ -1,4 +1,8 @@
-"""The CSV placement reader: format, BOM, errors with line numbers, tree scope."""
+"""The CSV placement reader: format, BOM, errors with line numbers, tree scope.
+
+The file is read by labeler.csvfile (the bulk tool's validator), so the messages are its
+``file:line:column`` ones.
+"""
 
 from __future__ import annotations
 
@@ -30,16 +34,16 @@ def test_every_problem_is_reported_with_its_line() -> None:
     with pytest.raises(InputError) as e:
         parse_csv(text, OCI, origin="c.csv")
     msg = str(e.value)
-    assert "c.csv:3: node name 'N_2'" in msg
-    assert "c.csv:4: node n1 is listed again (first on line 2)" in msg
-    assert "c.csv:5: 3 fields, the header has 4" in msg
+    assert "c.csv:3:1: 'N_2' is not a valid node name" in msg
+    assert "c.csv:4:1: node 'n1' already has a row on line 2" in msg
+    assert "c.csv:5:4: 3 cells but the header has 4 columns" in msg
 
 
 def test_header_problems() -> None:
     with pytest.raises(InputError, match="first column must be 'nodeName'"):
         parse_csv("name,a/b\n", OCI, origin="c.csv")
     with pytest.raises(InputError, match="no column for level label"):
-        parse_csv(f"nodeName,{K}local_block_id\n", OCI, origin="c.csv")
+        parse_csv(f"nodeName,{K}local_block_id\nn1,l1\n", OCI, origin="c.csv")
     with pytest.raises(InputError, match="empty"):
         parse_csv("", OCI, origin="c.csv")
 
@@ -47,9 +51,9 @@ def test_header_problems() -> None:
 def test_not_utf8_and_missing_file(tmp_path: Path) -> None:
     f = tmp_path / "c.csv"
     f.write_bytes(b"nodeName,\xff\n")
-    with pytest.raises(InputError, match="not UTF-8"):
+    with pytest.raises(InputError, match="not valid UTF-8"):
         read_csv(f, OCI)
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="no such file; check --from-csv"):
         read_csv(tmp_path / "nope.csv", OCI)
 
 
@@ -64,3 +68,16 @@ def test_tree_scope_for_ascend() -> None:
     assert ps.out_of_scope == 2
     default = parse_csv(text, ascend_superpod().topology, origin="x")
     assert [p.node for p in default.placements] == ["c"]
+
+
+def test_same_rules_as_the_bulk_tool() -> None:
+    """Spaces around a value, an invalid value and a header-only file fail here as in apply."""
+    with pytest.raises(InputError) as e:
+        parse_csv(HEADER + "n1, l1,i1,b1\nn2,l/1,i1,b1\n", OCI, origin="c.csv")
+    problems = str(e.value)
+    assert "c.csv:2:2: invalid value ' l1'" in problems and "spaces around it" in problems
+    assert "c.csv:3:2: invalid value 'l/1'" in problems
+    with pytest.raises(InputError, match="a header but no node rows"):
+        parse_csv(HEADER, OCI, origin="c.csv")
+    with pytest.raises(InputError, match="not valid UTF-8"):
+        parse_csv(HEADER.encode() + b"n1,\xff,i,b\n", OCI, origin="c.csv")

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from labeler.audit.facts import Scope
 from labeler.audit.serve import AuditExporter, ExporterOptions
 from labeler.cli import main
 from labeler.http import ProbeServer
 from labeler.plan import OWNED_ANNOTATION
 from labeler.profiles import oci_rdma
+from labeler.scope import Scope
 from tests.fakekube import FakeKube
 
 PROFILE = oci_rdma()

@@ -7,17 +7,18 @@ from typing import Any
 
 import pytest
 
-from labeler.audit.facts import Scope, node_facts
+from labeler.audit.facts import node_facts
 from labeler.audit.jobview import job_placement
 from labeler.audit.render import render_table
 from labeler.audit.report import build_report
-from labeler.audit.selector import parse_selector
 from labeler.audit.store import NodeStore
 from labeler.errors import UsageError
 from labeler.node import NodeInfo
 from labeler.plan import OWNED_ANNOTATION
 from labeler.profiles import ascend_superpod, oci_rdma
 from labeler.quantity import parse_count
+from labeler.scope import Scope
+from labeler.selector import parse_selector
 
 PROFILE = oci_rdma()
 TOPO = PROFILE.topology

@@ -1,8 +1,9 @@
 """Label selectors, matched on our side as the API server matches them.
 
-The exporter watches every node and keeps its scope itself: a server-side selector on a
-watch would make a node that stops matching vanish without a trace, and a node's
-accelerators (the default scope) cannot be selected server-side at all. The syntax is
+Used by the node scope (labeler.scope, ``--node-selector``). The audit exporter watches
+every node and keeps its scope itself: a server-side selector on a watch would make a node
+that stops matching vanish without a trace, and a node's accelerators (the default scope)
+cannot be selected server-side at all. The syntax is
 kubectl's: ``k=v``, ``k==v``, ``k!=v``, ``k``, ``!k``, ``k in (a,b)``, ``k notin (a,b)``,
 joined by commas.
 """

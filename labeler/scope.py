@@ -1,0 +1,97 @@
+"""Which nodes the cluster-wide commands look at: the accelerator nodes, or a selector's.
+
+A normal cluster also has CPU, control-plane and system nodes that no topology-aware
+scheduler places a GPU/NPU job on, and that nobody labels. ``audit``, ``check
+--from-cluster`` and ``generate --from-cluster`` therefore judge only the nodes in one
+scope: by default every node with a positive allocatable count of an accelerator resource
+(``nvidia.com/gpu``, ``huawei.com/Ascend*``), or, with ``--node-selector``, every node the
+label selector matches. The same flags mean the same nodes in every command.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from labeler.quantity import parse_count
+from labeler.selector import Selector
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RESOURCES: tuple[str, ...] = ("nvidia.com/gpu", "huawei.com/Ascend*")
+
+
+class ScopedNode(Protocol):
+    """What the scope reads of a node (NodeInfo has it)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def labels(self) -> Mapping[str, str]: ...
+
+    @property
+    def allocatable(self) -> Mapping[str, str]: ...
+
+
+N = TypeVar("N", bound=ScopedNode)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which nodes are looked at.
+
+    With a selector, every node it matches; otherwise every node with a positive
+    allocatable count of one of ``resources`` (fnmatch patterns). Accelerators are always
+    counted by ``resources``.
+    """
+
+    resources: tuple[str, ...] = DEFAULT_RESOURCES
+    selector: Selector | None = None
+
+    def describe(self) -> str:
+        if self.selector is not None:
+            return f"nodes matching {self.selector}"
+        return "nodes with allocatable " + " or ".join(self.resources) + " > 0"
+
+    @property
+    def label_selector(self) -> str | None:
+        """The selector to send with a LIST (the server filters; we match again)."""
+        return self.selector.text if self.selector is not None else None
+
+    def accelerators(self, node: ScopedNode) -> tuple[tuple[str, int], ...]:
+        out = []
+        for resource, quantity in node.allocatable.items():
+            if not any(fnmatch.fnmatchcase(resource, p) for p in self.resources):
+                continue
+            count = parse_count(str(quantity))
+            if count is None:
+                log.warning(
+                    "node=%s resource=%s unreadable allocatable quantity %r; counted as 0",
+                    node.name,
+                    resource,
+                    quantity,
+                )
+                continue
+            if count > 0:
+                out.append((resource, count))
+        return tuple(sorted(out))
+
+    def contains(self, node: ScopedNode) -> bool:
+        if self.selector is not None:
+            return self.selector.matches(node.labels)
+        return bool(self.accelerators(node))
+
+    def split(self, nodes: Iterable[N]) -> tuple[list[N], int]:
+        """The nodes in scope, and how many were left out."""
+        kept: list[N] = []
+        left_out = 0
+        for node in nodes:
+            if self.contains(node):
+                kept.append(node)
+            else:
+                left_out += 1
+        return kept, left_out

@@ -1,0 +1,110 @@
+"""Flags shared by several commands: one spelling, one parser, exit codes in every --help."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from labeler.cli import build_parser, main
+from labeler.commands._base import parse_pairs
+from labeler.errors import UsageError
+
+
+def test_parse_pairs_repeated_and_comma_separated() -> None:
+    assert parse_pairs(["a/b=c, d=e", "f="], "--x") == {"a/b": "c", "d": "e", "f": ""}
+    assert parse_pairs(["a=1", "a=1"], "--x") == {"a": "1"}  # the same pair twice is fine
+    assert parse_pairs(["nvidia.com/gpu=500m"], "--request", labels=False) == {
+        "nvidia.com/gpu": "500m"
+    }
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (["a/b"], "--x 'a/b': expected KEY=VALUE"),
+        (["=v"], "--x '=v': expected KEY=VALUE"),
+        (["Bad Key=v"], "--x 'Bad Key=v': key 'Bad Key'"),
+        (["k=not ok"], "--x 'k=not ok': value 'not ok'"),
+        (["k=1", "k=2"], "--x: k is given twice ('1' and '2')"),
+    ],
+)
+def test_parse_pairs_errors_name_the_flag(values: list[str], message: str) -> None:
+    with pytest.raises(UsageError) as e:
+        parse_pairs(values, "--x")
+    assert str(e.value).startswith(message)
+
+
+def test_bad_pair_is_a_usage_error_in_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    generate = ["generate", "--profile", "oci-rdma", "--flavor-node-label", "a/b"]
+    assert main(generate) == 2
+    assert "--flavor-node-label 'a/b': expected KEY=VALUE" in capsys.readouterr().err
+    advise = ["advise", "--profile", "oci-rdma", "--from-snapshot", "x.yaml", "--pods", "1"]
+    assert main([*advise, "--request", "nvidia.com/gpu"]) == 2
+    assert "--request 'nvidia.com/gpu': expected KEY=VALUE" in capsys.readouterr().err
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def test_every_command_documents_its_exit_codes() -> None:
+    commands = _subcommands()
+    assert {"agent", "apply", "delete", "plan", "export", "lld", "generate", "check"} <= set(
+        commands
+    )
+    for name, sub in commands.items():
+        text = sub.format_help()
+        assert "exit codes:" in text, name
+        for code in ("0", "1", "2"):
+            assert f"\n  {code}  " in text, (name, code)
+    assert "\n  3  " in commands["audit"].format_help()
+    assert "\n  3  " in commands["check"].format_help()
+    assert "\n  3  " in commands["apply"].format_help()
+    assert "does not fit" in commands["advise"].format_help()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["agent", "--profile", "ascend-superpod"],
+        ["lld", "-i", "x.xlsx"],
+        ["generate", "--profile", "ascend-superpod"],
+        ["check", "--profile", "ascend-superpod", "--from-cluster"],
+        ["audit", "--profile", "ascend-superpod"],
+        ["placement", "-l", "job-name=x", "--profile", "ascend-superpod"],
+        [
+            "advise",
+            "--profile",
+            "ascend-superpod",
+            "--from-cluster",
+            "--pods",
+            "1",
+            "--request",
+            "x=1",
+        ],
+        ["domains", "--profile", "ascend-superpod", "--from-cluster", "--request", "x=1"],
+    ],
+)
+def test_tree_name_has_one_name_and_one_alias(argv: list[str]) -> None:
+    parser = build_parser()
+    for flag in ("--topotree-name", "--tree-name"):
+        assert parser.parse_args([*argv, flag, "t1"]).topotree_name == "t1"
+
+
+def test_check_takes_o_for_its_report_format() -> None:
+    parser = build_parser()
+    base = ["check", "--profile", "oci-rdma", "--from-cluster"]
+    assert parser.parse_args([*base, "-o", "json"]).output == "json"
+    assert parser.parse_args([*base, "--format", "json"]).output == "json"
+
+
+def test_scope_flags_are_the_same_in_audit_check_and_generate() -> None:
+    commands = _subcommands()
+    default = "nodes with allocatable nvidia.com/gpu or huawei.com/Ascend* > 0"
+    for name in ("audit", "check", "generate"):
+        text = " ".join(commands[name].format_help().split())
+        assert "--node-selector SELECTOR" in text and "--resource PATTERN" in text, name
+        assert default in text, name
