@@ -16,18 +16,23 @@ fake=$!
 trap 'kill $fake 2>/dev/null; wait $fake 2>/dev/null || true' EXIT
 for _ in $(seq 50); do [ -s "$kc" ] && break; sleep 0.1; done
 
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
+step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; "$@"; }
 tl() { step topology-labeler "$@" --kubeconfig "$kc"; }
 
 tl plan  --config-path "$csv"
 tl apply --config-path "$csv"
 tl apply --config-path "$csv"                      # a re-run writes nothing
 tl audit --profile oci-rdma || echo "(audit exits 3: a node is not fully labelled)"
-tl check --profile oci-rdma --from-cluster || true
+tl check --profile oci-rdma --from-cluster || echo "(check exits 3: gpu-00 has no labels)"
+tl check --profile oci-rdma --from-csv "$csv"
+# --force: gpu-00 is still unlabelled; the objects cover the 12 labelled nodes.
 tl generate --profile oci-rdma --from-cluster --output-dir "$out/scheduler" \
     --flavor-node-label node.kubernetes.io/instance-type=BM.GPU.H100.8 --force
 step ls "$out/scheduler"
 step sed -n '1,40p' "$out/scheduler/kueue-topology.yaml"
+tl advise --profile oci-rdma --from-cluster --pods 3 --request nvidia.com/gpu=8 \
+    --required local_block
 tl advise --profile oci-rdma --from-cluster --pods 4 --request nvidia.com/gpu=8 \
-    --required local_block || true
+    --required local_block || echo "(advise exits 2: the job does not fit)"
 printf '\nDone. Generated scheduler configuration is in %s/scheduler/\n' "$out"
