@@ -104,6 +104,14 @@ class AuditExporter:
         self.stop_event.set()
         self.store.changed.set()  # wake the recompute loop
 
+    def join(self, timeout: float) -> bool:
+        """Wait for the threads after :meth:`stop`; True when all ended. The watch thread
+        ends at its next event (a BOOKMARK at the latest) or when its request times out."""
+        deadline = time.monotonic() + timeout
+        for t in self._threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in self._threads)
+
     # --- the watch --------------------------------------------------------------------
 
     def _watch_loop(self) -> None:

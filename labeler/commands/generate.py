@@ -13,7 +13,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from labeler.check import CheckReport, check_placements, render_text, state_counts
 from labeler.commands._base import (
@@ -32,6 +32,9 @@ from labeler.emit.configmap import merge_resource_level_config
 from labeler.errors import InputError, LabelerError, UsageError
 from labeler.placements_io import PlacementSet, read_csv, select
 from labeler.profiles import Profile, load_profile
+
+if TYPE_CHECKING:
+    from labeler.kube.custom import CustomObjects
 
 EXIT_CHECK_FAILED = 3  # the check ran and the labels are not usable (as audit's 3)
 
@@ -325,6 +328,7 @@ def _apply(
 
     objs = CustomObjects(cluster(args))
     suffix = " (dry run)" if args.dry_run else ""
+    _refuse_foreign_hypernodes(objs, outputs, opts.hypernode.owner)
     wanted_hn: set[str] = set()
     for o in outputs:
         if not o.applicable:
@@ -346,3 +350,29 @@ def _apply(
             if name not in wanted_hn:
                 objs.delete(hypernodes.API_VERSION, "HyperNode", name, dry_run=args.dry_run)
                 print(f"HyperNode/{name} {DELETED}{suffix}")
+
+
+def _refuse_foreign_hypernodes(
+    objs: CustomObjects, outputs: list[bundle.Output], owner: str
+) -> None:
+    """Stop before the first write if a HyperNode we would write belongs to someone else.
+
+    HyperNode names come from level names and values, so two topologies (two Ascend trees
+    whose groupids both start at 0, or a hand-made HyperNode) can want the same name;
+    replacing it would silently move it to this topology. One LIST finds them all.
+    """
+    wanted = {
+        d["metadata"]["name"] for o in outputs for d in o.docs if d.get("kind") == "HyperNode"
+    }
+    if not wanted:
+        return
+    selector = f"{hypernodes.OWNER_LABEL}!={owner}"
+    taken = sorted(wanted & set(objs.list_names(hypernodes.API_VERSION, "HyperNode", selector)))
+    if taken:
+        shown = ", ".join(taken[:10]) + (f" and {len(taken) - 10} more" if len(taken) > 10 else "")
+        raise LabelerError(
+            f"{len(taken)} HyperNode(s) with the names this topology needs already exist and "
+            f"are not labelled {hypernodes.OWNER_LABEL}={owner}: {shown}. Nothing was "
+            "written. Give this topology its own names with --hypernode-prefix, or delete "
+            "those HyperNodes if they are stale"
+        )

@@ -52,7 +52,9 @@ class GenerateOptions:
 
     @property
     def kueue_topology_name(self) -> str:
-        return self.topology_name or self.profile_name
+        """``--topology-name``, else the profile name made DNS-safe (``lab_fabric`` →
+        ``lab-fabric``): a profile name is free text, an object name is not."""
+        return self.topology_name or hypernodes.dns_name(self.profile_name)
 
 
 def parse_kinds(text: str) -> tuple[str, ...]:

@@ -62,13 +62,17 @@ def _slug(text: str) -> str:
     return _DASHES.sub("-", _SLUG_BAD.sub("-", text.lower())).strip("-")
 
 
+def dns_name(text: str) -> str:
+    """``text`` as a DNS label (≤ 63 characters): slugged, hashed when too long or empty."""
+    slug = _slug(text)
+    if len(slug) > MAX_NAME:
+        slug = f"{slug[: MAX_NAME - HASH_LEN - 1].rstrip('-')}-{_digest(text)}"
+    return slug or _digest(text)
+
+
 def owner_value(profile_name: str, tree_name: str) -> str:
     """A label value naming one generated topology: profile, plus tree when not default."""
-    base = profile_name if tree_name == "default" else f"{profile_name}-{tree_name}"
-    slug = _slug(base)
-    if len(slug) > MAX_NAME:
-        slug = f"{slug[: MAX_NAME - HASH_LEN - 1].rstrip('-')}-{_digest(base)}"
-    return slug or _digest(base)
+    return dns_name(profile_name if tree_name == "default" else f"{profile_name}-{tree_name}")
 
 
 def hypernode_name(level: Level, value: str, prefix: str = "") -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from labeler.errors import InputError
 from labeler.labels import dns1123_subdomain_problems, key_problems, value_problems
-from labeler.model import Topology
+from labeler.model import HOSTNAME_LABEL, Topology
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 MAX_LEVELS = 16
@@ -71,8 +71,9 @@ def topology_object(topology: Topology, name: str) -> dict[str, Any]:
     problems = _name_problems("--topology-name", name)
     if len(levels) > MAX_LEVELS:
         problems.append(
-            f"Kueue allows at most {MAX_LEVELS} levels including the hostname; the profile "
-            f"has {len(levels) - 1} levels"
+            f"the profile has {len(levels) - 1} levels, and Kueue allows at most {MAX_LEVELS} "
+            f"including {HOSTNAME_LABEL}, which is always added last: use at most "
+            f"{MAX_LEVELS - 1} levels in the profile, or leave kueue out of --emit"
         )
     if problems:
         raise InputError(problems, heading="cannot build the Kueue Topology:")

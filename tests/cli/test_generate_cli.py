@@ -236,3 +236,37 @@ def test_subprocess_end_to_end(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 1 and "no such file; check --from-csv" in proc.stderr
+
+
+def test_apply_refuses_hypernodes_of_another_topology(
+    fake_kube: FakeKube, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two Ascend trees whose groupids both start at 0 want the same HyperNode names."""
+    npu = {"huawei.com/Ascend910": "16"}
+    for name, tree, sp in (("a1", "t1", "0"), ("b1", "t2", "1")):
+        labels = {"huawei.com/topotree": tree, "huawei.com/topotree.groupid": "0"}
+        labels["huawei.com/topotree.superpodid"] = sp
+        fake_kube.add_node(name, labels=labels, allocatable=npu)
+    fake_kube.add_object(
+        "HyperNode",
+        {
+            "apiVersion": "topology.volcano.sh/v1alpha1",
+            "kind": "HyperNode",
+            "metadata": {"name": "superpod-1"},  # made by hand
+            "spec": {"tier": 1, "members": []},
+        },
+    )
+    base = ["generate", "--kubeconfig", str(kubeconfig), "--profile", "ascend-superpod"]
+    base += ["--from-cluster", "--apply", "--emit", "hypernodes"]
+    assert main([*base, "--topotree-name", "t1"]) == 0
+    assert "HyperNode/group-0 created" in capsys.readouterr().out
+    before = fake_kube.objects("hypernodes")
+    fake_kube.clear_journal()
+    assert main([*base, "--topotree-name", "t2"]) == 1
+    err = capsys.readouterr().err
+    assert "2 HyperNode(s)" in err and "group-0, superpod-1" in err
+    assert "--hypernode-prefix" in err and "Nothing was written" in err
+    assert fake_kube.objects("hypernodes") == before
+    assert not [r for r in fake_kube.journal if r.verb not in ("get", "list")]
+    assert main([*base, "--topotree-name", "t2", "--hypernode-prefix", "t2-"]) == 0
+    assert "HyperNode/t2-group-0 created" in capsys.readouterr().out

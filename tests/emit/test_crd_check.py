@@ -77,3 +77,40 @@ def test_long_names_pass_on_every_volcano_version(tmp_path: Path) -> None:
     f = tmp_path / "hn.yaml"
     f.write_text(dump_all(docs))
     run([f], [*VOLCANO_OLD, *VOLCANO_1_14])
+
+
+def _edge_case_inputs(tmp_path: Path, levels: int) -> tuple[Path, Path]:
+    """A profile with underscored level names and a CSV with 63-character values and node
+    names over 63 characters (matched by regexMatch), nesting by construction."""
+    profile = tmp_path / f"p{levels}.yaml"
+    keys = [f"example.com/l{i}" for i in range(levels)]
+    profile.write_text(
+        f"name: edge_{levels}\nlevels:\n"
+        + "".join(f"  - key: {k}\n    name: Level_{i}__X\n" for i, k in enumerate(keys))
+    )
+    rows = ["nodeName," + ",".join(keys)]
+    for j in range(4):
+        node = f"node-{j}" if j % 2 else f"node-{j}-" + "x" * 70 + ".example.com"
+        # level i splits the nodes into 2**i blocks (capped at one per node)
+        values = [f"V_{i:02d}_" + "v" * 54 + f"{j >> max(0, 2 - i):04d}" for i in range(levels)]
+        assert all(len(v) == 63 for v in values)
+        rows.append(",".join([node, *values]))
+    csv = tmp_path / f"p{levels}.csv"
+    csv.write_text("\n".join(rows) + "\n")
+    return profile, csv
+
+
+@pytest.mark.parametrize("levels", [1, 15])
+def test_edge_cases_through_the_cli_pass_the_crds(tmp_path: Path, levels: int) -> None:
+    """1 level, and 15 (Kueue's 16 with the hostname); DNS-unsafe level names; long values."""
+    profile, csv = _edge_case_inputs(tmp_path, levels)
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "labeler", "generate", "--profile", str(profile)]
+    cmd += ["--from-csv", str(csv), "--output-dir", str(out), "--flavor-node-label", "a=b"]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    run([out / "kueue-topology.yaml", out / "kueue-resourceflavor.yaml"], KUEUE_SETS)
+    hn = out / "volcano-hypernodes.yaml"
+    assert "regexMatch" in hn.read_text()
+    run([hn], VOLCANO_1_14)

@@ -81,9 +81,14 @@ def test_bad_options_are_rejected() -> None:
 
 
 def test_kueue_limits() -> None:
-    topo = Topology("t", tuple(Level(f"x/l{i}", f"l{i}") for i in range(16)))
-    with pytest.raises(InputError, match="at most 16 levels"):
-        kueue.topology_object(topo, "t")
+    def levels(n: int) -> Topology:
+        return Topology("t", tuple(Level(f"x/l{i}", f"l{i}") for i in range(n)))
+
+    assert len(kueue.topology_object(levels(15), "t")["spec"]["levels"]) == 16  # + hostname
+    with pytest.raises(InputError, match="16 levels, and Kueue allows at most 16 including"):
+        kueue.topology_object(levels(16), "t")  # the hostname would be the 17th
+    with pytest.raises(InputError, match="use at most 15 levels in the profile"):
+        kueue.topology_object(levels(17), "t")
     with pytest.raises(InputError, match="at least one --flavor-node-label"):
         kueue.resource_flavor("f", "t", {})
     with pytest.raises(InputError, match="at most 8"):
@@ -127,3 +132,14 @@ def test_reserved_node_override() -> None:
             "level2": {"label": "huawei.com/topotree.groupid"},
         }
     }
+
+
+def test_default_object_names_are_dns_safe_profile_names() -> None:
+    from labeler.emit import bundle
+
+    opts = bundle.GenerateOptions(
+        topology=oci_rdma().topology, profile_name="Lab_Fabric", flavor_node_labels={"a": "b"}
+    )
+    docs = [o.docs[0] for o in bundle.build(opts, None) if o.applicable]
+    assert [d["metadata"]["name"] for d in docs] == ["lab-fabric", "lab-fabric"]
+    assert docs[1]["spec"]["topologyName"] == "lab-fabric"

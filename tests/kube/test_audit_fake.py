@@ -264,3 +264,14 @@ def test_placement_shows_each_pods_domains_and_a_verdict(
         "5 pod(s) on 3 node(s) split across 2 local_blocks, 2 network_blocks; all in 1 hpc_island"
     )
     assert {p["name"]: p["domains"]["local_block"] for p in doc["pods"]}["train-5"] == "l2"
+
+
+def test_exporter_threads_end_after_stop(fake: FakeKube) -> None:
+    seed_mixed(fake)
+    fake.bookmark_interval = 0.2  # a real server sends one about every minute
+    exp = AuditExporter(fake.api_client(), PROFILE, Scope())
+    exp.start()
+    wait_for(lambda: exp.readyz()[0], what="ready")
+    exp.stop()
+    assert exp.join(timeout=5), "an exporter thread is still running after stop()"
+    assert exp.healthz()[0]  # stopping is not a failure
