@@ -29,7 +29,7 @@ tl check --profile oci-rdma --from-csv "$csv"
 # --force: gpu-00 is still unlabelled; the objects cover the 12 labelled nodes.
 tl generate --profile oci-rdma --from-cluster --output-dir "$out/scheduler" \
     --flavor-node-label node.kubernetes.io/instance-type=BM.GPU.H100.8 --force
-step ls "$out/scheduler"
+step ls -R "$out/scheduler"
 step sed -n '1,40p' "$out/scheduler/kueue-topology.yaml"
 tl advise --profile oci-rdma --from-cluster --pods 3 --request nvidia.com/gpu=8 \
     --required local_block

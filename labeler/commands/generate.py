@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 EXIT_CHECK_FAILED = 3  # the check ran and the labels are not usable (as audit's 3)
 
 
+SNIPPETS_DIR = "config-snippets"  # under --output-dir: fragments to merge, not objects
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     g = add_command(
         sub,
@@ -307,10 +310,14 @@ def run_generate(args: argparse.Namespace) -> int:
         _merge(args, profile)
     if args.output_dir:
         d = Path(args.output_dir)
-        d.mkdir(parents=True, exist_ok=True)
         for o in outputs:
-            _write_atomic(d / o.filename, o.text())
-            print(f"wrote {d / o.filename} ({len(o.docs)} object(s))")
+            # Config snippets go one folder down so that `kubectl apply -f D/` applies
+            # exactly the API objects and never trips over a fragment without a kind.
+            path = d / o.filename if o.applicable else d / SNIPPETS_DIR / o.filename
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomic(path, o.text())
+            what = f"{len(o.docs)} object(s)" if o.applicable else "config snippet"
+            print(f"wrote {path} ({what})")
     elif args.output and args.output != "-":
         _write_atomic(Path(args.output), "".join(o.text() for o in outputs))
         print(f"wrote {args.output}")

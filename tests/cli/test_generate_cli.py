@@ -62,14 +62,17 @@ def test_generate_refuses_inconsistent_input_unless_forced(
 def test_output_dir_and_stream(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = ["generate", "--profile", "oci-rdma", "--from-csv", OCI_CSV]
     assert main([*base, "--output-dir", str(tmp_path), "--flavor-node-label", "a/b=c"]) == 0
+    # Only API objects at the top, so `kubectl apply -f DIR` works; snippets one level down.
     names = sorted(p.name for p in tmp_path.glob("*.yaml"))
     assert names == [
         "kueue-resourceflavor.yaml",
         "kueue-topology.yaml",
-        "volcano-hypernode-discovery.yaml",
         "volcano-hypernodes.yaml",
-        "volcano-scheduler-init-params.yaml",
     ]
+    for name in names:
+        assert all("kind" in d for d in yaml.safe_load_all((tmp_path / name).read_text()))
+    snippets = sorted(p.name for p in (tmp_path / "config-snippets").glob("*.yaml"))
+    assert snippets == ["volcano-hypernode-discovery.yaml", "volcano-scheduler-init-params.yaml"]
     capsys.readouterr()
     assert main([*base, "-o", "-", "--emit", "kueue"]) == 0
     docs = list(yaml.safe_load_all(capsys.readouterr().out))
