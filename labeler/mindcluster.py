@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from labeler import bulk, csvfile, lld
 from labeler.errors import LabelerError
@@ -28,12 +28,45 @@ from labeler.kube.client import ClusterOptions, api_client
 from labeler.logs import setup_logging
 
 
+class _NoAnswer(Exception):
+    """Standard input closed while a prompt waited (a pipe, ``< /dev/null``, Ctrl-D)."""
+
+
+def _ask(question: str) -> str:
+    try:
+        return input(question).strip()
+    except EOFError:
+        print()  # end the prompt's line
+        raise _NoAnswer from None
+
+
 def _prompt_csv_path() -> str:
     while True:
-        path = input("Please enter the absolute path to the CSV file: ").strip()
+        try:
+            path = _ask("Please enter the absolute path to the CSV file: ")
+        except _NoAnswer:
+            raise _NoAnswer(
+                "no CSV file path given (standard input is closed); "
+                "pass --config-path /path/to/labels.csv"
+            ) from None
         if os.path.exists(path):
             return path
         print(f"Error: File '{path}' does not exist. Please try again.")
+
+
+def _interruptible(main: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run a twin: closed stdin at a prompt → exit 1, Ctrl-C → 130; both without a traceback.
+
+    The originals die with a traceback in both cases.
+    """
+    try:
+        return main(args)
+    except _NoAnswer as e:
+        print(f"Error: {e}")
+        return 1
+    except KeyboardInterrupt:
+        print("\nInterrupted.")
+        return 130
 
 
 def label_tool_parser() -> argparse.ArgumentParser:
@@ -65,6 +98,10 @@ def label_tool_parser() -> argparse.ArgumentParser:
 def label_tool_main(argv: Sequence[str] | None = None) -> int:
     args = label_tool_parser().parse_args(argv)
     setup_logging("warning")
+    return _interruptible(_label_tool, args)
+
+
+def _label_tool(args: argparse.Namespace) -> int:
     path = args.config_path or _prompt_csv_path()
     if not os.path.exists(path):
         print(f"Error: File '{path}' does not exist")
@@ -133,7 +170,19 @@ def lld_parser_parser() -> argparse.ArgumentParser:
 def lld_parser_main(argv: Sequence[str] | None = None) -> int:
     args = lld_parser_parser().parse_args(argv)
     setup_logging("warning")
-    source = args.input or input("Please enter Excel file path: ").strip()
+    return _interruptible(_lld_parser, args)
+
+
+def _answer(question: str) -> str:
+    """A prompt where a closed stdin counts as an empty answer (which the caller rejects)."""
+    try:
+        return _ask(question)
+    except _NoAnswer:
+        return ""
+
+
+def _lld_parser(args: argparse.Namespace) -> int:
+    source = args.input or _answer("Please enter Excel file path: ")
     if not source:
         print("Error: Input file path is required")
         return 1
@@ -141,7 +190,7 @@ def lld_parser_main(argv: Sequence[str] | None = None) -> int:
     if not output:
         output = lld.default_output(source)
         print(f"Output file not specified, using default: {output}")
-    tree = args.topotree_name or input("Please enter topotree name: ").strip()
+    tree = args.topotree_name or _answer("Please enter topotree name: ")
     if not tree:
         print("Error: Topotree name is required")
         return 1
