@@ -157,6 +157,13 @@ def test_export_then_delete(
     assert p.returncode == 0, p.stderr
     assert out.read_text() == f"nodeName,{T},{G},{S}\nn1,t,0,4\nn2,,,5\n"
 
+    # Round trip: applying the export to the cluster it came from writes nothing.
+    fake_kube.clear_journal()
+    p = cli("apply", "--config-path", str(out), kubeconfig=kubeconfig)
+    assert p.returncode == 0, p.stderr
+    assert "0 labelled, 2 unchanged" in p.stdout
+    assert fake_kube.counts() == {"list": 1}
+
     # Exported labels are not ours: delete leaves them unless --adopt.
     p = cli("delete", "--config-path", str(out), kubeconfig=kubeconfig)
     assert p.returncode == 3
