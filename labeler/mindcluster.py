@@ -122,13 +122,11 @@ def _label_tool(args: argparse.Namespace) -> int:
     except LabelerError as e:
         print(f"Error: {e}")
         return 1
+    # A conflict left in place is a failure here: the original would have overwritten it.
     failed = {o.node: o.error or "" for o in report.failed}
-    done = {o.node: o for o in report.outcomes}
-    for diff in plan.diffs:
-        outcome = done.get(diff.node)
-        final = outcome.plan if outcome is not None and outcome.error is None else diff.plan
-        if diff.node not in failed and final is not None and final.conflicts:
-            failed[diff.node] = "; ".join(str(c) for c in final.conflicts)
+    for node, conflicts in report.conflicted().items():
+        reasons = (str(c).removeprefix(f"{node}: ") for c in conflicts)
+        failed.setdefault(node, "; ".join(reasons))
     ok = [d.node for d in plan.diffs if not d.skipped and d.node not in failed]
     if not failed:
         if ok:

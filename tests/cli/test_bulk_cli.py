@@ -221,7 +221,7 @@ def test_lld_then_twin_label_tool(
     assert "Adding labels completed, but some nodes failed." in p.stdout
     assert "Successful nodes (2): n1, n2" in p.stdout
     assert "Failed nodes (1) and error messages:" in p.stdout
-    assert f"  - n3: n3: {G} is '7', wanted '1'" in p.stdout
+    assert f"  - n3: {G} is '7', wanted '1'; the value was not set" in p.stdout
 
     p = twin(tool, "delete", "--config-path", str(out), "--adopt", kubeconfig=kubeconfig)
     assert p.returncode == 0, p.stdout + p.stderr
