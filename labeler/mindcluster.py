@@ -92,6 +92,12 @@ def label_tool_parser() -> argparse.ArgumentParser:
             "(the original tool's kubectl --overwrite behaviour)",
         )
         p.add_argument("--concurrency", type=int, default=16, help=argparse.SUPPRESS)
+        # The original's kubectl read $KUBECONFIG; so does this. The flags are ours, so the
+        # "no cluster configured: pass --kubeconfig" hint is true here too.
+        p.add_argument(
+            "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)"
+        )
+        p.add_argument("--context", help="kubeconfig context (default: its current context)")
     return parser
 
 
@@ -116,7 +122,9 @@ def _label_tool(args: argparse.Namespace) -> int:
     )
     try:
         sheet = csvfile.read_label_csv(path)
-        api = api_client(ClusterOptions(pool_size=max(32, args.concurrency)))
+        api = api_client(
+            ClusterOptions(args.kubeconfig, args.context, pool_size=max(32, args.concurrency))
+        )
         plan = bulk.cluster_plan(api, sheet, opts)
         report = bulk.run(api, plan, concurrency=args.concurrency)
     except LabelerError as e:

@@ -191,6 +191,7 @@ def test_lld_then_twin_label_tool(
     tmp_path: Path,
     cli: Callable[..., Result],
     twin: Callable[..., Result],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     for n in ("n1", "n2", "n3"):
         fake_kube.add_node(n)
@@ -223,7 +224,8 @@ def test_lld_then_twin_label_tool(
     assert "Failed nodes (1) and error messages:" in p.stdout
     assert f"  - n3: {G} is '7', wanted '1'; the value was not set" in p.stdout
 
-    p = twin(tool, "delete", "--config-path", str(out), "--adopt", kubeconfig=kubeconfig)
+    monkeypatch.delenv("KUBECONFIG")
+    p = twin(tool, "delete", "--config-path", str(out), "--adopt", "--kubeconfig", str(kubeconfig))
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.splitlines()[-2:] == [
         "Removing labels completed successfully!",
