@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from labeler.csvfile import CsvRow, LabelSheet
 from labeler.errors import InputError
 from labeler.kube.nodes import LabelWriter, WriteResult, list_nodes
-from labeler.plan import Desired, LabelPlan, NodeLabels, plan_labels
+from labeler.plan import Conflict, Desired, LabelPlan, NodeLabels, plan_labels
 from labeler.profiles import Profile
 
 log = logging.getLogger(__name__)
@@ -316,15 +316,20 @@ class BulkReport:
     def written(self) -> list[NodeOutcome]:
         return [o for o in self.outcomes if o.written]
 
-    @property
-    def conflicts(self) -> int:
+    def conflicted(self) -> dict[str, tuple[Conflict, ...]]:
+        """Node → the conflicts left in place, from the plan actually sent (a 409 re-plans)."""
         done = {o.node: o for o in self.outcomes}
-        count = 0
+        found = {}
         for d in self.plan.diffs:
             o = done.get(d.node)
             p = o.plan if o is not None and o.error is None else d.plan
-            count += bool(p is not None and p.conflicts)
-        return count
+            if p is not None and p.conflicts:
+                found[d.node] = p.conflicts
+        return found
+
+    @property
+    def conflicts(self) -> int:
+        return len(self.conflicted())
 
     @property
     def exit_code(self) -> int:

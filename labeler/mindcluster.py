@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from labeler import bulk, csvfile, lld
 from labeler.errors import LabelerError
@@ -28,12 +28,45 @@ from labeler.kube.client import ClusterOptions, api_client
 from labeler.logs import setup_logging
 
 
+class _NoAnswer(Exception):
+    """Standard input closed while a prompt waited (a pipe, ``< /dev/null``, Ctrl-D)."""
+
+
+def _ask(question: str) -> str:
+    try:
+        return input(question).strip()
+    except EOFError:
+        print()  # end the prompt's line
+        raise _NoAnswer from None
+
+
 def _prompt_csv_path() -> str:
     while True:
-        path = input("Please enter the absolute path to the CSV file: ").strip()
+        try:
+            path = _ask("Please enter the absolute path to the CSV file: ")
+        except _NoAnswer:
+            raise _NoAnswer(
+                "no CSV file path given (standard input is closed); "
+                "pass --config-path /path/to/labels.csv"
+            ) from None
         if os.path.exists(path):
             return path
         print(f"Error: File '{path}' does not exist. Please try again.")
+
+
+def _interruptible(main: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run a twin: closed stdin at a prompt → exit 1, Ctrl-C → 130; both without a traceback.
+
+    The originals die with a traceback in both cases.
+    """
+    try:
+        return main(args)
+    except _NoAnswer as e:
+        print(f"Error: {e}")
+        return 1
+    except KeyboardInterrupt:
+        print("\nInterrupted.")
+        return 130
 
 
 def label_tool_parser() -> argparse.ArgumentParser:
@@ -59,12 +92,22 @@ def label_tool_parser() -> argparse.ArgumentParser:
             "(the original tool's kubectl --overwrite behaviour)",
         )
         p.add_argument("--concurrency", type=int, default=16, help=argparse.SUPPRESS)
+        # The original's kubectl read $KUBECONFIG; so does this. The flags are ours, so the
+        # "no cluster configured: pass --kubeconfig" hint is true here too.
+        p.add_argument(
+            "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)"
+        )
+        p.add_argument("--context", help="kubeconfig context (default: its current context)")
     return parser
 
 
 def label_tool_main(argv: Sequence[str] | None = None) -> int:
     args = label_tool_parser().parse_args(argv)
     setup_logging("warning")
+    return _interruptible(_label_tool, args)
+
+
+def _label_tool(args: argparse.Namespace) -> int:
     path = args.config_path or _prompt_csv_path()
     if not os.path.exists(path):
         print(f"Error: File '{path}' does not exist")
@@ -79,19 +122,19 @@ def label_tool_main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         sheet = csvfile.read_label_csv(path)
-        api = api_client(ClusterOptions(pool_size=max(32, args.concurrency)))
+        api = api_client(
+            ClusterOptions(args.kubeconfig, args.context, pool_size=max(32, args.concurrency))
+        )
         plan = bulk.cluster_plan(api, sheet, opts)
         report = bulk.run(api, plan, concurrency=args.concurrency)
     except LabelerError as e:
         print(f"Error: {e}")
         return 1
+    # A conflict left in place is a failure here: the original would have overwritten it.
     failed = {o.node: o.error or "" for o in report.failed}
-    done = {o.node: o for o in report.outcomes}
-    for diff in plan.diffs:
-        outcome = done.get(diff.node)
-        final = outcome.plan if outcome is not None and outcome.error is None else diff.plan
-        if diff.node not in failed and final is not None and final.conflicts:
-            failed[diff.node] = "; ".join(str(c) for c in final.conflicts)
+    for node, conflicts in report.conflicted().items():
+        reasons = (str(c).removeprefix(f"{node}: ") for c in conflicts)
+        failed.setdefault(node, "; ".join(reasons))
     ok = [d.node for d in plan.diffs if not d.skipped and d.node not in failed]
     if not failed:
         if ok:
@@ -133,7 +176,19 @@ def lld_parser_parser() -> argparse.ArgumentParser:
 def lld_parser_main(argv: Sequence[str] | None = None) -> int:
     args = lld_parser_parser().parse_args(argv)
     setup_logging("warning")
-    source = args.input or input("Please enter Excel file path: ").strip()
+    return _interruptible(_lld_parser, args)
+
+
+def _answer(question: str) -> str:
+    """A prompt where a closed stdin counts as an empty answer (which the caller rejects)."""
+    try:
+        return _ask(question)
+    except _NoAnswer:
+        return ""
+
+
+def _lld_parser(args: argparse.Namespace) -> int:
+    source = args.input or _answer("Please enter Excel file path: ")
     if not source:
         print("Error: Input file path is required")
         return 1
@@ -141,7 +196,7 @@ def lld_parser_main(argv: Sequence[str] | None = None) -> int:
     if not output:
         output = lld.default_output(source)
         print(f"Output file not specified, using default: {output}")
-    tree = args.topotree_name or input("Please enter topotree name: ").strip()
+    tree = args.topotree_name or _answer("Please enter topotree name: ")
     if not tree:
         print("Error: Topotree name is required")
         return 1

@@ -157,6 +157,13 @@ def test_export_then_delete(
     assert p.returncode == 0, p.stderr
     assert out.read_text() == f"nodeName,{T},{G},{S}\nn1,t,0,4\nn2,,,5\n"
 
+    # Round trip: applying the export to the cluster it came from writes nothing.
+    fake_kube.clear_journal()
+    p = cli("apply", "--config-path", str(out), kubeconfig=kubeconfig)
+    assert p.returncode == 0, p.stderr
+    assert "0 labelled, 2 unchanged" in p.stdout
+    assert fake_kube.counts() == {"list": 1}
+
     # Exported labels are not ours: delete leaves them unless --adopt.
     p = cli("delete", "--config-path", str(out), kubeconfig=kubeconfig)
     assert p.returncode == 3
@@ -184,6 +191,7 @@ def test_lld_then_twin_label_tool(
     tmp_path: Path,
     cli: Callable[..., Result],
     twin: Callable[..., Result],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     for n in ("n1", "n2", "n3"):
         fake_kube.add_node(n)
@@ -214,9 +222,10 @@ def test_lld_then_twin_label_tool(
     assert "Adding labels completed, but some nodes failed." in p.stdout
     assert "Successful nodes (2): n1, n2" in p.stdout
     assert "Failed nodes (1) and error messages:" in p.stdout
-    assert f"  - n3: n3: {G} is '7', wanted '1'" in p.stdout
+    assert f"  - n3: {G} is '7', wanted '1'; the value was not set" in p.stdout
 
-    p = twin(tool, "delete", "--config-path", str(out), "--adopt", kubeconfig=kubeconfig)
+    monkeypatch.delenv("KUBECONFIG")
+    p = twin(tool, "delete", "--config-path", str(out), "--adopt", "--kubeconfig", str(kubeconfig))
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.splitlines()[-2:] == [
         "Removing labels completed successfully!",
@@ -253,6 +262,36 @@ def test_twin_lld_parser(tmp_path: Path, twin: Callable[..., Result]) -> None:
     assert p.stdout == "Error: group-per-rack must be a positive integer, got 0\n"
 
 
+def test_twins_closed_stdin_and_ctrl_c_at_a_prompt(
+    fake_kube: FakeKube,
+    kubeconfig: Path,
+    twin: Callable[..., Result],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No traceback when a prompt meets a closed stdin (exit 1) or Ctrl-C (exit 130)."""
+    fake_kube.add_node("n1")
+    p = twin(label_tool_main, "apply", stdin="\n", kubeconfig=kubeconfig)
+    assert p.returncode == 1
+    assert p.stdout.splitlines()[-1] == (
+        "Error: no CSV file path given (standard input is closed); "
+        "pass --config-path /path/to/labels.csv"
+    )
+    assert "Starting" not in p.stdout
+    p = twin(lld_parser_main, stdin="")
+    assert (p.returncode, p.stdout.splitlines()[-1]) == (1, "Error: Input file path is required")
+    p = twin(lld_parser_main, "-i", "x.xlsx", stdin="")
+    assert (p.returncode, p.stdout.splitlines()[-1]) == (1, "Error: Topotree name is required")
+
+    def ctrl_c(prompt: str) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("builtins.input", ctrl_c)
+    for fn, args in ((label_tool_main, ["delete"]), (lld_parser_main, ["-o", "x.csv"])):
+        p = twin(fn, *args)
+        assert (p.returncode, p.stdout.splitlines()[-1]) == (130, "Interrupted.")
+    assert fake_kube.count("patch") == 0
+
+
 @pytest.mark.slow
 def test_the_real_command_lines(fake_kube: FakeKube, kubeconfig: Path, tmp_path: Path) -> None:
     """``python -m labeler``, ``tools/lld_parser.py`` and ``tools/label_tool.py`` as processes."""
@@ -279,3 +318,8 @@ def test_the_real_command_lines(fake_kube: FakeKube, kubeconfig: Path, tmp_path:
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.endswith("Adding labels completed successfully!\nProcessed 3 nodes.\n")
     assert fake_kube.counts() == {"list": 1}
+
+    # ``echo | label_tool.py apply``: the prompt meets EOF; a clear error, no traceback.
+    p = run(str(ROOT / "tools" / "label_tool.py"), "apply", stdin="\n", kubeconfig=kubeconfig)
+    assert (p.returncode, p.stderr) == (1, ""), p.stderr
+    assert "pass --config-path" in p.stdout
