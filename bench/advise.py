@@ -110,7 +110,7 @@ def main() -> None:
         )
         j.write_text(json.dumps(doc), encoding="utf-8")
         snap = timed("read + parse snapshot (JSON)", lambda: read_snapshot(str(j)), rows)
-        timed("read + parse snapshot (YAML, libyaml)", lambda: read_snapshot(str(y)), rows)
+        timed("read + parse snapshot (YAML)", lambda: read_snapshot(str(y)), rows)
         topo = oci_rdma().topology
         tree = timed(
             "build tree", lambda: build_tree(topo, snap.nodes, topology_name="oci-rdma"), rows

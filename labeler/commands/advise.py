@@ -25,6 +25,7 @@ from labeler.commands._base import (
 )
 from labeler.errors import InputError, UsageError
 from labeler.node import TERMINATED_PHASES
+from labeler.placement import kubeyaml
 from labeler.placement.advice import advise, make_job, resolve_level
 from labeler.placement.cluster import (
     Node,
@@ -193,12 +194,7 @@ def read_snapshot(path: str) -> Snapshot:
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: cannot read snapshot: {e}") from e
     try:
-        if text.lstrip()[:1] in ("{", "["):
-            doc: Any = json.loads(text)
-        else:
-            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-            docs = [d for d in yaml.load_all(text, Loader=loader) if d is not None]
-            doc = docs[0] if len(docs) == 1 else docs
+        doc: Any = json.loads(text) if text.lstrip()[:1] in ("{", "[") else kubeyaml.load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as e:
         raise InputError(f"{path}: not valid YAML/JSON: {e}") from e
     return snapshot_from_objects(doc, path)
