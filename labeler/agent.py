@@ -175,6 +175,8 @@ class _State:
     conflicts: frozenset[tuple[str, str, str | None]] = frozenset()
     last_write: float = float("-inf")
     ready: bool = False
+    failures: int = 0  # reconciles failed in a row
+    retry_at: float | None = None  # when to reconcile again after a failure
     heartbeat: float = field(default_factory=time.monotonic)
 
 
@@ -319,13 +321,17 @@ class Agent:
         threading.Thread(
             target=self._watch_loop, args=(node.resource_version,), name="watch", daemon=True
         ).start()
-        self._log(self.reconcile(node))
+        self._reconcile_and_schedule(node)
         while not self.stop.is_set():
             self._state.heartbeat = self._clock()
+            retry_at = self._state.retry_at
+            timeout = 5.0 if retry_at is None else min(5.0, max(0.0, retry_at - self._clock()))
             try:
-                kind, item = self._queue.get(timeout=5.0)
+                kind, item = self._queue.get(timeout=timeout)
             except queue.Empty:
-                continue
+                if retry_at is None or self._clock() < retry_at:
+                    continue
+                kind, item = "retry", None  # the last reconcile failed: try again now
             latest_node: NodeInfo | None = None
             outcome_changed = False
             # Drain: a burst of watch events needs one reconcile, against the newest node.
@@ -348,7 +354,21 @@ class Agent:
             if target is None and (outcome_changed or latest_node is None):
                 target = self._get_node_until_ok()
             if target is not None:
-                self._log(self.reconcile(target))
+                self._reconcile_and_schedule(target)
+
+    def _reconcile_and_schedule(self, node: NodeInfo) -> None:
+        """Reconcile, and after an error schedule a retry with backoff: without it, a write
+        that failed (API down longer than ``call`` retries) would wait for the next source
+        read, up to ``interval`` later, with the node's labels wrong meanwhile."""
+        result = self.reconcile(node)
+        self._log(result)
+        state = self._state
+        if result.status == "error":
+            state.failures += 1
+            delay = min(60.0, self.config.api_backoff * 2 ** (state.failures - 1))
+            state.retry_at = self._clock() + delay
+        else:
+            state.failures, state.retry_at = 0, None
 
     def _source_loop(self) -> None:
         cfg = self.config
