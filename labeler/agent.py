@@ -432,7 +432,9 @@ def serve(agent: Agent, *, port: int, address: str = "") -> int:
     signal.signal(signal.SIGINT, on_signal)
     thread = threading.Thread(target=loop, name="agent", daemon=True)
     thread.start()
-    while not stop.wait(1.0):
+    # A short wait: CPython runs the signal handler only between waits, so the wait bounds
+    # how long SIGTERM takes to be noticed.
+    while not stop.wait(0.1):
         pass
     thread.join(1.0)  # a write in flight may finish; a hung call is abandoned
     server.close()
