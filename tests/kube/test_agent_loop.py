@@ -267,4 +267,4 @@ def test_a_failed_write_is_retried_with_backoff_not_at_the_next_interval(
     assert fake_kube.get_node("n1")["metadata"]["labels"]["team"] == "a"
     assert not agent.ready
     assert wait_for(lambda: labelled(fake_kube), timeout=10)
-    assert agent.ready
+    assert wait_for(lambda: agent.ready)  # set just after the PATCH returns
