@@ -1,7 +1,7 @@
 """The per-node agent (DESIGN.md §5): keep this node's topology labels right.
 
-Data flows one way: source → outcome → ``desired_for`` (pure) → ``plan_labels`` (pure) →
-one merge patch or nothing.
+Data flows one way: source → outcome → ``desired_for`` (pure, agent_plan.py) →
+``plan_labels`` (pure) → one merge patch or nothing.
 
 The running agent has three threads, so that no slow party blocks another:
 - the *source* thread reads the source now and then every ``interval`` (± jitter), or
@@ -15,7 +15,6 @@ the API server hangs (the I/O threads are daemons and are simply abandoned).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import queue
 import random
@@ -23,8 +22,18 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from labeler.agent_plan import (
+    EXIT_ERROR,
+    EXIT_OK,
+    OnMissing,
+    ReconcileResult,
+    Status,
+    desired_for,
+    format_plan,
+    node_is_labeled,
+)
 from labeler.errors import LabelerError
 from labeler.kube.errors import KubeError, NotFound
 from labeler.kube.events import NodeEvents
@@ -32,124 +41,11 @@ from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
 from labeler.labels import Encoding
 from labeler.metrics import AgentMetrics
 from labeler.node import NodeInfo
-from labeler.plan import Conflict, Desired, LabelPlan, NodeLabels
+from labeler.plan import Conflict, Desired
 from labeler.profiles import Profile
 from labeler.sources import NoData, Reading, Source, SourceError
 
 log = logging.getLogger(__name__)
-
-OnMissing = Literal["skip", "isolate"]
-ISOLATED_PREFIX = "isolated-"
-EXIT_OK, EXIT_ERROR, EXIT_CONFLICT = 0, 1, 3
-
-
-# --- the pure part ----------------------------------------------------------------------
-
-
-def isolated_value(node: str) -> str:
-    """A value unique to one node, so an isolated node never looks close to another."""
-    return ISOLATED_PREFIX + hashlib.sha256(node.encode("utf-8")).hexdigest()[:16]
-
-
-def desired_for(
-    profile: Profile,
-    outcome: Reading | NoData,
-    encoding: Encoding,
-    node: str,
-    on_missing: OnMissing = "skip",
-    *,
-    scope: tuple[str, ...] | None = None,
-    current: Mapping[str, str] | None = None,
-) -> Desired | None:
-    """What this node's labels should be, or None for "write nothing at all".
-
-    - A reading: every ID encoded (raises a LabelError if the encoding cannot make a valid
-      value), plus the profile's tree label → tree name; the whole scope (source keys and
-      tree label) is pruned, so an owned key the reading no longer has goes away. Every
-      full ID is recorded in ``source_ids`` (also for ``raw``: the annotation then lists
-      exactly the keys the source set, which is simpler to read than a partial list).
-    - No data with ``skip``: None. No data never removes labels set earlier.
-    - No data with ``isolate``: each *missing* level (and the tree label) gets a per-node
-      unique value; levels already present are kept (no data never overwrites), nothing
-      is pruned. None when nothing is missing.
-    """
-    tree_label = profile.topology.tree_label
-    if isinstance(outcome, Reading):
-        wanted = {key: encoding.encode(key, sid) for key, sid in sorted(outcome.ids.items())}
-        if tree_label:
-            wanted[tree_label] = profile.topology.name
-        keys = set(scope if scope is not None else profile.all_keys)
-        if tree_label:
-            keys.add(tree_label)
-        return Desired(set=wanted, prune=frozenset(keys), source_ids=dict(outcome.ids))
-    if on_missing == "skip":
-        return None
-    have = current or {}
-    fill = {key: isolated_value(node) for key in profile.level_keys if key not in have}
-    if not fill:
-        return None
-    if tree_label and tree_label not in have:
-        fill[tree_label] = profile.topology.name
-    return Desired(set=fill)
-
-
-def format_plan(plan: LabelPlan, node: NodeLabels, desired: Desired | None) -> str:
-    """The human-readable plan printed by ``--dry-run``."""
-    if desired is None:
-        return f"node {plan.node}: no data; nothing to write"
-    lines = [f"node {plan.node}:"]
-    for key, value in sorted(plan.labels.items()):
-        old = node.labels.get(key)
-        if value is None:
-            lines.append(f"  - {key} (was {old!r})")
-        elif old is None:
-            sid = desired.source_ids.get(key)
-            lines.append(f"  + {key}={value}" + (f"  ({sid})" if sid and sid != value else ""))
-        else:
-            lines.append(f"  ~ {key}: {old} -> {value}")
-    for key in plan.unchanged:
-        lines.append(f"  = {key}={node.labels.get(key)}")
-    for key, ann in sorted(plan.annotations.items()):
-        lines.append(f"  annotation {key}: " + ("(removed)" if ann is None else ann))
-    for conflict in plan.conflicts:
-        lines.append(f"  ! conflict: {conflict}")
-    if plan.is_noop and not plan.conflicts:
-        lines.append("  no change")
-    return "\n".join(lines)
-
-
-def node_is_labeled(profile: Profile, labels: Mapping[str, str], desired: Desired | None) -> bool:
-    """Every level label present, and equal to the wanted value when there is one."""
-    for key in profile.level_keys:
-        if key not in labels:
-            return False
-        if desired is not None and key in desired.set and labels[key] != desired.set[key]:
-            return False
-    return True
-
-
-# --- results ----------------------------------------------------------------------------
-
-Status = Literal["labelled", "no_data", "conflict", "error", "waiting"]
-
-
-@dataclass(frozen=True)
-class ReconcileResult:
-    """What one reconcile did. ``exit_code`` follows DESIGN.md §4 for ``--once``."""
-
-    status: Status
-    message: str = ""
-    plan: LabelPlan | None = None
-    written: bool = False
-    text: str = ""  # the formatted plan (dry run)
-
-    @property
-    def exit_code(self) -> int:
-        if self.status in ("labelled", "no_data"):
-            return EXIT_OK
-        if self.status == "conflict":
-            return EXIT_CONFLICT
-        return EXIT_ERROR
 
 
 @dataclass(frozen=True)
@@ -175,6 +71,8 @@ class _State:
     conflicts: frozenset[tuple[str, str, str | None]] = frozenset()
     last_write: float = float("-inf")
     ready: bool = False
+    failures: int = 0  # reconciles failed in a row
+    retry_at: float | None = None  # when to reconcile again after a failure
     heartbeat: float = field(default_factory=time.monotonic)
 
 
@@ -319,13 +217,17 @@ class Agent:
         threading.Thread(
             target=self._watch_loop, args=(node.resource_version,), name="watch", daemon=True
         ).start()
-        self._log(self.reconcile(node))
+        self._reconcile_and_schedule(node)
         while not self.stop.is_set():
             self._state.heartbeat = self._clock()
+            retry_at = self._state.retry_at
+            timeout = 5.0 if retry_at is None else min(5.0, max(0.0, retry_at - self._clock()))
             try:
-                kind, item = self._queue.get(timeout=5.0)
+                kind, item = self._queue.get(timeout=timeout)
             except queue.Empty:
-                continue
+                if retry_at is None or self._clock() < retry_at:
+                    continue
+                kind, item = "retry", None  # the last reconcile failed: try again now
             latest_node: NodeInfo | None = None
             outcome_changed = False
             # Drain: a burst of watch events needs one reconcile, against the newest node.
@@ -348,7 +250,21 @@ class Agent:
             if target is None and (outcome_changed or latest_node is None):
                 target = self._get_node_until_ok()
             if target is not None:
-                self._log(self.reconcile(target))
+                self._reconcile_and_schedule(target)
+
+    def _reconcile_and_schedule(self, node: NodeInfo) -> None:
+        """Reconcile, and after an error schedule a retry with backoff: without it, a write
+        that failed (API down longer than ``call`` retries) would wait for the next source
+        read, up to ``interval`` later, with the node's labels wrong meanwhile."""
+        result = self.reconcile(node)
+        self._log(result)
+        state = self._state
+        if result.status == "error":
+            state.failures += 1
+            delay = min(60.0, self.config.api_backoff * 2 ** (state.failures - 1))
+            state.retry_at = self._clock() + delay
+        else:
+            state.failures, state.retry_at = 0, None
 
     def _source_loop(self) -> None:
         cfg = self.config
@@ -516,7 +432,9 @@ def serve(agent: Agent, *, port: int, address: str = "") -> int:
     signal.signal(signal.SIGINT, on_signal)
     thread = threading.Thread(target=loop, name="agent", daemon=True)
     thread.start()
-    while not stop.wait(1.0):
+    # A short wait: CPython runs the signal handler only between waits, so the wait bounds
+    # how long SIGTERM takes to be noticed.
+    while not stop.wait(0.1):
         pass
     thread.join(1.0)  # a write in flight may finish; a hung call is abandoned
     server.close()

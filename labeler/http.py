@@ -61,7 +61,14 @@ class ProbeServer:
         host, bound = self._server.server_address[:2]
         self.address = str(host)
         self.port = int(bound)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="http", daemon=True)
+        # serve_forever polls for shutdown; its default 0.5 s would be most of the agent's
+        # SIGTERM budget (DESIGN §5: exit promptly), so poll more often.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="http",
+            daemon=True,
+        )
 
     def start(self) -> ProbeServer:
         self._thread.start()

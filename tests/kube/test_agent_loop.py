@@ -1,7 +1,8 @@
 """The agent loop in-process against the fake API server, with a scripted source.
 
 Faster than the subprocess tests, so the timing-free rules are checked here: a source error
-keeps the labels, the steady state sends nothing, Events are rate-limited and never fatal.
+keeps the labels, the steady state sends nothing, Events are rate-limited and never fatal,
+and the watch survives 410, dropped connections and an API server restart.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -54,20 +56,19 @@ def wait_for(check: Callable[[], bool], timeout: float = 5.0) -> bool:
 
 
 @pytest.fixture
-def running(fake_kube: FakeKube) -> Iterator[Callable[[Scripted], Agent]]:
+def running(fake_kube: FakeKube) -> Iterator[Callable[..., Agent]]:
     agents: list[tuple[Agent, threading.Thread]] = []
 
-    def start(source: Scripted) -> Agent:
+    def start(source: Scripted, **overrides: Any) -> Agent:
         api = fake_kube.api_client()
-        config = AgentConfig(
-            node="n1",
-            profile=P,
-            encoding=parse_encoding("hash"),
-            interval=0.1,
-            jitter=0.0,
-            error_backoff=0.05,
-            min_write_interval=0.0,
-        )
+        settings: dict[str, Any] = {
+            "interval": 0.1,
+            "jitter": 0.0,
+            "error_backoff": 0.05,
+            "min_write_interval": 0.0,
+            **overrides,
+        }
+        config = AgentConfig(node="n1", profile=P, encoding=parse_encoding("hash"), **settings)
         agent = Agent(
             api,
             source,
@@ -93,7 +94,7 @@ def value(registry: CollectorRegistry, name: str, **labels: str) -> float:
 
 
 def test_steady_state_sends_no_request_at_all(
-    fake_kube: FakeKube, running: Callable[[Scripted], Agent]
+    fake_kube: FakeKube, running: Callable[..., Agent]
 ) -> None:
     fake_kube.add_node("n1")
     source = Scripted(Reading(IDS))
@@ -114,7 +115,7 @@ def test_steady_state_sends_no_request_at_all(
 
 
 def test_a_source_error_keeps_the_labels_and_is_counted(
-    fake_kube: FakeKube, running: Callable[[Scripted], Agent]
+    fake_kube: FakeKube, running: Callable[..., Agent]
 ) -> None:
     fake_kube.add_node("n1")
     source = Scripted(Reading(IDS), SourceError("IMDS down"))
@@ -135,7 +136,7 @@ def test_a_source_error_keeps_the_labels_and_is_counted(
 
 
 def test_first_read_error_then_no_data_becomes_ready_without_writing(
-    fake_kube: FakeKube, running: Callable[[Scripted], Agent]
+    fake_kube: FakeKube, running: Callable[..., Agent]
 ) -> None:
     fake_kube.add_node("n1")
     source = Scripted(SourceError("IMDS down"), NoData("404"))
@@ -166,3 +167,104 @@ def test_event_failures_are_not_fatal_and_repeats_are_suppressed(fake_kube: Fake
     fake_kube.faults.add("POST", ".*/events", status=403, times=None)
     now[0] = 100
     assert not events.emit("Warning", "TopologyLabelConflict", "x")  # logged, not raised
+
+
+# --- the watch and the API server misbehaving -------------------------------------------
+
+FAST_API = {"interval": 600.0, "api_backoff": 0.05, "watch_timeout": 1}
+
+
+def labelled(fake: FakeKube) -> bool:
+    return set(IDS) <= set(fake.get_node("n1")["metadata"]["labels"])
+
+
+def drift_is_repaired(fake: FakeKube) -> bool:
+    fake.set_node_labels("n1", {K.local_block: None})
+    return wait_for(lambda: labelled(fake))
+
+
+def test_after_a_410_the_watch_starts_again_from_a_fresh_get(
+    running: Callable[..., Agent],
+) -> None:
+    """The watch's resourceVersion expires while it is between requests (no bookmarks):
+    the next watch gets 410, the agent GETs the node and watches from there."""
+    with FakeKube(history=3) as fake:
+        fake.bookmark_interval = 3600
+        fake.add_node("n1")
+        fake.add_node("other")
+        agent = Agent(
+            fake.api_client(),
+            Scripted(Reading(IDS)),
+            AgentConfig(
+                node="n1",
+                profile=P,
+                encoding=parse_encoding("hash"),
+                min_write_interval=0.0,
+                **FAST_API,
+            ),
+            metrics=agent_metrics(CollectorRegistry()),
+        )
+        thread = threading.Thread(target=agent.run, daemon=True)
+        thread.start()
+        try:
+            assert wait_for(lambda: agent.ready and labelled(fake))
+            for i in range(5):  # push n1's version out of the history
+                fake.set_node_labels("other", {"i": str(i)})
+            old = fake.get_node("n1")["metadata"]["resourceVersion"]
+            assert wait_for(
+                lambda: any(
+                    r.query.get("resourceVersion") == old for r in fake.requests(verb="watch")
+                )
+            )
+            gets = fake.count("get")
+            assert wait_for(lambda: fake.count("get") > gets)  # the re-GET after the 410
+            assert drift_is_repaired(fake)
+        finally:
+            agent.shutdown()
+            thread.join(2)
+        assert not thread.is_alive()
+
+
+def test_dropped_watch_connections_are_retried_and_labels_kept(
+    fake_kube: FakeKube, running: Callable[..., Agent]
+) -> None:
+    fake_kube.add_node("n1")
+    agent = running(Scripted(Reading(IDS)), **FAST_API)
+    assert wait_for(lambda: agent.ready and labelled(fake_kube))
+    fake_kube.faults.add(method="GET", path="/api/v1/nodes", drop=True, times=3)
+    fake_kube.faults.add(method="GET", path="/api/v1/nodes", status=503, times=2)
+    assert wait_for(lambda: len(fake_kube.faults) == 0)  # every fault was hit
+    assert labelled(fake_kube)
+    assert drift_is_repaired(fake_kube)
+
+
+def test_an_api_server_restart_is_survived(
+    fake_kube: FakeKube, running: Callable[..., Agent]
+) -> None:
+    """The server goes away (open watch cut, connections refused) and comes back on the
+    same port with its store (etcd) intact: the agent resumes without a human."""
+    fake_kube.add_node("n1")
+    agent = running(Scripted(Reading(IDS)), **FAST_API)
+    assert wait_for(lambda: agent.ready and labelled(fake_kube))
+    fake_kube.stop()
+    time.sleep(0.5)  # watch cut, reconnects refused
+    fake_kube.store.stopped = False
+    fake_kube.start()
+    assert labelled(fake_kube)
+    assert drift_is_repaired(fake_kube)
+
+
+def test_a_failed_write_is_retried_with_backoff_not_at_the_next_interval(
+    fake_kube: FakeKube, running: Callable[..., Agent]
+) -> None:
+    """5xx on every PATCH attempt of one reconcile: nothing is removed, and the agent tries
+    again soon (with backoff) rather than after --interval."""
+    fake_kube.add_node("n1", labels={"team": "a"})
+    fake_kube.faults.add(method="PATCH", path="/api/v1/nodes/n1", status=500, times=5)
+    agent = running(Scripted(Reading(IDS)), **FAST_API)
+    reg = agent.metrics.registry
+    assert wait_for(lambda: value(reg, "topology_labeler_label_writes_total", result="error") >= 1)
+    assert fake_kube.get_node("n1")["metadata"]["labels"]["team"] == "a"
+    assert not agent.ready
+    assert wait_for(lambda: labelled(fake_kube), timeout=10)
+    assert wait_for(lambda: agent.ready)  # set just after the PATCH returns

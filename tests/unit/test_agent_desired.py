@@ -6,7 +6,13 @@ import hashlib
 
 import pytest
 
-from labeler.agent import ReconcileResult, desired_for, format_plan, isolated_value, node_is_labeled
+from labeler.agent_plan import (
+    ReconcileResult,
+    desired_for,
+    format_plan,
+    isolated_value,
+    node_is_labeled,
+)
 from labeler.labels import InvalidLabelValue, parse_encoding
 from labeler.plan import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels, plan_labels
 from labeler.profiles import (

@@ -1,0 +1,126 @@
+"""The agent's decisions as pure functions (DESIGN.md §4, §5): what a node's labels should
+be for a source outcome, how a plan reads in ``--dry-run``, whether a node counts as
+labelled, and what one reconcile means for ``--once``'s exit code. No I/O here, so every
+rule is unit-tested without a server (tests/unit/test_agent_desired.py); the threaded loop
+that acts on them is in agent.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from labeler.labels import Encoding
+from labeler.plan import Desired, LabelPlan, NodeLabels
+from labeler.profiles import Profile
+from labeler.sources import NoData, Reading
+
+OnMissing = Literal["skip", "isolate"]
+ISOLATED_PREFIX = "isolated-"
+EXIT_OK, EXIT_ERROR, EXIT_CONFLICT = 0, 1, 3
+
+
+def isolated_value(node: str) -> str:
+    """A value unique to one node, so an isolated node never looks close to another."""
+    return ISOLATED_PREFIX + hashlib.sha256(node.encode("utf-8")).hexdigest()[:16]
+
+
+def desired_for(
+    profile: Profile,
+    outcome: Reading | NoData,
+    encoding: Encoding,
+    node: str,
+    on_missing: OnMissing = "skip",
+    *,
+    scope: tuple[str, ...] | None = None,
+    current: Mapping[str, str] | None = None,
+) -> Desired | None:
+    """What this node's labels should be, or None for "write nothing at all".
+
+    - A reading: every ID encoded (raises a LabelError if the encoding cannot make a valid
+      value), plus the profile's tree label → tree name; the whole scope (source keys and
+      tree label) is pruned, so an owned key the reading no longer has goes away. Every
+      full ID is recorded in ``source_ids`` (also for ``raw``: the annotation then lists
+      exactly the keys the source set, which is simpler to read than a partial list).
+    - No data with ``skip``: None. No data never removes labels set earlier.
+    - No data with ``isolate``: each *missing* level (and the tree label) gets a per-node
+      unique value; levels already present are kept (no data never overwrites), nothing
+      is pruned. None when nothing is missing.
+    """
+    tree_label = profile.topology.tree_label
+    if isinstance(outcome, Reading):
+        wanted = {key: encoding.encode(key, sid) for key, sid in sorted(outcome.ids.items())}
+        if tree_label:
+            wanted[tree_label] = profile.topology.name
+        keys = set(scope if scope is not None else profile.all_keys)
+        if tree_label:
+            keys.add(tree_label)
+        return Desired(set=wanted, prune=frozenset(keys), source_ids=dict(outcome.ids))
+    if on_missing == "skip":
+        return None
+    have = current or {}
+    fill = {key: isolated_value(node) for key in profile.level_keys if key not in have}
+    if not fill:
+        return None
+    if tree_label and tree_label not in have:
+        fill[tree_label] = profile.topology.name
+    return Desired(set=fill)
+
+
+def format_plan(plan: LabelPlan, node: NodeLabels, desired: Desired | None) -> str:
+    """The human-readable plan printed by ``--dry-run``."""
+    if desired is None:
+        return f"node {plan.node}: no data; nothing to write"
+    lines = [f"node {plan.node}:"]
+    for key, value in sorted(plan.labels.items()):
+        old = node.labels.get(key)
+        if value is None:
+            lines.append(f"  - {key} (was {old!r})")
+        elif old is None:
+            sid = desired.source_ids.get(key)
+            lines.append(f"  + {key}={value}" + (f"  ({sid})" if sid and sid != value else ""))
+        else:
+            lines.append(f"  ~ {key}: {old} -> {value}")
+    for key in plan.unchanged:
+        lines.append(f"  = {key}={node.labels.get(key)}")
+    for key, ann in sorted(plan.annotations.items()):
+        lines.append(f"  annotation {key}: " + ("(removed)" if ann is None else ann))
+    for conflict in plan.conflicts:
+        lines.append(f"  ! conflict: {conflict}")
+    if plan.is_noop and not plan.conflicts:
+        lines.append("  no change")
+    return "\n".join(lines)
+
+
+def node_is_labeled(profile: Profile, labels: Mapping[str, str], desired: Desired | None) -> bool:
+    """Every level label present, and equal to the wanted value when there is one."""
+    for key in profile.level_keys:
+        if key not in labels:
+            return False
+        if desired is not None and key in desired.set and labels[key] != desired.set[key]:
+            return False
+    return True
+
+
+Status = Literal["labelled", "no_data", "conflict", "error", "waiting"]
+
+
+@dataclass(frozen=True)
+class ReconcileResult:
+    """What one reconcile did. ``exit_code`` follows DESIGN.md §4 for ``--once``."""
+
+    status: Status
+    message: str = ""
+    plan: LabelPlan | None = None
+    written: bool = False
+    text: str = ""  # the formatted plan (dry run)
+
+    @property
+    def exit_code(self) -> int:
+        if self.status in ("labelled", "no_data"):
+            return EXIT_OK
+        if self.status == "conflict":
+            return EXIT_CONFLICT
+        return EXIT_ERROR
