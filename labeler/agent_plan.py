@@ -40,27 +40,34 @@ def desired_for(
     """What this node's labels should be, or None for "write nothing at all".
 
     - A reading: every ID encoded (raises a LabelError if the encoding cannot make a valid
-      value), plus the profile's tree label → tree name; the whole scope (source keys and
-      tree label) is pruned, so an owned key the reading no longer has goes away. Every
-      full ID is recorded in ``source_ids`` (also for ``raw``: the annotation then lists
-      exactly the keys the source set, which is simpler to read than a partial list).
+      value), plus the profile's tree label → tree name when the node has no (or an empty)
+      tree label — an existing tree is never changed by the agent; the scope (source keys,
+      and the tree label unless the node already has one) is pruned, so an owned key the
+      reading no longer has goes away. Every full ID is recorded in ``source_ids`` (also
+      for ``raw``: the annotation then lists exactly the keys the source set, which is
+      simpler to read than a partial list).
     - No data with ``skip``: None. No data never removes labels set earlier.
     - No data with ``isolate``: each *missing* level (and the tree label) gets a per-node
       unique value; levels already present are kept (no data never overwrites), nothing
       is pruned. None when nothing is missing.
     """
     tree_label = profile.topology.tree_label
+    have = current or {}
     if isinstance(outcome, Reading):
         wanted = {key: encoding.encode(key, sid) for key, sid in sorted(outcome.ids.items())}
-        if tree_label:
-            wanted[tree_label] = profile.topology.name
         keys = set(scope if scope is not None else profile.all_keys)
         if tree_label:
             keys.add(tree_label)
+            if have.get(tree_label):
+                # The planning sheet (lld/apply) decides tree membership; the agent only
+                # fills in a tree for a node that has none. Otherwise an agent started with
+                # another --topotree-name and bulk apply would rewrite each other forever.
+                keys.discard(tree_label)
+            else:
+                wanted[tree_label] = profile.topology.name
         return Desired(set=wanted, prune=frozenset(keys), source_ids=dict(outcome.ids))
     if on_missing == "skip":
         return None
-    have = current or {}
     fill = {key: isolated_value(node) for key in profile.level_keys if key not in have}
     if not fill:
         return None

@@ -99,6 +99,28 @@ def test_tree_label_is_set_and_pruned_for_a_profile_with_one() -> None:
     assert desired_for(p, NoData("no spod"), parse_encoding("raw"), "n1", "skip") is None
 
 
+def test_an_existing_tree_is_never_changed_by_the_agent() -> None:
+    # lld/apply put the node in tree "prod"; an agent started with the default tree name
+    # must not move it (nor remove it), or the two writers would fight.
+    p = ascend_superpod("default")
+    reading = Reading(ids={ASCEND_SUPERPOD: "7"})
+    raw = parse_encoding("raw")
+    d = desired_for(p, reading, raw, "n1", current={ASCEND_TREE_LABEL: "prod"})
+    assert d is not None
+    assert d.set == {ASCEND_SUPERPOD: "7"}
+    assert ASCEND_TREE_LABEL not in d.prune
+    current = {ASCEND_TREE_LABEL: "prod", ASCEND_SUPERPOD: "7"}
+    annotations = {
+        OWNED_ANNOTATION: f"{ASCEND_TREE_LABEL},{ASCEND_SUPERPOD}",
+        SOURCE_IDS_ANNOTATION: '{"huawei.com/topotree.superpodid":"7"}',
+    }
+    owned = NodeLabels("n1", current, annotations)
+    assert plan_labels(owned, d).is_noop
+    # An empty tree label is no tree (Volcano rejects it): the agent fills it in.
+    d = desired_for(p, reading, raw, "n1", current={ASCEND_TREE_LABEL: ""})
+    assert d is not None and d.set[ASCEND_TREE_LABEL] == "default"
+
+
 def test_scope_narrows_what_is_pruned() -> None:
     d = desired_for(P, READING, HASH, "n1", scope=(K.local_block,))
     assert d is not None and d.prune == frozenset({K.local_block})
