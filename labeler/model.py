@@ -65,7 +65,7 @@ class Topology:
             if key_or_name in (lv.key, lv.name):
                 return lv
         known = ", ".join(f"{lv.name} ({lv.key})" for lv in self.levels)
-        raise KeyError(f"topology {self.name!r} has no level {key_or_name!r}; levels: {known}")
+        raise KeyError(f"no level {key_or_name!r}; the levels are: {known}")
 
     def index(self, key_or_name: str) -> int:
         """Position of a level, 0 = widest."""

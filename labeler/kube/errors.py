@@ -135,7 +135,7 @@ def translate(exc: BaseException, verb: str, resource: str) -> KubeError:
         return Invalid(f"{what}: rejected by the API server: {detail}", causes=causes, **kw)
     if status == 429 or status >= 500:
         return Retryable(
-            f"{what}: {status} {exc.reason or ''} ({message}); will retry".replace("  ", " "),
+            f"{what}: {status} {exc.reason or ''} ({message})".replace("  ", " "),
             retry_after=_retry_after(exc),
             **kw,
         )
@@ -158,8 +158,16 @@ def call(
             return fn()
         except Exception as exc:
             err = translate(exc, verb, resource)
-            if not err.retryable or attempt == attempts:
+            if not err.retryable:
                 raise err from exc
+            if attempt == attempts:
+                raise Retryable(
+                    f"{err}; gave up after {attempts} attempts, nothing was changed",
+                    status=err.status,
+                    verb=verb,
+                    resource=resource,
+                    retry_after=err.retry_after,
+                ) from exc
             delay = min(max_delay, base_delay * 2 ** (attempt - 1)) * (0.5 + random.random())
             if err.retry_after is not None:
                 delay = max(delay, min(err.retry_after, max_delay * 6))

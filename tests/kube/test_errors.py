@@ -88,5 +88,5 @@ def test_call_gives_up_after_attempts() -> None:
     def fn() -> None:
         raise api_exc(500)
 
-    with pytest.raises(Retryable):
+    with pytest.raises(Retryable, match="gave up after 3 attempts, nothing was changed"):
         call(fn, verb="get", resource="nodes", attempts=3, sleep=lambda s: None)

@@ -38,7 +38,7 @@ def test_discovery_order_ends_with_hostname() -> None:
 def test_level_lookup_by_key_or_name_and_clear_error() -> None:
     t = three_levels()
     assert t.level("block") is t.level("x/block")
-    with pytest.raises(KeyError, match="levels: island"):
+    with pytest.raises(KeyError, match="the levels are: island"):
         t.level("nope")
 
 
