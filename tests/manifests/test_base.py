@@ -6,23 +6,16 @@ order, then every validation — with cel-python, on allowed and denied node upd
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import celpy
-import kubernetes_validate
 import pytest
 import yaml
-from celpy import celtypes
 
 from labeler.plan import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
 from labeler.profiles import oci_rdma
+from tests.manifests.helpers import MANIFESTS, Policy, by_kind, render, validate_all
 
-ROOT = Path(__file__).resolve().parents[2]
-MANIFESTS = ROOT / "manifests"
-KUBECTL = shutil.which("kubectl")
 SA = "system:serviceaccount:topology-labeler:topology-labeler-agent"
 K8S_VERSIONS = ("1.30.0", "1.33.0")
 
@@ -38,18 +31,7 @@ def raw_documents() -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def rendered() -> list[dict[str, Any]]:
-    if KUBECTL is None:
-        pytest.skip("kubectl is not installed; cannot render the kustomization")
-    out = subprocess.run(
-        [KUBECTL, "kustomize", str(MANIFESTS)], capture_output=True, text=True, timeout=60
-    )
-    assert out.returncode == 0, out.stderr
-    return [d for d in yaml.safe_load_all(out.stdout) if d]
-
-
-def by_kind(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
-    (doc,) = [d for d in docs if d["kind"] == kind]
-    return doc
+    return render(MANIFESTS)
 
 
 def test_kustomize_renders_every_resource(rendered: list[dict[str, Any]]) -> None:
@@ -74,8 +56,7 @@ def test_kustomize_renders_every_resource(rendered: list[dict[str, Any]]) -> Non
 def test_every_rendered_object_validates_against_the_kubernetes_schema(
     rendered: list[dict[str, Any]], version: str
 ) -> None:
-    for doc in rendered:
-        kubernetes_validate.validate(doc, version, strict=True)
+    validate_all(rendered, version)
 
 
 def test_rbac_is_least_privilege() -> None:
@@ -118,55 +99,6 @@ def test_the_args_parse_with_the_real_cli() -> None:
 # --- the admission policy, evaluated -----------------------------------------------------
 
 
-class Policy:
-    def __init__(self, doc: dict[str, Any]) -> None:
-        self.env = celpy.Environment()
-        spec = doc["spec"]
-        self.conditions = [self._compile(m["expression"]) for m in spec["matchConditions"]]
-        self.variables = [(v["name"], self._compile(v["expression"])) for v in spec["variables"]]
-        self.validations = [
-            (
-                self._compile(v["expression"]),
-                v.get("message"),
-                self._compile(v["messageExpression"]) if "messageExpression" in v else None,
-            )
-            for v in spec["validations"]
-        ]
-        self.rules = spec["matchConstraints"]["resourceRules"]
-
-    def _compile(self, expr: str) -> Any:
-        return self.env.program(self.env.compile(expr))
-
-    def admit(
-        self,
-        old: dict[str, Any],
-        new: dict[str, Any],
-        *,
-        user: str = SA,
-        node_name: str | None = "n1",
-    ) -> list[str]:
-        """The messages of failed validations; [] = allowed. Not matched → allowed."""
-        extra = {"authentication.kubernetes.io/node-name": [node_name]} if node_name else {}
-        request = {"operation": "UPDATE", "userInfo": {"username": user, "extra": extra}}
-        act: dict[str, Any] = {
-            "object": celpy.json_to_cel(new),
-            "oldObject": celpy.json_to_cel(old),
-            "request": celpy.json_to_cel(request),
-        }
-        if not all(bool(c.evaluate(act)) for c in self.conditions):
-            return []
-        variables = celtypes.MapType({})
-        act["variables"] = variables
-        for name, program in self.variables:
-            variables[celtypes.StringType(name)] = program.evaluate(act)
-        failed = []
-        for program, message, message_expr in self.validations:
-            result = program.evaluate(act)
-            if isinstance(result, celpy.CELEvalError) or not bool(result):
-                failed.append(str(message_expr.evaluate(act)) if message_expr else message)
-        return failed
-
-
 OCI = oci_rdma()
 LOCAL = OCI.level_keys[-1]
 
@@ -181,7 +113,7 @@ def node(name: str = "n1", labels: dict[str, str] | None = None, **ann: str) -> 
 
 @pytest.fixture(scope="module")
 def policy() -> Policy:
-    return Policy(by_kind(raw_documents(), "ValidatingAdmissionPolicy"))
+    return Policy(by_kind(raw_documents(), "ValidatingAdmissionPolicy"), user=SA)
 
 
 def test_policy_matches_node_updates_only(policy: Policy) -> None:

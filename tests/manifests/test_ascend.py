@@ -3,43 +3,21 @@ privileges and mounts the Ascend agent is documented to need (and no others)."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-KUSTOMIZATION = ROOT / "manifests" / "ascend"
+from tests.manifests.helpers import MANIFESTS, Policy, by_kind, render, validate_all
+
 K8S_VERSION = "1.32.0"  # ValidatingAdmissionPolicy v1 and the node-name token claim are GA
 
 
 @pytest.fixture(scope="module")
 def rendered() -> list[dict[str, Any]]:
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        pytest.skip("kubectl is not installed (Debian package 'kubectl'); cannot render")
-    done = subprocess.run(
-        [kubectl, "kustomize", str(KUSTOMIZATION)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return [d for d in yaml.safe_load_all(done.stdout) if d]
-
-
-def by_kind(objs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
-    found = [o for o in objs if o["kind"] == kind]
-    assert len(found) == 1, f"expected one {kind}, got {len(found)}"
-    return found[0]
+    return render(MANIFESTS / "ascend")
 
 
 def test_every_object_validates(rendered: list[dict[str, Any]]) -> None:
-    kubernetes_validate = pytest.importorskip("kubernetes_validate")
     kinds = sorted(o["kind"] for o in rendered)
     assert kinds == [
         "ClusterRole",
@@ -50,8 +28,7 @@ def test_every_object_validates(rendered: list[dict[str, Any]]) -> None:
         "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding",
     ]
-    for obj in rendered:
-        kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+    validate_all(rendered, K8S_VERSION)
 
 
 def test_daemonset_runs_the_ascend_profile_on_npu_nodes(rendered: list[dict[str, Any]]) -> None:
@@ -93,33 +70,9 @@ def test_policy_scope_excludes_groupid(rendered: list[dict[str, Any]]) -> None:
     assert f"system:serviceaccount:{sa['namespace']}:{sa['name']}" in cond
 
 
-def _policy_verdicts(
-    policy: dict[str, Any], old: dict[str, Any], new: dict[str, Any], node_claim: str
-) -> list[bool]:
-    """Evaluate the policy's CEL as the API server would (variables, then validations)."""
-    celpy = pytest.importorskip("celpy")
-    env = celpy.Environment()
-    request = {
-        "userInfo": {
-            "username": "x",
-            "extra": {"authentication.kubernetes.io/node-name": [node_claim]},
-        }
-    }
-    activation: dict[str, Any] = {
-        "object": celpy.json_to_cel(new),
-        "oldObject": celpy.json_to_cel(old),
-        "request": celpy.json_to_cel(request),
-    }
-    variables: dict[Any, Any] = {}
-    for var in policy["spec"]["variables"]:
-        activation["variables"] = celpy.celtypes.MapType(variables)
-        program = env.program(env.compile(var["expression"]))
-        variables[celpy.celtypes.StringType(var["name"])] = program.evaluate(activation)
-    activation["variables"] = celpy.celtypes.MapType(variables)
-    return [
-        bool(env.program(env.compile(v["expression"])).evaluate(activation))
-        for v in policy["spec"]["validations"]
-    ]
+@pytest.fixture(scope="module")
+def policy(rendered: list[dict[str, Any]]) -> Policy:
+    return Policy(by_kind(rendered, "ValidatingAdmissionPolicy"), user="x")
 
 
 def _node(labels: dict[str, str], annotations: dict[str, str] | None = None) -> dict[str, Any]:
@@ -144,15 +97,13 @@ OWNED = {"topology-labeler.io/owned-labels": "huawei.com/topotree.superpodid"}
     ],
 )
 def test_policy_cel_allows_only_own_node_and_agent_keys(
-    rendered: list[dict[str, Any]], new: dict[str, Any], claim: str, allowed: bool
+    policy: Policy, new: dict[str, Any], claim: str, allowed: bool
 ) -> None:
-    policy = by_kind(rendered, "ValidatingAdmissionPolicy")
-    verdicts = _policy_verdicts(policy, _node(BASE), new, claim)
+    verdicts = policy.verdicts(_node(BASE), new, node_name=claim)
     assert all(verdicts) is allowed, verdicts
 
 
-def test_policy_cel_forbids_spec_changes(rendered: list[dict[str, Any]]) -> None:
-    policy = by_kind(rendered, "ValidatingAdmissionPolicy")
+def test_policy_cel_forbids_spec_changes(policy: Policy) -> None:
     new = _node(BASE)
     new["spec"] = {"unschedulable": True}
-    assert not all(_policy_verdicts(policy, _node(BASE), new, "npu-1"))
+    assert not all(policy.verdicts(_node(BASE), new, node_name="npu-1"))

@@ -4,9 +4,7 @@ and an alert that names metrics the exporter really publishes."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
+import re
 from typing import Any
 
 import pytest
@@ -14,29 +12,18 @@ import yaml
 
 from labeler.audit.report import build_report
 from labeler.metrics import AuditCollector
+from labeler.profiles import oci_rdma
+from tests.manifests.helpers import MANIFESTS, by_kind, render, validate_all
 
-ROOT = Path(__file__).resolve().parents[2]
-AUDIT = ROOT / "manifests" / "audit"
-KUBECTL = shutil.which("kubectl")
+AUDIT = MANIFESTS / "audit"
 
 
 @pytest.fixture(scope="module")
 def rendered() -> list[dict[str, Any]]:
-    if KUBECTL is None:
-        pytest.skip("kubectl is not installed: cannot render `kubectl kustomize manifests/audit`")
-    out = subprocess.run(
-        [KUBECTL, "kustomize", str(AUDIT)], check=True, capture_output=True, text=True, timeout=60
-    ).stdout
-    return [d for d in yaml.safe_load_all(out) if d]
-
-
-def by_kind(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
-    [doc] = [d for d in docs if d["kind"] == kind]
-    return doc
+    return render(AUDIT)
 
 
 def test_every_rendered_object_validates(rendered: list[dict[str, Any]]) -> None:
-    kubernetes_validate = pytest.importorskip("kubernetes_validate")
     kinds = sorted(d["kind"] for d in rendered)
     assert kinds == [
         "ClusterRole",
@@ -45,8 +32,7 @@ def test_every_rendered_object_validates(rendered: list[dict[str, Any]]) -> None
         "Service",
         "ServiceAccount",
     ]
-    for doc in rendered:
-        kubernetes_validate.validate(doc, "1.30", strict=True)
+    validate_all(rendered, "1.30")
 
 
 def test_rbac_is_list_and_watch_nodes_only(rendered: list[dict[str, Any]]) -> None:
@@ -103,8 +89,6 @@ def test_prometheus_rule_is_separate_and_names_published_metrics() -> None:
         invisible["annotations"]["summary"]
     )
     # Every metric an alert uses is one the exporter publishes.
-    from labeler.profiles import oci_rdma
-
     prof = oci_rdma()
     fig = build_report(prof.name, "x", prof.topology, []).figures(1.0)
     published = {m.name for m in AuditCollector(prof.name, lambda: fig).collect()}
@@ -114,6 +98,4 @@ def test_prometheus_rule_is_separate_and_names_published_metrics() -> None:
 
 
 def _words(expr: str) -> list[str]:
-    import re
-
     return re.findall(r"[A-Za-z_:][A-Za-z0-9_:]*", expr)
