@@ -7,7 +7,6 @@ Most cases call ``labeler.cli.main`` in-process (fast); a few run the real conso
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 
 from labeler.cli import main
 from labeler.profiles import ASCEND_GROUP, ASCEND_SUPERPOD, ASCEND_TREE_LABEL, oci_rdma
+from tests.helpers import cli_env
 from tests.placement.objects import gpu_nodes, node, pod, write_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +26,7 @@ HOST = "kubernetes.io/hostname"
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = cli_env()
     return subprocess.run(
         [sys.executable, "-m", "labeler", *args],
         capture_output=True,

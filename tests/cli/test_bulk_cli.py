@@ -7,7 +7,6 @@ runs the real command lines as subprocesses.
 from __future__ import annotations
 
 import io
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -19,6 +18,7 @@ import pytest
 from labeler.cli import main
 from labeler.mindcluster import label_tool_main, lld_parser_main
 from tests.fakekube import FakeKube
+from tests.helpers import cli_env
 
 ROOT = Path(__file__).resolve().parents[2]
 G = "huawei.com/topotree.groupid"
@@ -29,7 +29,7 @@ S = "huawei.com/topotree.superpodid"
 def run(
     *args: str, kubeconfig: Path | None = None, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = cli_env()
     env.pop("KUBECONFIG", None)
     if kubeconfig is not None:
         env["KUBECONFIG"] = str(kubeconfig)

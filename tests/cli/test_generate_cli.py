@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ import yaml
 
 from labeler.cli import main
 from tests.fakekube import FakeKube
+from tests.helpers import cli_env
 
 ROOT = Path(__file__).resolve().parents[2]
 INPUTS = ROOT / "tests" / "golden" / "inputs"
@@ -198,7 +198,7 @@ def test_generate_from_cluster_ignores_cpu_nodes(
 
 
 def test_subprocess_end_to_end(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = cli_env()
     proc = subprocess.run(
         [
             sys.executable,

@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,9 +20,9 @@ from labeler.plan import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
 from labeler.sources.oci_imds import DEFAULT_KEYS as K
 from tests.e2e.fake_imds import HOST, RDMA, Answer, FakeImds, rdma_doc
 from tests.fakekube import FakeKube
+from tests.helpers import cli_env, free_port, http_get, wait_for
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[2]
 LEVELS = (K.hpc_island, K.network_block, K.local_block)
 
 
@@ -43,7 +40,7 @@ class Runner:
     def __init__(self, kubeconfig: Path, imds: FakeImds) -> None:
         self.kubeconfig = kubeconfig
         self.imds = imds
-        self.env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.env = cli_env()
         self.env.pop("KUBECONFIG", None)
         self.env.pop("NODE_NAME", None)
 
@@ -98,21 +95,6 @@ def labels(fake: FakeKube, node: str) -> dict[str, str]:
 
 def annotations(fake: FakeKube, node: str) -> dict[str, str]:
     return dict(fake.get_node(node)["metadata"].get("annotations") or {})
-
-
-def wait_for(check: Callable[[], bool], timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return check()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_labels_appear_equal_per_block_and_a_second_run_writes_nothing(
@@ -219,9 +201,9 @@ def test_running_agent_repairs_drift_serves_metrics_and_stops_on_sigterm(
         assert wait_for(lambda: K.local_block in labels(fake_kube, "r1"), 10), proc
         want = labels(fake_kube, "r1")[K.local_block]
         base = f"http://127.0.0.1:{port}"
-        assert wait_for(lambda: _get(base + "/readyz")[0] == 200, 5)
-        assert _get(base + "/healthz")[0] == 200
-        metrics = _get(base + "/metrics")[1]
+        assert wait_for(lambda: http_get(base + "/readyz")[0] == 200, 5)
+        assert http_get(base + "/healthz")[0] == 200
+        metrics = http_get(base + "/metrics")[1]
         assert "topology_labeler_node_labeled 1.0" in metrics
         assert 'topology_labeler_source_reads_total{result="reading",source="oci-imds"}' in metrics
         assert 'topology_labeler_label_writes_total{result="success"} 1.0' in metrics
@@ -244,13 +226,3 @@ def test_running_agent_repairs_drift_serves_metrics_and_stops_on_sigterm(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-
-
-def _get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as resp:
-            return resp.status, resp.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-    except OSError:
-        return 0, ""

@@ -3,48 +3,19 @@ watch, and a prompt clean exit on SIGTERM."""
 
 from __future__ import annotations
 
-import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from labeler.profiles import oci_rdma
 from tests.fakekube import FakeKube
+from tests.helpers import cli_env, free_port, http_get, wait_for
 
-ROOT = Path(__file__).resolve().parents[2]
 LEVELS = oci_rdma().topology.keys
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as resp:
-            return resp.status, resp.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-    except OSError:
-        return 0, ""
-
-
-def poll(fn: object, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if fn():  # type: ignore[operator]
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.mark.slow
@@ -56,7 +27,7 @@ def test_serve_process_end_to_end(tmp_path: Path) -> None:
         kubeconfig = fake.write_kubeconfig(tmp_path / "kubeconfig")
         port = free_port()
         base = f"http://127.0.0.1:{port}"
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env = cli_env()
         proc = subprocess.Popen(
             [
                 sys.executable,
@@ -79,16 +50,16 @@ def test_serve_process_end_to_end(tmp_path: Path) -> None:
             text=True,
         )
         try:
-            poll(lambda: get(base + "/readyz")[0] == 200, 20, "/readyz")
-            assert get(base + "/healthz")[0] == 200
+            wait_for(lambda: http_get(base + "/readyz")[0] == 200, 20, what="/readyz")
+            assert http_get(base + "/healthz")[0] == 200
             labeled = 'topology_labeler_nodes{profile="oci-rdma",state="labeled"} 2.0'
-            poll(lambda: labeled in get(base + "/metrics")[1], 5, "2 labeled nodes")
+            wait_for(lambda: labeled in http_get(base + "/metrics")[1], 5, what="2 labeled nodes")
             fake.set_node_labels("g2", {LEVELS[2]: None})
             partial = 'topology_labeler_nodes{profile="oci-rdma",state="partial"} 1.0'
             started = time.monotonic()
-            poll(lambda: partial in get(base + "/metrics")[1], 5, "g2 partial")
+            wait_for(lambda: partial in http_get(base + "/metrics")[1], 5, what="g2 partial")
             assert time.monotonic() - started < 2.0
-            assert get(base + "/nope")[0] == 404
+            assert http_get(base + "/nope")[0] == 404
         finally:
             proc.send_signal(signal.SIGTERM)
             try:

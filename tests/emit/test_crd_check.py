@@ -15,6 +15,7 @@ import pytest
 
 from labeler.emit import hypernodes
 from tests.emit.test_golden import outputs
+from tests.helpers import cli_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -105,7 +106,7 @@ def test_edge_cases_through_the_cli_pass_the_crds(tmp_path: Path, levels: int) -
     """1 level, and 15 (Kueue's 16 with the hostname); DNS-unsafe level names; long values."""
     profile, csv = _edge_case_inputs(tmp_path, levels)
     out = tmp_path / "out"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = cli_env()
     cmd = [sys.executable, "-m", "labeler", "generate", "--profile", str(profile)]
     cmd += ["--from-csv", str(csv), "--output-dir", str(out), "--flavor-node-label", "a=b"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=60)

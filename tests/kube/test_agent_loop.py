@@ -23,6 +23,7 @@ from labeler.profiles import oci_rdma
 from labeler.sources import NoData, Reading, SourceError
 from labeler.sources.oci_imds import DEFAULT_KEYS as K
 from tests.fakekube import FakeKube
+from tests.helpers import wait_for
 
 P = oci_rdma()
 IDS = {K.hpc_island: "ocid1.i", K.network_block: "ocid1.nb", K.local_block: "ocid1.lb"}
@@ -44,15 +45,6 @@ class Scripted:
         if isinstance(answer, SourceError):
             raise answer
         return answer
-
-
-def wait_for(check: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.02)
-    return check()
 
 
 @pytest.fixture

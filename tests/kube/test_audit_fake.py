@@ -8,9 +8,8 @@ import json
 import re
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,6 +20,7 @@ from labeler.plan import OWNED_ANNOTATION
 from labeler.profiles import oci_rdma
 from labeler.scope import Scope
 from tests.fakekube import FakeKube
+from tests.helpers import wait_for
 
 PROFILE = oci_rdma()
 ISLAND, NETWORK, LOCAL = PROFILE.topology.keys
@@ -110,16 +110,6 @@ def test_forbidden_list_names_the_verb_and_resource(
 
 
 # --- the exporter ---------------------------------------------------------------------
-
-
-def wait_for(cond: Callable[[], Any], *, timeout: float = 5.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def scrape(url: str) -> dict[str, float]:

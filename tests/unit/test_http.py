@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import http.client
 import socket
-import urllib.error
-import urllib.request
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -14,14 +12,7 @@ from prometheus_client import CollectorRegistry
 from labeler.errors import UsageError
 from labeler.http import ProbeServer, flag_probe
 from labeler.metrics import agent_metrics
-
-
-def get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as resp:
-            return resp.status, resp.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
+from tests.helpers import http_get
 
 
 def test_probes_and_metrics() -> None:
@@ -38,17 +29,17 @@ def test_probes_and_metrics() -> None:
     ).start()
     base = f"http://127.0.0.1:{server.port}"
     try:
-        assert get(base + "/readyz")[0] == 503
+        assert http_get(base + "/readyz", timeout=5)[0] == 503
         state["ready"] = True
-        assert get(base + "/readyz") == (200, "ok\n")
-        assert get(base + "/healthz")[0] == 200
+        assert http_get(base + "/readyz", timeout=5) == (200, "ok\n")
+        assert http_get(base + "/healthz", timeout=5)[0] == 200
         state["alive"] = False
-        assert get(base + "/healthz")[0] == 503
-        status, text = get(base + "/metrics")
+        assert http_get(base + "/healthz", timeout=5)[0] == 503
+        status, text = http_get(base + "/metrics", timeout=5)
         assert status == 200
         assert "topology_labeler_node_labeled 1.0" in text
         assert 'topology_labeler_build_info{component="agent"' in text
-        assert get(base + "/nope")[0] == 404
+        assert http_get(base + "/nope", timeout=5)[0] == 404
     finally:
         server.close()
 
