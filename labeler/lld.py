@@ -43,7 +43,6 @@ class LldHost:
     name: str
     frame: int
     group: int
-    cell: str  # where the host name is, e.g. '超节点规划'!B7
 
 
 @dataclass(frozen=True)
@@ -219,7 +218,7 @@ def _table(
             )
             continue
         seen[name] = ref(r, hc)
-        hosts.append(LldHost(name, frame_no, (frame_no - 1) // group_per_rack, ref(r, hc)))
+        hosts.append(LldHost(name, frame_no, (frame_no - 1) // group_per_rack))
     if not problems and not hosts:
         problems.append(
             f"{where}: no host rows under the headers at {ref(hr, hc)} and {ref(fr, fc)}; "

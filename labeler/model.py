@@ -7,7 +7,7 @@ which label is the narrowest.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
@@ -54,10 +54,6 @@ class Topology:
     def keys(self) -> tuple[str, ...]:
         """Level label keys, widest first."""
         return tuple(lv.key for lv in self.levels)
-
-    @property
-    def narrowest(self) -> Level:
-        return self.levels[-1]
 
     def level(self, key_or_name: str) -> Level:
         """Find a level by its label key or its short name."""
@@ -116,13 +112,3 @@ class Placement:
         out = {k: v for k, v in zip(topology.keys, self.values, strict=True) if v is not None}
         out.update(self.extra)
         return out
-
-
-def placements_from_nodes(
-    topology: Topology, nodes: Iterable[tuple[str, Mapping[str, str]]]
-) -> list[Placement]:
-    """Build placements from (node name, labels) pairs, sorted by node name."""
-    return sorted(
-        (Placement.from_labels(topology, name, labels) for name, labels in nodes),
-        key=lambda p: p.node,
-    )

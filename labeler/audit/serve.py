@@ -60,7 +60,6 @@ class AuditExporter:
         self.stop_event = threading.Event()
         self._report: AuditReport | None = None
         self._report_generation = -1
-        self._synced = False
         self._last_sync: float | None = None
         self._last_error = ""
         self._threads: list[threading.Thread] = []

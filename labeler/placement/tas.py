@@ -24,7 +24,6 @@ from labeler.placement.tree import Capacity, Domain, ExclusionStats, Tree
 REQUIRED = "required"
 PREFERRED = "preferred"
 UNCONSTRAINED = "unconstrained"
-MODES = (REQUIRED, PREFERRED, UNCONSTRAINED)
 
 
 @dataclass(frozen=True)
