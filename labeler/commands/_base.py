@@ -100,8 +100,11 @@ def add_tree_name(
     )
 
 
-def add_profile(p: argparse.ArgumentParser, *, default: str | None = None) -> None:
-    """``--profile`` (required unless a default is given) and the tree name."""
+def add_profile(
+    p: argparse.ArgumentParser, *, default: str | None = None, tree_name: bool = True
+) -> None:
+    """``--profile`` (required unless a default is given) and, unless ``tree_name`` is
+    False (a command that reads the tree name from the nodes), the tree name."""
     if default is None:
         p.add_argument("--profile", required=True, help="built-in profile name or profile file")
     else:
@@ -110,7 +113,8 @@ def add_profile(p: argparse.ArgumentParser, *, default: str | None = None) -> No
             default=default,
             help=f"built-in profile name or profile file (default: {default})",
         )
-    add_tree_name(p)
+    if tree_name:
+        add_tree_name(p)
 
 
 # --- where the nodes come from ----------------------------------------------------------

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from labeler import bulk, csvfile, lld
-from labeler.commands._base import add_command, add_tree_name
+from labeler.commands._base import add_command, add_profile, add_tree_name
 from labeler.errors import UsageError
 from labeler.kube.client import ClusterOptions, api_client
 from labeler.profiles import load_profile
@@ -64,7 +64,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "write today's topology labels as a CSV",
         exits={0: "the CSV was written"},
     )
-    p.add_argument("--profile", required=True, help="built-in profile name or profile file")
+    add_profile(p, tree_name=False)
     p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
     p.add_argument(
         "-l",
