@@ -150,7 +150,7 @@ def add_scope(p: argparse.ArgumentParser, *, when: str = "") -> None:
     """``--node-selector`` and ``--resource``: which cluster nodes are looked at.
 
     The default is :class:`labeler.scope.Scope`'s: the accelerator nodes, so that CPU and
-    control-plane nodes, which nobody labels, are not reported as unlabelled.
+    control-plane nodes, which nobody labels, are not reported as unlabeled.
     """
     from labeler.scope import DEFAULT_RESOURCES, Scope
 

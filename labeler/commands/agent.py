@@ -22,7 +22,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "agent",
         "keep topology labels on this node (DaemonSet)",
         exits={
-            0: "--once: labelled, already current, or definite no data; "
+            0: "--once: labeled, already current, or definite no data; "
             "otherwise: stopped by SIGTERM",
             3: "--once: done, but a conflict was left in place (see --adopt)",
         },
