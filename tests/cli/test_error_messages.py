@@ -96,3 +96,11 @@ def test_unknown_report_format_is_a_usage_error(capsys: pytest.CaptureFixture[st
         main(["advise", "--profile", "oci-rdma", "--from-snapshot", SNAPSHOT, "-o", "xml"])
     assert e.value.code == 2
     assert "invalid choice: 'xml'" in capsys.readouterr().err
+
+
+def test_profile_help_names_the_built_in_profiles(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("agent", "check", "audit", "export", "advise"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        out = " ".join(capsys.readouterr().out.split())
+        assert "oci-rdma, ascend-superpod, or a profile YAML file" in out, command
