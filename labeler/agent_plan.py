@@ -1,6 +1,6 @@
 """The agent's decisions as pure functions (DESIGN.md §4, §5): what a node's labels should
 be for a source outcome, how a plan reads in ``--dry-run``, whether a node counts as
-labelled, and what one reconcile means for ``--once``'s exit code. No I/O here, so every
+labeled, and what one reconcile means for ``--once``'s exit code. No I/O here, so every
 rule is unit-tested without a server (tests/unit/test_agent_desired.py); the threaded loop
 that acts on them is in agent.py.
 """

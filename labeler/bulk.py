@@ -1,4 +1,4 @@
-"""Bulk labelling from a CSV: plan (a diff per node against one LIST), then apply or delete.
+"""Bulk labeling from a CSV: plan (a diff per node against one LIST), then apply or delete.
 
 The flow is one-way and validated up front: the whole CSV is checked (labeler.csvfile),
 the nodes are listed once, every node's change is planned with the ownership rules of
@@ -341,7 +341,7 @@ class BulkReport:
     def summary(self) -> str:
         p = self.plan
         patches = sum(o.patches for o in self.outcomes)
-        verb = "labelled" if p.options.action is Action.APPLY else "cleaned"
+        verb = "labeled" if p.options.action is Action.APPLY else "cleaned"
         return (
             f"{len(p.diffs)} nodes: {len(self.written)} {verb}, {len(p.unchanged)} unchanged, "
             f"{len(self.failed)} failed, {self.conflicts} with conflicts, "

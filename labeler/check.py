@@ -1,4 +1,4 @@
-"""Is a labelled node set usable by the schedulers? Completeness, nesting, valid values.
+"""Is a labeled node set usable by the schedulers? Completeness, nesting, valid values.
 
 Why each rule matters (DESIGN.md §1, §3, §6):
 - Kueue silently leaves out a node that lacks any level label, and Volcano label discovery

@@ -22,3 +22,16 @@ class InputError(LabelerError):
         self.problems = [problems] if isinstance(problems, str) else list(problems)
         text = "\n".join(f"  {p}" for p in self.problems)
         super().__init__(f"{heading}\n{text}" if heading else "\n".join(self.problems))
+
+
+def yaml_problem(origin: str, exc: BaseException) -> str:
+    """``origin:line:column: problem`` from a PyYAML error, on one line.
+
+    PyYAML's own message spans several lines with a caret drawing; the CLI prints every
+    error as one line naming the file and the place, like the CSV validator does.
+    """
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+    if mark is None:
+        return f"{origin}: {problem}"
+    return f"{origin}:{mark.line + 1}:{mark.column + 1}: {problem}"

@@ -73,7 +73,7 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
         ),
         last_success=Gauge(
             f"{PREFIX}_last_success_timestamp_seconds",
-            "Unix time of the last reconcile that completed (labelled, no data or conflict)",
+            "Unix time of the last reconcile that completed (labeled, no data or conflict)",
             registry=registry,
         ),
     )

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from labeler.errors import InputError
+from labeler.errors import InputError, yaml_problem
 from labeler.labels import key_problems, parse_encoding
 from labeler.model import Level, Topology
 
@@ -105,9 +105,13 @@ def load_profile(spec: str, *, tree_name: str | None = None) -> Profile:
             "nor a readable file"
         )
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: cannot read profile: {e}") from e
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise InputError(f"{yaml_problem(str(path), e)}; the profile is not valid YAML") from e
     return parse_profile(doc, origin=str(path), tree_name=tree_name)
 
 

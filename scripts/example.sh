@@ -23,10 +23,10 @@ tl() { step topology-labeler "$@" --kubeconfig "$kc"; }
 tl plan  --config-path "$csv"
 tl apply --config-path "$csv"
 tl apply --config-path "$csv"                      # a re-run writes nothing
-tl audit --profile oci-rdma || echo "(audit exits 3: a node is not fully labelled)"
+tl audit --profile oci-rdma || echo "(audit exits 3: a node is not fully labeled)"
 tl check --profile oci-rdma --from-cluster || echo "(check exits 3: gpu-00 has no labels)"
 tl check --profile oci-rdma --from-csv "$csv"
-# --force: gpu-00 is still unlabelled; the objects cover the 12 labelled nodes.
+# --force: gpu-00 is still unlabeled; the objects cover the 12 labeled nodes.
 tl generate --profile oci-rdma --from-cluster --output-dir "$out/scheduler" \
     --flavor-node-label node.kubernetes.io/instance-type=BM.GPU.H100.8 --force
 step ls -R "$out/scheduler"

@@ -127,6 +127,6 @@ def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
         "verdict: every node in scope is usable by topology-aware schedulers"
         if report.ok
         else f"verdict: {report.nodes - counts[LABELED]} of {report.nodes} node(s) in scope "
-        "are not fully labelled"
+        "are not fully labeled"
     )
     return "\n".join(lines)

@@ -50,7 +50,7 @@ class AuditReport:
 
     @property
     def ok(self) -> bool:
-        """True when every node in scope is fully and consistently labelled."""
+        """True when every node in scope is fully and consistently labeled."""
         return len(self.states[LABELED]) == self.nodes
 
     def counts(self) -> dict[str, int]:

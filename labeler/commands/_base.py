@@ -17,6 +17,10 @@ from typing import TYPE_CHECKING, Any
 from labeler.errors import UsageError
 from labeler.kube.client import ClusterOptions, api_client
 from labeler.labels import key_problems, value_problems
+from labeler.profiles import BUILTIN
+
+# What --profile takes, in every command.
+PROFILE_HELP = f"{', '.join(BUILTIN)}, or a profile YAML file"
 
 if TYPE_CHECKING:
     from labeler.node import NodeInfo
@@ -106,12 +110,12 @@ def add_profile(
     """``--profile`` (required unless a default is given) and, unless ``tree_name`` is
     False (a command that reads the tree name from the nodes), the tree name."""
     if default is None:
-        p.add_argument("--profile", required=True, help="built-in profile name or profile file")
+        p.add_argument("--profile", required=True, help=PROFILE_HELP)
     else:
         p.add_argument(
             "--profile",
             default=default,
-            help=f"built-in profile name or profile file (default: {default})",
+            help=f"{PROFILE_HELP} (default: {default})",
         )
     if tree_name:
         add_tree_name(p)
@@ -150,7 +154,7 @@ def add_scope(p: argparse.ArgumentParser, *, when: str = "") -> None:
     """``--node-selector`` and ``--resource``: which cluster nodes are looked at.
 
     The default is :class:`labeler.scope.Scope`'s: the accelerator nodes, so that CPU and
-    control-plane nodes, which nobody labels, are not reported as unlabelled.
+    control-plane nodes, which nobody labels, are not reported as unlabeled.
     """
     from labeler.scope import DEFAULT_RESOURCES, Scope
 

@@ -23,7 +23,7 @@ from labeler.commands._base import (
     cluster,
     parse_pairs,
 )
-from labeler.errors import InputError, UsageError
+from labeler.errors import InputError, UsageError, yaml_problem
 from labeler.node import TERMINATED_PHASES
 from labeler.placement import kubeyaml
 from labeler.placement.advice import advise, make_job, resolve_level
@@ -196,7 +196,11 @@ def read_snapshot(path: str) -> Snapshot:
     try:
         doc: Any = json.loads(text) if text.lstrip()[:1] in ("{", "[") else kubeyaml.load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as e:
-        raise InputError(f"{path}: not valid YAML/JSON: {e}") from e
+        where = yaml_problem(path, e) if isinstance(e, yaml.YAMLError) else f"{path}: {e}"
+        raise InputError(
+            f"{where}; not valid YAML/JSON: give the output of "
+            "'kubectl get nodes,pods -A -o yaml' (or -o json)"
+        ) from e
     return snapshot_from_objects(doc, path)
 
 

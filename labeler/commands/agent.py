@@ -10,7 +10,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from labeler.commands._base import add_command, add_tree_name, cluster
+from labeler.commands._base import PROFILE_HELP, add_command, add_tree_name, cluster
 from labeler.errors import UsageError
 from labeler.labels import dns1123_subdomain_problems, parse_encoding
 
@@ -22,12 +22,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "agent",
         "keep topology labels on this node (DaemonSet)",
         exits={
-            0: "--once: labelled, already current, or definite no data; "
+            0: "--once: labeled, already current, or definite no data; "
             "otherwise: stopped by SIGTERM",
             3: "--once: done, but a conflict was left in place (see --adopt)",
         },
     )
-    p.add_argument("--profile", required=True, help="built-in profile name or profile file")
+    p.add_argument("--profile", required=True, help=PROFILE_HELP)
     p.add_argument(
         "--node-name", default=None, help="this node's name (default: $NODE_NAME, downward API)"
     )

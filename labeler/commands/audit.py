@@ -28,7 +28,7 @@ from labeler.scope import Scope
 
 log = logging.getLogger(__name__)
 
-EXIT_NOT_LABELED = 3  # the audit ran, and some node in scope is not fully labelled
+EXIT_NOT_LABELED = 3  # the audit ran, and some node in scope is not fully labeled
 
 # Up to this many distinct nodes, ``placement`` GETs each; beyond, one LIST is cheaper.
 _GET_EACH_LIMIT = 50
@@ -42,8 +42,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "report (or export as Prometheus metrics) the nodes topology-aware schedulers "
         "cannot use: labeled / partial / unlabeled / inconsistent",
         exits={
-            0: "every node in scope is fully labelled (with --serve: stopped by a signal)",
-            EXIT_NOT_LABELED: "audited: some node in scope is not fully labelled",
+            0: "every node in scope is fully labeled (with --serve: stopped by a signal)",
+            EXIT_NOT_LABELED: "audited: some node in scope is not fully labeled",
         },
     )
     add_profile(p)

@@ -1,4 +1,4 @@
-"""``apply``, ``delete``, ``plan``, ``export``, ``lld``: bulk labelling from CSV (issue 5).
+"""``apply``, ``delete``, ``plan``, ``export``, ``lld``: bulk labeling from CSV (issue 5).
 
 Parsing and printing only; the work is in labeler.csvfile, labeler.bulk and labeler.lld.
 Exit codes: 0 done; 1 a node failed, a node is missing, or the input is invalid (nothing
@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from labeler import bulk, csvfile, lld
 from labeler.commands._base import add_command, add_profile, add_tree_name
-from labeler.errors import UsageError
+from labeler.errors import InputError, UsageError
 from labeler.kube.client import ClusterOptions, api_client
 from labeler.profiles import load_profile
 from labeler.progress import Progress
@@ -240,7 +240,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             with Path(args.output).open("w", encoding="utf-8", newline="") as f:
                 count = csvfile.write_label_csv(f, keys, export.rows)
         except OSError as e:
-            raise UsageError(f"{args.output}: cannot write: {e.strerror or e}") from e
+            raise InputError(f"{args.output}: cannot write: {e.strerror or e}") from e
         print(f"exported {count} nodes, {len(export.keys)} keys to {args.output}", file=sys.stderr)
     else:
         csvfile.write_label_csv(sys.stdout, keys, export.rows)

@@ -127,7 +127,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "check",
         "check nesting and completeness of node labels",
         exits={
-            0: "every node checked is fully labelled, values nest and are valid",
+            0: "every node checked is fully labeled, values nest and are valid",
             EXIT_CHECK_FAILED: "checked: some node lacks a level label, or values do not "
             "nest or are invalid (the report lists them)",
         },
@@ -243,7 +243,13 @@ def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptio
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise InputError(
+            f"{path}: cannot write: {e.strerror or e}; check that {path.parent} exists "
+            "and is writable"
+        ) from e
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
@@ -314,7 +320,13 @@ def run_generate(args: argparse.Namespace) -> int:
             # Config snippets go one folder down so that `kubectl apply -f D/` applies
             # exactly the API objects and never trips over a fragment without a kind.
             path = d / o.filename if o.applicable else d / SNIPPETS_DIR / o.filename
-            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise InputError(
+                    f"--output-dir {d}: cannot create {path.parent}: {e.strerror or e}; "
+                    "pick a writable directory"
+                ) from e
             _write_atomic(path, o.text())
             what = f"{len(o.docs)} object(s)" if o.applicable else "config snippet"
             print(f"wrote {path} ({what})")
@@ -379,7 +391,7 @@ def _refuse_foreign_hypernodes(
         shown = ", ".join(taken[:10]) + (f" and {len(taken) - 10} more" if len(taken) > 10 else "")
         raise LabelerError(
             f"{len(taken)} HyperNode(s) with the names this topology needs already exist and "
-            f"are not labelled {hypernodes.OWNER_LABEL}={owner}: {shown}. Nothing was "
+            f"are not labeled {hypernodes.OWNER_LABEL}={owner}: {shown}. Nothing was "
             "written. Give this topology its own names with --hypernode-prefix, or delete "
             "those HyperNodes if they are stale"
         )

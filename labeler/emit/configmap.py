@@ -26,7 +26,7 @@ from labeler.emit.volcano import (
     resource_level_config_string,
 )
 from labeler.emit.yamlio import dump
-from labeler.errors import InputError
+from labeler.errors import InputError, yaml_problem
 from labeler.model import Topology
 
 _SEPARATOR = re.compile(r"^---[ \t]*(#.*)?$", re.MULTILINE)
@@ -77,7 +77,7 @@ def merge_resource_level_config(
         try:
             doc = yaml.safe_load(body)
         except yaml.YAMLError as e:
-            raise InputError(f"{origin}: not valid YAML (document {i}): {e}") from e
+            raise InputError(f"{yaml_problem(origin, e)} (document {i}); not valid YAML") from e
         if doc is None:
             continue
         seen.append(_describe(doc))
@@ -108,7 +108,9 @@ def merge_resource_level_config(
     try:
         conf = yaml.safe_load(conf_text)
     except yaml.YAMLError as e:
-        raise InputError(f"{origin}: data.{SCHEDULER_CONF_KEY} is not valid YAML: {e}") from e
+        raise InputError(
+            f"{origin}: {yaml_problem('data.' + SCHEDULER_CONF_KEY, e)}; not valid YAML"
+        ) from e
     if conf is None:
         conf = {}
     if not isinstance(conf, dict):

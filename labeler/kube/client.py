@@ -25,6 +25,10 @@ def api_client(opts: ClusterOptions) -> client.ApiClient:
     cfg = client.Configuration()
     path = opts.kubeconfig or os.environ.get("KUBECONFIG")
     default = Path.home() / ".kube" / "config"
+    if path and not any(Path(p).is_file() for p in path.split(os.pathsep) if p):
+        flag = "--kubeconfig" if opts.kubeconfig else "$KUBECONFIG"
+        raise UsageError(f"{flag} {path}: no such file; give the path of a kubeconfig file")
+    source = path or str(default)
     try:
         if path or default.is_file() or opts.context:
             # $KUBECONFIG may list several files; the client merges them like kubectl.
@@ -42,6 +46,8 @@ def api_client(opts: ClusterOptions) -> client.ApiClient:
                 "~/.kube/config, or run inside a pod"
             )
     except (ConfigException, OSError) as e:
-        raise UsageError(f"cannot load cluster configuration ({path or 'in-cluster'}): {e}") from e
+        if not (path or default.is_file() or opts.context):
+            source = "in-cluster ServiceAccount"
+        raise UsageError(f"cannot load cluster configuration ({source}): {e}") from e
     cfg.connection_pool_maxsize = opts.pool_size
     return client.ApiClient(cfg)

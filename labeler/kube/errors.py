@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -91,6 +92,26 @@ def _retry_after(exc: ApiException) -> float | None:
         return None
 
 
+_ERRNO = re.compile(r"\[Errno -?\d+\] ([^'\")]+)")
+
+
+def _no_answer(exc: BaseException) -> str:
+    """' at host:port (Connection refused)': urllib3's nested retry/connection errors,
+    which repeat the URL and the pool three times, reduced to where and why."""
+    pool: Any = getattr(exc, "pool", None)
+    host = getattr(pool, "host", None)
+    where = f" at {host}:{getattr(pool, 'port', '')}" if host else ""
+    reason: BaseException | None = exc
+    while getattr(reason, "reason", None) is not None and isinstance(
+        getattr(reason, "reason", None), BaseException
+    ):
+        reason = reason.reason  # type: ignore[union-attr]
+    text = " ".join(str(reason).split())
+    m = _ERRNO.search(text)
+    why = m.group(1).strip() if m else f"{type(reason).__name__}: {text}"
+    return f"{where} ({why})"
+
+
 def translate(exc: BaseException, verb: str, resource: str) -> KubeError:
     """Turn a client exception into one of our errors, with a message that says what to do."""
     if isinstance(exc, KubeError):
@@ -98,7 +119,7 @@ def translate(exc: BaseException, verb: str, resource: str) -> KubeError:
     what = f"{verb} {resource}"
     if not isinstance(exc, ApiException):
         return Retryable(
-            f"{what}: no answer from the API server ({type(exc).__name__}: {exc}); "
+            f"{what}: no answer from the API server{_no_answer(exc)}; "
             "check the server address and network, then retry",
             verb=verb,
             resource=resource,

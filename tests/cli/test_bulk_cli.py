@@ -104,7 +104,7 @@ def test_plan_apply_rerun_and_conflict(
     assert p.returncode == 3, p.stderr
     assert "\r" not in p.stderr  # no progress bar off a terminal
     assert p.stdout.splitlines()[-1].startswith(
-        "3 nodes: 2 labelled, 1 unchanged, 0 failed, 1 with conflicts, 0 missing, 0 skipped"
+        "3 nodes: 2 labeled, 1 unchanged, 0 failed, 1 with conflicts, 0 missing, 0 skipped"
     )
     assert fake_kube.get_node("n1")["metadata"]["labels"][G] == "0"
     assert fake_kube.get_node("n2")["metadata"]["labels"][G] == "9"
@@ -119,7 +119,7 @@ def test_plan_apply_rerun_and_conflict(
     p = cli("apply", "--config-path", str(csv), kubeconfig=kubeconfig)
     assert p.returncode == 0, p.stderr
     assert fake_kube.counts() == {"list": 1}
-    assert "0 labelled, 3 unchanged" in p.stdout
+    assert "0 labeled, 3 unchanged" in p.stdout
 
 
 def test_invalid_csv_and_missing_nodes_write_nothing(
@@ -161,7 +161,7 @@ def test_export_then_delete(
     fake_kube.clear_journal()
     p = cli("apply", "--config-path", str(out), kubeconfig=kubeconfig)
     assert p.returncode == 0, p.stderr
-    assert "0 labelled, 2 unchanged" in p.stdout
+    assert "0 labeled, 2 unchanged" in p.stdout
     assert fake_kube.counts() == {"list": 1}
 
     # Exported labels are not ours: delete leaves them unless --adopt.

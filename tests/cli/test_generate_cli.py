@@ -143,7 +143,7 @@ def test_from_cluster_apply_is_idempotent_and_prunes(
 
 
 def _gpu_cluster(fake_kube: FakeKube) -> None:
-    """Two labelled GPU nodes and an unlabelled CPU node, as in any real cluster."""
+    """Two labeled GPU nodes and an unlabeled CPU node, as in any real cluster."""
     for name, local in (("gpu-1", "l1"), ("gpu-2", "l2")):
         fake_kube.add_node(
             name,

@@ -106,7 +106,7 @@ def test_empty_topotree_name_is_refused_before_any_request(
     assert fake_kube.journal == []
 
 
-def test_invalid_superpod_id_leaves_node_unlabelled(
+def test_invalid_superpod_id_leaves_node_unlabeled(
     fake_kube: FakeKube, kubeconfig: Path, npu_smi: FakeNpuSmi
 ) -> None:
     npu_smi.set(default={"id": 4294967295, "server": 4294967295})

@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--nodes-from-csv",
         type=Path,
-        help="also create one unlabelled node per row of this bulk CSV (first column nodeName)",
+        help="also create one unlabeled node per row of this bulk CSV (first column nodeName)",
     )
     args = ap.parse_args(argv)
 

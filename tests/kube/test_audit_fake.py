@@ -65,7 +65,7 @@ def test_one_shot_audit_of_a_mixed_cluster(
 ) -> None:
     seed_mixed(fake)
     code, out, _ = run_cli(fake, tmp_path, capsys, "audit", "--profile", "oci-rdma", "-o", "json")
-    assert code == 3  # done, and some node in scope is not fully labelled
+    assert code == 3  # done, and some node in scope is not fully labeled
     doc = json.loads(out)
     assert doc["nodesInScope"] == 7
     assert doc["counts"] == {"labeled": 2, "partial": 1, "unlabeled": 2, "inconsistent": 2}
@@ -77,9 +77,9 @@ def test_one_shot_audit_of_a_mixed_cluster(
     code, out, _ = run_cli(fake, tmp_path, capsys, "audit", "--profile", "oci-rdma")
     assert code == 3
     assert "gpu-b1  local_block" in out
-    assert "verdict: 5 of 7 node(s) in scope are not fully labelled" in out
+    assert "verdict: 5 of 7 node(s) in scope are not fully labeled" in out
 
-    # Scoped to the fully labelled pair by a node selector: exit 0.
+    # Scoped to the fully labeled pair by a node selector: exit 0.
     fake.set_node_labels("gpu-a1", {"pool": "a"})
     fake.set_node_labels("gpu-a2", {"pool": "a"})
     code, out, _ = run_cli(

@@ -150,7 +150,7 @@ def test_invalid_superpod_id_is_no_data_with_reason(bad: int) -> None:
     assert "Super Pod ID" in r.reason and ("0xffffffff" in r.reason or "0xfffffffe" in r.reason)
 
 
-def test_invalid_server_and_rack_are_skipped_not_labelled() -> None:
+def test_invalid_server_and_rack_are_skipped_not_labeled() -> None:
     r = reading_from(info(server_index=0xFFFFFFFF, chassis_id=0xFFFFFFFE, super_pod_type=2))
     assert isinstance(r, Reading)
     assert set(r.ids) == {ASCEND_SUPERPOD}

@@ -144,7 +144,7 @@ def test_table_names_partial_levels_unusable_gpus_and_violations() -> None:
     assert "nvidia.com/gpu" in text and "14" in text
     assert "local_block 'l9' sits under 2 network_blocks (n2, n3): d1, d2" in text
     assert "Unlabeled nodes: c1, c2" in text
-    assert "verdict: 5 of 7 node(s) in scope are not fully labelled" in text
+    assert "verdict: 5 of 7 node(s) in scope are not fully labeled" in text
 
 
 def test_json_lists_every_node_and_domain() -> None:

@@ -3,7 +3,7 @@
 Two readers behind ``SpodReader`` (``--ascend-reader``): ``npu-smi`` (the CLI), ``dcmi``
 (``libdcmi.so`` through ctypes), or ``auto`` (DCMI, then npu-smi if DCMI fails).
 
-What is labelled (decimal strings, as Ascend's device plugin writes them):
+What is labeled (decimal strings, as Ascend's device plugin writes them):
 
 - ``huawei.com/topotree.superpodid`` = Super Pod ID, whenever it is a valid ID; with it the
   agent adds the tree label ``huawei.com/topotree`` = the profile's tree name
