@@ -123,10 +123,14 @@ def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
         if sizes and len(sizes) <= limit:
             lines.append(f"  {lv.name}: " + ", ".join(f"{v} ({n})" for v, n in sizes))
     lines.append("")
-    lines.append(
-        "verdict: every node in scope is usable by topology-aware schedulers"
-        if report.ok
-        else f"verdict: {report.nodes - counts[LABELED]} of {report.nodes} node(s) in scope "
-        "are not fully labeled"
-    )
+    if report.nodes == 0:
+        verdict = "verdict: no node in scope; nothing was audited (check the scope above)"
+    elif report.ok:
+        verdict = "verdict: every node in scope is usable by topology-aware schedulers"
+    else:
+        verdict = (
+            f"verdict: {report.nodes - counts[LABELED]} of {report.nodes} node(s) in scope "
+            "are not fully labeled"
+        )
+    lines.append(verdict)
     return "\n".join(lines)

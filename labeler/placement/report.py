@@ -163,6 +163,12 @@ def _hint(topology: Topology, advice: Advice) -> list[str]:
             f"{level_name(topology, advice.narrowest_empty)} once they finish "
             "(or are preempted)."
         ]
+    if advice.nodes_in_tree == 0:
+        return [
+            "Hint: no node is in the topology: every node lacks a level label or the flavor's "
+            "node labels, or is not Ready (see above). Label the nodes first (the agent, or "
+            "'topology-labeler apply'), then ask again."
+        ]
     return [
         "Hint: it does not fit even on an empty cluster: fewer or smaller pods, another "
         "flavor, or more nodes (check the nodes outside the topology and the exclusions)."

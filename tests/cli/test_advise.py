@@ -293,3 +293,13 @@ def test_bad_snapshot_names_the_file(tmp_path: Path) -> None:
     r = cli("domains", *BASE, "--from-snapshot", str(bad))
     assert r.returncode == 1
     assert f"{bad}: items[0]: a Node needs metadata.name" in r.stderr
+
+
+def test_a_cluster_without_labels_says_to_label_it_first(tmp_path: Path) -> None:
+    gpus = {"nvidia.com/gpu": "8", "pods": "110"}
+    items = [node(f"g{i}", {}, allocatable=gpus) for i in range(3)]
+    snap = write_snapshot(tmp_path / "bare.yaml", items)
+    r = cli("advise", *BASE, "--from-snapshot", str(snap), "--pods", "1", "--required", LB)
+    assert r.returncode == 2
+    assert "no node is in the topology" in r.stdout
+    assert "topology-labeler apply" in r.stdout

@@ -250,3 +250,9 @@ def test_placement_reports_unlabeled_and_vanished_nodes_and_ignores_finished() -
     assert "1 finished pod(s) not counted" in v
     assert "1 node(s) no longer exist" in v
     assert job_placement(TOPO, [], NODES).verdict() == "no pod matches"
+
+
+def test_an_empty_scope_says_nothing_was_audited() -> None:
+    text = render_table(report_of([node("cpu", {}, allocatable={"cpu": "64"})]))
+    assert "verdict: no node in scope; nothing was audited" in text
+    assert "usable" not in text.splitlines()[-1]
