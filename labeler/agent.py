@@ -41,7 +41,7 @@ from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
 from labeler.labels import Encoding
 from labeler.metrics import AgentMetrics
 from labeler.node import NodeInfo
-from labeler.plan import Conflict, Desired
+from labeler.plan import Conflict, Desired, NodeLabels
 from labeler.profiles import Profile
 from labeler.sources import NoData, Reading, Source, SourceError
 
@@ -145,16 +145,21 @@ class Agent:
             self.events.uid = node.uid
         if state.outcome is None:
             return ReconcileResult("waiting", "no source outcome yet")
-        try:
-            desired = desired_for(
+        outcome = state.outcome
+
+        def wanted(fresh: NodeLabels) -> Desired | None:
+            return desired_for(
                 cfg.profile,
-                state.outcome,
+                outcome,
                 cfg.encoding,
                 cfg.node,
                 cfg.on_missing,
                 scope=self.source.keys,
-                current=node.labels,
+                current=fresh.labels,
             )
+
+        try:
+            desired = wanted(node)
         except LabelerError as e:
             return self._error(f"cannot encode the topology of {cfg.node}: {e}")
         if desired is None:
@@ -163,7 +168,10 @@ class Agent:
             return ReconcileResult("no_data", reason, text=f"node {cfg.node}: {reason}")
         self._pace()
         try:
-            result = self.writer.write(node, desired, adopt=cfg.adopt, dry_run=cfg.dry_run)
+            # After a 409, plan from the node re-read: what is missing may have changed.
+            result = self.writer.write(
+                node, desired, adopt=cfg.adopt, dry_run=cfg.dry_run, replan=wanted
+            )
         except KubeError as e:
             self.metrics.label_writes.labels("error").inc()
             return self._error(f"cannot write the labels of node {cfg.node}: {e}")

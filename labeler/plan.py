@@ -109,7 +109,9 @@ class LabelPlan:
 
 
 def parse_owned(text: str) -> frozenset[str]:
-    return frozenset(k.strip() for k in text.split(",") if k.strip())
+    """Comma-separated as written; whitespace also separates (no label key contains any),
+    so a hand edit with spaces or one key per line does not lose every key it lists."""
+    return frozenset(text.replace(",", " ").split())
 
 
 def format_owned(keys: Iterable[str]) -> str:

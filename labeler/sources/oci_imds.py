@@ -203,6 +203,7 @@ class OciImdsSource:
                     f"IMDS {where}: {FABRIC_FIELD} is {type(fabric).__name__}, not a string; "
                     "the metadata service answered something unexpected, check the host"
                 )
+            _check_printable(fabric, FABRIC_FIELD, where)
             if fabric and self.map.gpu_memory_fabric:
                 ids[self.map.gpu_memory_fabric] = fabric
         return Reading(ids=ids, details={"document": where})
@@ -298,4 +299,15 @@ def _required_string(doc: Mapping[str, Any], field_name: str, where: str) -> str
         raise SourceError(
             f"IMDS {where}: field {field_name} must be a non-empty string, got {value!r}"
         )
+    _check_printable(value, field_name, where)
     return value.strip()
+
+
+def _check_printable(value: str, field_name: str, where: str) -> None:
+    """An ID is printable text: a lone surrogate (JSON may escape one, UTF-8 cannot encode
+    it, so hashing it crashed the agent) or a control character is garbage, not an ID."""
+    if not value.strip().isprintable():
+        raise SourceError(
+            f"IMDS {where}: field {field_name} is not printable text ({value[:80]!r}); "
+            "the metadata service answered something unexpected, keeping the current labels"
+        )

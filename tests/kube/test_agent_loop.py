@@ -19,6 +19,7 @@ from labeler.agent import Agent, AgentConfig
 from labeler.kube.events import NodeEvents
 from labeler.labels import parse_encoding
 from labeler.metrics import agent_metrics
+from labeler.plan import OWNED_ANNOTATION
 from labeler.profiles import oci_rdma
 from labeler.sources import NoData, Reading, SourceError
 from labeler.sources.oci_imds import DEFAULT_KEYS as K
@@ -260,3 +261,60 @@ def test_a_failed_write_is_retried_with_backoff_not_at_the_next_interval(
     assert not agent.ready
     assert wait_for(lambda: labelled(fake_kube), timeout=10)
     assert wait_for(lambda: agent.ready)  # set just after the PATCH returns
+
+
+def _once_while_bulk_apply_lands(fake_kube: FakeKube, agent: Agent, bulk: dict[str, str]) -> None:
+    """Run ``agent.once()``; between its GET and its PATCH, "bulk apply" writes ``bulk``
+    (owned), so the agent's PATCH answers 409 and the agent must plan again."""
+    fake_kube.faults.add(method="PATCH", path="/api/v1/nodes/n1", delay=1.0)
+    fake_kube.clear_journal()
+    thread = threading.Thread(target=agent.once, daemon=True)
+    thread.start()
+    wait_for(lambda: fake_kube.count("get", "/api/v1/nodes/n1") >= 1, what="the agent's GET")
+
+    def bulk_apply(obj: dict[str, Any]) -> None:
+        obj["metadata"]["labels"].update(bulk)
+        obj["metadata"].setdefault("annotations", {})[OWNED_ANNOTATION] = ",".join(sorted(bulk))
+
+    fake_kube.update_node("n1", bulk_apply)
+    thread.join(10)
+    assert not thread.is_alive()
+
+
+def _agent(fake_kube: FakeKube, source: Scripted, profile: Any = P, **kw: Any) -> Agent:
+    api = fake_kube.api_client()
+    encoding = parse_encoding(profile.encoding)
+    config = AgentConfig(node="n1", profile=profile, encoding=encoding, **kw)
+    return Agent(api, source, config, metrics=agent_metrics(CollectorRegistry()))
+
+
+def test_a_409_replans_from_the_fresh_node_so_a_tree_set_meanwhile_is_kept(
+    fake_kube: FakeKube,
+) -> None:
+    """The agent fills in a tree label only where there is none. If bulk apply sets the
+    tree between the agent's GET and PATCH, the re-plan after 409 must see it, not send
+    the stale "tree := default" over the planning sheet's tree."""
+    from labeler.profiles import ASCEND_SUPERPOD, ASCEND_TREE_LABEL, ascend_superpod
+
+    fake_kube.add_node("n1")
+    profile = ascend_superpod()
+    source = Scripted(Reading({ASCEND_SUPERPOD: "7"}))
+    source.keys = (ASCEND_TREE_LABEL, ASCEND_SUPERPOD)
+    agent = _agent(fake_kube, source, profile)
+    _once_while_bulk_apply_lands(fake_kube, agent, {ASCEND_TREE_LABEL: "sheet-tree"})
+    labels = fake_kube.get_node("n1")["metadata"]["labels"]
+    assert labels[ASCEND_TREE_LABEL] == "sheet-tree"
+    assert labels[ASCEND_SUPERPOD] == "7"
+    assert fake_kube.count("patch") == 2  # the 409, then the re-planned write
+
+
+def test_a_409_replans_from_the_fresh_node_so_isolate_never_hides_real_values(
+    fake_kube: FakeKube,
+) -> None:
+    """``--on-missing isolate`` fills only missing levels; values that bulk apply wrote
+    between the agent's GET and PATCH must survive the re-plan after 409."""
+    fake_kube.add_node("n1")
+    agent = _agent(fake_kube, Scripted(NoData("404")), on_missing="isolate")
+    _once_while_bulk_apply_lands(fake_kube, agent, dict.fromkeys(P.level_keys, "real"))
+    labels = fake_kube.get_node("n1")["metadata"]["labels"]
+    assert {labels[k] for k in P.level_keys} == {"real"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -187,6 +188,18 @@ def test_a_missing_required_field_is_an_error(field: str) -> None:
 def test_a_required_field_that_is_not_a_string_is_an_error(bad: object) -> None:
     responses.get(RDMA, json={**DOC, "customerLocalBlock": bad})
     with pytest.raises(SourceError, match="customerLocalBlock must be a non-empty string"):
+        source().read()
+
+
+@responses.activate
+@pytest.mark.parametrize("field", ["customerLocalBlock", "customerGpuMemoryFabric"])
+@pytest.mark.parametrize("bad", ["\\ud800", "\\u0000", "\\n"])
+def test_an_id_with_a_lone_surrogate_or_control_character_is_an_error(field: str, bad: str) -> None:
+    # JSON may escape anything; "\ud800" alone is not text (UTF-8 cannot encode it, so the
+    # hash encoder crashed the agent) and no OCID holds control characters: garbage, not an ID.
+    body = json.dumps({**DOC, field: "PLACEHOLDER"}).replace("PLACEHOLDER", f"ocid1.{bad}x")
+    responses.get(RDMA, body=body)
+    with pytest.raises(SourceError, match=f"{field} .*not printable"):
         source().read()
 
 

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from labeler.plan import (
     OWNED_ANNOTATION,
     SOURCE_IDS_ANNOTATION,
@@ -108,6 +110,19 @@ def test_corrupt_source_ids_annotation_is_rewritten() -> None:
     current = NodeLabels("n1", {K1: "h"}, {OWNED_ANNOTATION: K1, SOURCE_IDS_ANNOTATION: "{bad"})
     plan = plan_labels(current, Desired(set={K1: "h"}, source_ids={K1: "id"}))
     assert json.loads(str(plan.annotations[SOURCE_IDS_ANNOTATION])) == {K1: "id"}
+
+
+@pytest.mark.parametrize("owned", [f"{K1} {K2}", f"{K1}\n{K2}\n", f" {K1},\t{K2} "])
+def test_hand_edited_owned_list_separated_by_spaces_or_lines_keeps_ownership(owned: str) -> None:
+    """No label key holds whitespace, so "a b" or one key per line (a hand edit, a YAML
+    block) lists two keys. Read as one unknown key, both were forgotten: the annotation was
+    deleted and our labels became foreign for good (a new reading = a conflict forever)."""
+    current = node({K1: "a", K2: "b"}, owned)
+    assert current.owned == {K1, K2}
+    plan = plan_labels(current, Desired(set={K1: "a2", K2: "b"}, prune=frozenset({K1, K2})))
+    assert plan.labels == {K1: "a2"}
+    assert not plan.conflicts
+    assert OWNED_ANNOTATION not in plan.annotations  # same keys: nothing to rewrite
 
 
 def test_patch_carries_resource_version_and_nulls() -> None:
