@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
@@ -18,6 +19,31 @@ class ClusterOptions:
     context: str | None = None
     # Enough pooled connections for the bulk writer's worker threads.
     pool_size: int = 32
+    # (connect, read) seconds for every call that does not set its own (watches do).
+    request_timeout: tuple[float, float] = (10.0, 60.0)
+
+
+class TimedApiClient(client.ApiClient):
+    """An ApiClient whose calls time out. The official client waits forever by default, so
+    an API server that accepts a connection and never answers would hang ``apply`` for
+    good; with a timeout the call fails as retryable and is retried like a 5xx."""
+
+    def __init__(self, cfg: client.Configuration, request_timeout: tuple[float, float]) -> None:
+        super().__init__(cfg)
+        self.request_timeout = request_timeout
+
+    def call_api(
+        self,
+        method: Any,
+        url: Any,
+        header_params: Any = None,
+        body: Any = None,
+        post_params: Any = None,
+        _request_timeout: Any = None,
+    ) -> Any:
+        return super().call_api(
+            method, url, header_params, body, post_params, _request_timeout or self.request_timeout
+        )
 
 
 def api_client(opts: ClusterOptions) -> client.ApiClient:
@@ -50,4 +76,4 @@ def api_client(opts: ClusterOptions) -> client.ApiClient:
             source = "in-cluster ServiceAccount"
         raise UsageError(f"cannot load cluster configuration ({source}): {e}") from e
     cfg.connection_pool_maxsize = opts.pool_size
-    return client.ApiClient(cfg)
+    return TimedApiClient(cfg, opts.request_timeout)

@@ -2,6 +2,7 @@
 
 import json
 import threading
+import time
 
 import pytest
 
@@ -147,3 +148,16 @@ def test_kubeconfig_and_context_are_honoured(fake_kube: FakeKube, kubeconfig: st
     fake_kube.add_node("n1")
     api = api_client(ClusterOptions(kubeconfig=str(kubeconfig), context="fake"))
     assert get_node(api, "n1").name == "n1"
+
+
+def test_a_server_that_never_answers_times_out_and_is_retried(
+    fake_kube: FakeKube, kubeconfig: str
+) -> None:
+    fake_kube.add_node("n1")
+    fake_kube.faults.add(method="GET", path="/api/v1/nodes/n1", delay=8.0, times=1)
+    opts = ClusterOptions(kubeconfig=str(kubeconfig), request_timeout=(1.0, 0.5))
+    start = time.monotonic()
+    node = get_node(api_client(opts), "n1")  # the held answer times out; the retry answers
+    assert node.name == "n1"
+    # Without a read timeout the call would wait the full 8 s for the held answer.
+    assert time.monotonic() - start < 6.0
