@@ -17,8 +17,8 @@ from typing import Any
 
 from kubernetes import client
 
-from labeler.kube.errors import Conflict, NotFound, call
-from labeler.kube.raw import discard, list_pages, read_json
+from labeler.kube.errors import Conflict, NotFound
+from labeler.kube.raw import call_discard, call_json, list_pages
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ class ApplyResult:
 
 def _send(fn: Any, *, verb: str, resource: str) -> None:
     """A write whose answer we do not need (the object echoed back)."""
-    discard(call(fn, verb=verb, resource=resource))
+    call_discard(fn, verb=verb, resource=resource)
 
 
 def contains(have: Any, want: Any) -> bool:
@@ -88,7 +88,7 @@ class CustomObjects:
     def get(self, obj: Mapping[str, Any]) -> dict[str, Any] | None:
         group, version, plural, _, name = self._where(obj)
         try:
-            resp: Any = call(
+            doc: dict[str, Any] = call_json(
                 partial(
                     self._api.get_cluster_custom_object,
                     group,
@@ -102,7 +102,6 @@ class CustomObjects:
             )
         except NotFound:
             return None
-        doc: dict[str, Any] = read_json(resp)
         return doc
 
     def apply(self, obj: Mapping[str, Any], *, dry_run: bool = False) -> ApplyResult:

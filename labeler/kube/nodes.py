@@ -16,8 +16,8 @@ from kubernetes import client
 from kubernetes.watch.watch import iter_resp_lines
 
 from labeler.kube.errors import Conflict as ApiConflict
-from labeler.kube.errors import Expired, call, translate
-from labeler.kube.raw import abandon, discard, list_pages, read_json
+from labeler.kube.errors import Expired, translate
+from labeler.kube.raw import abandon, call_discard, call_json, list_pages
 from labeler.node import NodeInfo
 from labeler.plan import Desired, LabelPlan, NodeLabels, plan_labels
 
@@ -31,12 +31,12 @@ def core(api: client.ApiClient) -> client.CoreV1Api:
 
 
 def get_node(api: client.ApiClient, name: str) -> NodeInfo:
-    resp = call(
+    doc = call_json(
         lambda: core(api).read_node(name, _preload_content=False),
         verb="get",
         resource=f"nodes/{name}",
     )
-    return NodeInfo.from_dict(read_json(resp))
+    return NodeInfo.from_dict(doc)
 
 
 def list_nodes(
@@ -185,14 +185,13 @@ class LabelWriter:
 
     def _patch(self, node: NodeLabels, plan: LabelPlan) -> None:
         body = plan.patch(node.resource_version or None)
-        resp: Any = call(
+        call_discard(
             lambda: core(self.api).patch_node(
                 node.name, body, _content_type=MERGE_PATCH, _preload_content=False
             ),
             verb="patch",
             resource=f"nodes/{node.name}",
         )
-        discard(resp)
         log.info(
             "labels written node=%s set=%s removed=%s",
             node.name,

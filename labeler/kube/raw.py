@@ -45,6 +45,19 @@ def abandon(resp: Any) -> None:
         resp.release_conn()  # the pool replaces the closed connection on its next use
 
 
+def call_json(fn: Callable[[], Any], *, verb: str, resource: str, **retry: Any) -> Any:
+    """Send a request and read its whole answer inside the retries, so a connection that
+    breaks in the middle of a body is retried like one that broke before the answer."""
+    return call(lambda: read_json(fn()), verb=verb, resource=resource, **retry)
+
+
+def call_discard(fn: Callable[[], Any], *, verb: str, resource: str, **retry: Any) -> None:
+    """Like ``call_json`` for a write whose answer (the object echoed back) we do not need.
+    A write retried after its answer was lost is safe here: node patches carry the
+    resourceVersion (a repeat gets 409 and is re-planned), the rest are full replacements."""
+    call(lambda: discard(fn()), verb=verb, resource=resource, **retry)
+
+
 def list_pages(
     list_fn: Callable[..., Any],
     *,
@@ -59,9 +72,7 @@ def list_pages(
     kwargs: dict[str, Any] = {k: v for k, v in params.items() if v}
     kwargs.update(limit=page_size, _preload_content=False)
     while True:
-        doc: dict[str, Any] = read_json(
-            call(partial(list_fn, **kwargs), verb="list", resource=resource)
-        )
+        doc: dict[str, Any] = call_json(partial(list_fn, **kwargs), verb="list", resource=resource)
         yield doc
         token = (doc.get("metadata") or {}).get("continue")
         if not token:

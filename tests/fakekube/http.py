@@ -119,6 +119,9 @@ class Handler(BaseHTTPRequestHandler):
                     return
                 if fault.status:
                     raise errors.by_code(fault.status, fault.message, fault.retry_after)
+                # A connection that breaks in the middle of the answer (the request took
+                # effect; the client sees a short body).
+                self._truncate = fault.truncate
             if raw:
                 body = _parse_body(raw, ctype)
             rec.body = body if not isinstance(body, str) else None
@@ -150,6 +153,14 @@ class Handler(BaseHTTPRequestHandler):
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
+        if getattr(self, "_truncate", False):
+            self._truncate = False
+            self.wfile.write(data[: len(data) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
         if self.command != "HEAD":
             self.wfile.write(data)
 

@@ -75,6 +75,7 @@ class Fault:
     drop: bool = False
     message: str | None = None
     remaining: int | None = None  # None: forever
+    truncate: bool = False  # answer for real, but close after half the body
     hits: int = field(default=0)
 
 
@@ -98,6 +99,7 @@ class Faults:
         delay: float = 0.0,
         drop: bool = False,
         message: str | None = None,
+        truncate: bool = False,
     ) -> Fault:
         f = Fault(
             method.upper() if method else None,
@@ -108,6 +110,7 @@ class Faults:
             drop,
             message,
             times,
+            truncate=truncate,
         )
         with self._lock:
             self._faults.append(f)

@@ -70,6 +70,20 @@ def test_fault_drop_closes_connection(fake_kube: FakeKube, core) -> None:
     core.patch_node("n1", {"metadata": {"labels": {"a": "1"}}})
 
 
+def test_fault_truncate_applies_the_request_and_cuts_the_answer(fake_kube: FakeKube, core) -> None:
+    """truncate=True carries the request out, then breaks the connection mid-answer."""
+    fake_kube.faults.add(method="PATCH", truncate=True)
+    resp = core.patch_node(
+        "n1",
+        {"metadata": {"labels": {"cut": "1"}}},
+        _content_type="application/merge-patch+json",
+        _preload_content=False,
+    )
+    with pytest.raises(urllib3.exceptions.HTTPError):
+        resp.read()
+    assert fake_kube.get_node("n1")["metadata"]["labels"]["cut"] == "1"
+
+
 def test_latency_applies_to_every_request(fake_kube: FakeKube, core) -> None:
     """fake.latency_ms delays every request and can change at runtime."""
     fake_kube.latency_ms = 100

@@ -82,3 +82,21 @@ def test_expired_watch_leaves_the_client_usable() -> None:
             raise AssertionError("a watch from a compacted resourceVersion must raise Expired")
         assert get_node(api, "n1").labels["i"] == "4"
         assert connections_made(api, fake.url) == 1
+
+
+def test_an_answer_cut_mid_body_is_retried_or_ignored_never_a_traceback(
+    fake_kube: FakeKube,
+) -> None:
+    """A read whose body breaks off is retried inside ``call`` (the body is read in the
+    retried step). A write whose echo breaks off after its 200 status took effect: the
+    rest of the echo is not needed, so it is dropped and the write counts as done."""
+    fake_kube.add_node("n1", annotations=BIG)
+    api = fake_kube.api_client()
+    fake_kube.faults.add(method="GET", path="/api/v1/nodes/n1", truncate=True)
+    assert get_node(api, "n1").name == "n1"
+    assert len(fake_kube.requests(method="GET", path_prefix="/api/v1/nodes/n1")) == 2
+    fake_kube.faults.add(method="PATCH", path="/api/v1/nodes/n1", truncate=True)
+    result = LabelWriter(api).reconcile("n1", Desired(set={"x.io/a": "1"}))
+    assert result.written
+    assert fake_kube.get_node("n1")["metadata"]["labels"]["x.io/a"] == "1"
+    assert get_node(api, "n1").labels["x.io/a"] == "1"  # the pooled client still works
