@@ -140,7 +140,7 @@ class BulkPlan:
 
     def summary(self) -> str:
         return (
-            f"{len(self.diffs)} nodes: {len(self.to_change)} to change, "
+            f"{len(self.diffs)} node(s): {len(self.to_change)} to change, "
             f"{len(self.unchanged)} unchanged, {len(self.with_conflicts)} with conflicts, "
             f"{len(self.missing)} missing, {len(self.skipped)} skipped"
         )
@@ -343,7 +343,7 @@ class BulkReport:
         patches = sum(o.patches for o in self.outcomes)
         verb = "labeled" if p.options.action is Action.APPLY else "cleaned"
         return (
-            f"{len(p.diffs)} nodes: {len(self.written)} {verb}, {len(p.unchanged)} unchanged, "
+            f"{len(p.diffs)} node(s): {len(self.written)} {verb}, {len(p.unchanged)} unchanged, "
             f"{len(self.failed)} failed, {self.conflicts} with conflicts, "
             f"{len(p.missing)} missing, {len(p.skipped)} skipped "
             f"({patches} patches in {self.seconds:.1f}s)"

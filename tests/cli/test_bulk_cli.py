@@ -92,7 +92,7 @@ def test_plan_apply_rerun_and_conflict(
         f"n1: add {G}=0",
         f"n2: add {T}=t",
         f"n2: conflict {G}: has '9' (not ours), wanted '0' (--adopt takes it over)",
-        "3 nodes: 2 to change, 1 unchanged, 1 with conflicts, 0 missing, 0 skipped",
+        "3 node(s): 2 to change, 1 unchanged, 1 with conflicts, 0 missing, 0 skipped",
     ]
     assert fake_kube.count("patch") == 0
 
@@ -104,7 +104,7 @@ def test_plan_apply_rerun_and_conflict(
     assert p.returncode == 3, p.stderr
     assert "\r" not in p.stderr  # no progress bar off a terminal
     assert p.stdout.splitlines()[-1].startswith(
-        "3 nodes: 2 labeled, 1 unchanged, 0 failed, 1 with conflicts, 0 missing, 0 skipped"
+        "3 node(s): 2 labeled, 1 unchanged, 0 failed, 1 with conflicts, 0 missing, 0 skipped"
     )
     assert fake_kube.get_node("n1")["metadata"]["labels"][G] == "0"
     assert fake_kube.get_node("n2")["metadata"]["labels"][G] == "9"

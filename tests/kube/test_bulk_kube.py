@@ -63,7 +63,7 @@ def test_apply_patches_each_changed_node_once_then_rerun_writes_nothing(fake: Fa
     again = apply(fake, text)
     assert fake.counts() == {"list": 1}
     assert again.written == [] and again.exit_code == 0
-    assert "30 nodes: 0 labeled, 30 unchanged" in again.summary()
+    assert "30 node(s): 0 labeled, 30 unchanged" in again.summary()
 
 
 def test_list_is_paginated(fake: FakeKube) -> None:

@@ -48,7 +48,7 @@ def test_apply_plan_lines_and_summary() -> None:
         "n5: missing (not in the cluster)",
     ]
     assert plan.summary() == (
-        "5 nodes: 2 to change, 1 unchanged, 1 with conflicts, 1 missing, 1 skipped"
+        "5 node(s): 2 to change, 1 unchanged, 1 with conflicts, 1 missing, 1 skipped"
     )
     assert plan.warnings() == [
         "c.csv:5: node 'n4' has no values (an empty cell leaves a label as it is); skipped"
