@@ -41,7 +41,7 @@ from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
 from labeler.labels import Encoding
 from labeler.metrics import AgentMetrics
 from labeler.node import NodeInfo
-from labeler.plan import Conflict, Desired, NodeLabels
+from labeler.plan import Conflict, Desired
 from labeler.profiles import Profile
 from labeler.sources import NoData, Reading, Source, SourceError
 
@@ -145,21 +145,15 @@ class Agent:
             self.events.uid = node.uid
         if state.outcome is None:
             return ReconcileResult("waiting", "no source outcome yet")
-        outcome = state.outcome
-
-        def wanted(fresh: NodeLabels) -> Desired | None:
-            return desired_for(
+        try:
+            desired = desired_for(
                 cfg.profile,
-                outcome,
+                state.outcome,
                 cfg.encoding,
                 cfg.node,
                 cfg.on_missing,
                 scope=self.source.keys,
-                current=fresh.labels,
             )
-
-        try:
-            desired = wanted(node)
         except LabelerError as e:
             return self._error(f"cannot encode the topology of {cfg.node}: {e}")
         if desired is None:
@@ -168,10 +162,7 @@ class Agent:
             return ReconcileResult("no_data", reason, text=f"node {cfg.node}: {reason}")
         self._pace()
         try:
-            # After a 409, plan from the node re-read: what is missing may have changed.
-            result = self.writer.write(
-                node, desired, adopt=cfg.adopt, dry_run=cfg.dry_run, replan=wanted
-            )
+            result = self.writer.write(node, desired, adopt=cfg.adopt, dry_run=cfg.dry_run)
         except KubeError as e:
             self.metrics.label_writes.labels("error").inc()
             return self._error(f"cannot write the labels of node {cfg.node}: {e}")

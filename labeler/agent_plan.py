@@ -35,45 +35,32 @@ def desired_for(
     on_missing: OnMissing = "skip",
     *,
     scope: tuple[str, ...] | None = None,
-    current: Mapping[str, str] | None = None,
 ) -> Desired | None:
     """What this node's labels should be, or None for "write nothing at all".
 
     - A reading: every ID encoded (raises a LabelError if the encoding cannot make a valid
-      value), plus the profile's tree label → tree name when the node has no (or an empty)
-      tree label — an existing tree is never changed by the agent; the scope (source keys,
-      and the tree label unless the node already has one) is pruned, so an owned key the
-      reading no longer has goes away. Every full ID is recorded in ``source_ids`` (also
-      for ``raw``: the annotation then lists exactly the keys the source set, which is
-      simpler to read than a partial list).
+      value); the scope (source keys) is pruned, so an owned key the reading no longer has
+      goes away. Every full ID is recorded in ``source_ids`` (also for ``raw``: the
+      annotation then lists exactly the keys the source set, which is simpler to read than
+      a partial list).
+    - The profile's tree label is only a default (``fill``): the planning sheet (lld/apply)
+      decides tree membership, so an agent started with another --topotree-name never
+      moves a node to another tree, and the two writers never rewrite each other.
     - No data with ``skip``: None. No data never removes labels set earlier.
-    - No data with ``isolate``: each *missing* level (and the tree label) gets a per-node
-      unique value; levels already present are kept (no data never overwrites), nothing
-      is pruned. None when nothing is missing.
+    - No data with ``isolate``: each level without a value gets a per-node unique value
+      (``fill``: levels already present are kept, no data never overwrites); nothing is
+      pruned.
     """
     tree_label = profile.topology.tree_label
-    have = current or {}
+    tree = {tree_label: profile.topology.name} if tree_label else {}
     if isinstance(outcome, Reading):
         wanted = {key: encoding.encode(key, sid) for key, sid in sorted(outcome.ids.items())}
-        keys = set(scope if scope is not None else profile.all_keys)
-        if tree_label:
-            keys.add(tree_label)
-            if have.get(tree_label):
-                # The planning sheet (lld/apply) decides tree membership; the agent only
-                # fills in a tree for a node that has none. Otherwise an agent started with
-                # another --topotree-name and bulk apply would rewrite each other forever.
-                keys.discard(tree_label)
-            else:
-                wanted[tree_label] = profile.topology.name
-        return Desired(set=wanted, prune=frozenset(keys), source_ids=dict(outcome.ids))
+        keys = set(scope if scope is not None else profile.all_keys) - set(tree)
+        return Desired(set=wanted, fill=tree, prune=frozenset(keys), source_ids=dict(outcome.ids))
     if on_missing == "skip":
         return None
-    fill = {key: isolated_value(node) for key in profile.level_keys if key not in have}
-    if not fill:
-        return None
-    if tree_label and tree_label not in have:
-        fill[tree_label] = profile.topology.name
-    return Desired(set=fill)
+    fill = {key: isolated_value(node) for key in profile.level_keys}
+    return Desired(fill={**fill, **tree})
 
 
 def format_plan(plan: LabelPlan, node: NodeLabels, desired: Desired | None) -> str:

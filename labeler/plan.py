@@ -40,6 +40,9 @@ class Desired:
     """What one writer wants on one node.
 
     - ``set``: key → value to have.
+    - ``fill``: key → value to have only where the node has no value (absent or empty): a
+      default that never replaces or prunes a real value. Judged against the node being planned, so
+      it stays right when a 409 makes the writer re-read the node and plan again.
     - ``prune``: keys in this writer's scope that should go if owned and not in ``set``
       (the agent's profile keys; empty for ``apply``, whose empty cells mean "leave it").
     - ``remove``: keys to delete outright if owned, or with adopt (``delete``).
@@ -47,6 +50,7 @@ class Desired:
     """
 
     set: Mapping[str, str] = field(default_factory=dict)
+    fill: Mapping[str, str] = field(default_factory=dict)
     prune: frozenset[str] = frozenset()
     remove: frozenset[str] = frozenset()
     source_ids: Mapping[str, str] = field(default_factory=dict)
@@ -136,7 +140,9 @@ def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> L
     conflicts: list[Conflict] = []
     unchanged: list[str] = []
 
-    for key, value in sorted(desired.set.items()):
+    wanted = dict(desired.set)
+    wanted.update((k, v) for k, v in desired.fill.items() if not node.labels.get(k))
+    for key, value in sorted(wanted.items()):
         current = node.labels.get(key)
         if current == value:
             unchanged.append(key)
@@ -146,7 +152,7 @@ def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> L
         else:
             conflicts.append(Conflict(node.name, key, current, value))
 
-    stale = (desired.prune - desired.set.keys()) & owned
+    stale = (desired.prune - wanted.keys() - desired.fill.keys()) & owned
     for key in sorted(stale | desired.remove):
         current = node.labels.get(key)
         if current is None:
@@ -171,7 +177,7 @@ def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> L
     new_ids.update(
         (k, v)
         for k, v in desired.source_ids.items()
-        if k in owned and final_labels.get(k) == desired.set.get(k)
+        if k in owned and final_labels.get(k) == wanted.get(k)
     )
     if new_ids != ids:
         annotations[SOURCE_IDS_ANNOTATION] = (

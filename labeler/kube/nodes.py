@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,20 +155,10 @@ class LabelWriter:
         *,
         adopt: bool = False,
         dry_run: bool = False,
-        replan: Callable[[NodeLabels], Desired | None] | None = None,
     ) -> WriteResult:
-        """Write what differs on a node already read (e.g. from a LIST).
-
-        ``replan``: for a writer whose wishes depend on the node itself (the agent fills in
-        only missing labels), what it wants from the node re-read after a 409; None = write
-        nothing. Without it a stale wish ("no tree yet: set one") would overwrite what the
-        concurrent writer just set.
-        """
-        wanted: Desired | None = desired
+        """Write what differs on a node already read (e.g. from a LIST)."""
         for attempt in range(1, self.conflict_retries + 1):
-            if wanted is None:
-                return WriteResult(node.name, LabelPlan(node.name, {}, {}), False, attempt)
-            plan = plan_labels(node, wanted, adopt=adopt)
+            plan = plan_labels(node, desired, adopt=adopt)
             if plan.is_noop or dry_run:
                 return WriteResult(node.name, plan, written=False, attempts=attempt)
             try:
@@ -179,8 +169,6 @@ class LabelWriter:
                     raise
                 log.info("node=%s changed under us (409); re-reading", node.name)
                 node = get_node(self.api, node.name)
-                if replan is not None:
-                    wanted = replan(node)
         raise AssertionError("unreachable")
 
     def _patch(self, node: NodeLabels, plan: LabelPlan) -> None:

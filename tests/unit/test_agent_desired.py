@@ -14,7 +14,13 @@ from labeler.agent_plan import (
     node_is_labeled,
 )
 from labeler.labels import InvalidLabelValue, parse_encoding
-from labeler.plan import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels, plan_labels
+from labeler.plan import (
+    OWNED_ANNOTATION,
+    SOURCE_IDS_ANNOTATION,
+    LabelPlan,
+    NodeLabels,
+    plan_labels,
+)
 from labeler.profiles import (
     ASCEND_GROUP,
     ASCEND_SUPERPOD,
@@ -71,31 +77,39 @@ def test_no_data_with_skip_writes_nothing_at_all() -> None:
     assert desired_for(P, NoData("404"), HASH, "n1", "skip") is None
 
 
+def isolate_plan(node: str, labels: dict[str, str]) -> LabelPlan:
+    d = desired_for(P, NoData("404"), HASH, node, "isolate")
+    assert d is not None and not d.set and not d.prune and not d.remove
+    return plan_labels(NodeLabels(node, labels), d)
+
+
 def test_no_data_with_isolate_gives_a_per_node_unique_value_on_each_level() -> None:
-    a = desired_for(P, NoData("404"), HASH, "n1", "isolate", current={})
-    b = desired_for(P, NoData("404"), HASH, "n2", "isolate", current={})
-    assert a is not None and b is not None
-    assert set(a.set) == set(P.level_keys)  # levels only, no host ID
-    assert len(set(a.set.values())) == 1 and a.set[K.local_block] == isolated_value("n1")
-    assert a.set[K.local_block] != b.set[K.local_block]
-    assert not a.prune and not a.remove
+    a = isolate_plan("n1", {}).added
+    b = isolate_plan("n2", {}).added
+    assert set(a) == set(P.level_keys)  # levels only, no host ID
+    assert len(set(a.values())) == 1 and a[K.local_block] == isolated_value("n1")
+    assert a[K.local_block] != b[K.local_block]
 
 
 def test_no_data_with_isolate_never_overwrites_present_levels() -> None:
     current = {K.hpc_island: "x", K.network_block: "y", K.local_block: "z"}
-    assert desired_for(P, NoData("404"), HASH, "n1", "isolate", current=current) is None
-    partial = {K.hpc_island: "x"}
-    d = desired_for(P, NoData("404"), HASH, "n1", "isolate", current=partial)
-    assert d is not None and K.hpc_island not in d.set and K.local_block in d.set
+    assert isolate_plan("n1", current).is_noop
+    partial = isolate_plan("n1", {K.hpc_island: "x"}).added
+    assert K.hpc_island not in partial and K.local_block in partial
 
 
-def test_tree_label_is_set_and_pruned_for_a_profile_with_one() -> None:
+def test_tree_label_is_a_default_and_never_pruned_for_a_profile_with_one() -> None:
     p = ascend_superpod("pod-a")
     reading = Reading(ids={ASCEND_SUPERPOD: "7"})
     d = desired_for(p, reading, parse_encoding("raw"), "n1")
     assert d is not None
-    assert d.set == {ASCEND_SUPERPOD: "7", ASCEND_TREE_LABEL: "pod-a"}
-    assert ASCEND_TREE_LABEL in d.prune and ASCEND_GROUP in d.prune
+    assert d.set == {ASCEND_SUPERPOD: "7"}
+    assert d.fill == {ASCEND_TREE_LABEL: "pod-a"}
+    assert plan_labels(NodeLabels("n1"), d).added == {
+        ASCEND_SUPERPOD: "7",
+        ASCEND_TREE_LABEL: "pod-a",
+    }
+    assert ASCEND_TREE_LABEL not in d.prune and ASCEND_GROUP in d.prune
     assert desired_for(p, NoData("no spod"), parse_encoding("raw"), "n1", "skip") is None
 
 
@@ -105,9 +119,8 @@ def test_an_existing_tree_is_never_changed_by_the_agent() -> None:
     p = ascend_superpod("default")
     reading = Reading(ids={ASCEND_SUPERPOD: "7"})
     raw = parse_encoding("raw")
-    d = desired_for(p, reading, raw, "n1", current={ASCEND_TREE_LABEL: "prod"})
+    d = desired_for(p, reading, raw, "n1")
     assert d is not None
-    assert d.set == {ASCEND_SUPERPOD: "7"}
     assert ASCEND_TREE_LABEL not in d.prune
     current = {ASCEND_TREE_LABEL: "prod", ASCEND_SUPERPOD: "7"}
     annotations = {
@@ -117,8 +130,8 @@ def test_an_existing_tree_is_never_changed_by_the_agent() -> None:
     owned = NodeLabels("n1", current, annotations)
     assert plan_labels(owned, d).is_noop
     # An empty tree label is no tree (Volcano rejects it): the agent fills it in.
-    d = desired_for(p, reading, raw, "n1", current={ASCEND_TREE_LABEL: ""})
-    assert d is not None and d.set[ASCEND_TREE_LABEL] == "default"
+    empty = NodeLabels("n1", {ASCEND_TREE_LABEL: ""}, {OWNED_ANNOTATION: ASCEND_TREE_LABEL})
+    assert plan_labels(empty, d).added[ASCEND_TREE_LABEL] == "default"
 
 
 def test_scope_narrows_what_is_pruned() -> None:

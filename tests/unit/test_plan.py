@@ -135,3 +135,15 @@ def test_patch_carries_resource_version_and_nulls() -> None:
             "resourceVersion": "7",
         }
     }
+
+
+def test_fill_sets_only_where_the_node_has_no_value() -> None:
+    desired = Desired(fill={K1: "default"}, prune=frozenset({K2}))
+    assert plan_labels(node({}), desired).labels == {K1: "default"}
+    assert plan_labels(node({K1: "theirs"}), desired).is_noop  # a real value is never replaced
+    assert plan_labels(node({K1: "ours"}, K1), desired).is_noop  # not even an owned one
+    empty = plan_labels(node({K1: ""}), desired)  # empty is no value, but not ours: conflict
+    assert [(c.key, c.current) for c in empty.conflicts] == [(K1, "")]
+    # A filled key is wanted, so a prune of the same key does not remove it.
+    both = Desired(fill={K1: "default"}, prune=frozenset({K1}))
+    assert plan_labels(node({K1: "default"}, K1), both).is_noop
