@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from labeler.check import check_placements
+from labeler.check import check_positions
 from labeler.emit import bundle, hypernodes
-from labeler.placements_io import read_csv
+from labeler.positions import read_csv
 from labeler.profiles import oci_rdma
 
 
@@ -44,7 +44,7 @@ def main() -> None:
         t0 = time.perf_counter()
         pset = read_csv(csv_path, profile.topology)
         t1 = time.perf_counter()
-        report = check_placements(profile.topology, pset.placements, pset.tree_labels)
+        report = check_positions(profile.topology, pset.positions, pset.tree_labels)
         assert report.ok
         t2 = time.perf_counter()
         opts = bundle.GenerateOptions(
@@ -53,7 +53,7 @@ def main() -> None:
             flavor_node_labels={"node.kubernetes.io/instance-type": "BM.GPU.H100.8"},
             hypernode=hypernodes.HyperNodeOptions(owner="oci-rdma"),
         )
-        outputs = bundle.build(opts, pset.placements)
+        outputs = bundle.build(opts, pset.positions)
         t3 = time.perf_counter()
         out_dir = Path(d) / "out"
         out_dir.mkdir()

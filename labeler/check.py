@@ -7,7 +7,7 @@ Why each rule matters (DESIGN.md §1, §3, §6):
   narrower value must sit under exactly one value of the next wider level, cluster-wide.
 - ascend-for-volcano rejects a node whose tree label is present but empty.
 
-Everything here is one linear pass over the placements (the audit runs it on 100,000 nodes),
+Everything here is one linear pass over the positions (the audit runs it on 100,000 nodes),
 with value validation cached per distinct value.
 """
 
@@ -21,7 +21,7 @@ from functools import cached_property
 from types import MappingProxyType
 
 from labeler.labels import value_problems
-from labeler.model import Level, Placement, Topology
+from labeler.model import Level, NodePosition, Topology
 
 LABELED = "labeled"
 PARTIAL = "partial"
@@ -67,7 +67,7 @@ class SizeStats:
 
 @dataclass(frozen=True)
 class CheckReport:
-    """The result of :func:`check_placements`; ``ok`` is False on any error."""
+    """The result of :func:`check_positions`; ``ok`` is False on any error."""
 
     topology: Topology
     nodes: int
@@ -81,14 +81,14 @@ class CheckReport:
     def _inconsistent_nodes(self) -> frozenset[str]:
         return frozenset(n for v in self.nesting for n in v.nodes)
 
-    def node_state(self, placement: Placement) -> str:
+    def node_state(self, position: NodePosition) -> str:
         """One of labeled / partial / unlabeled / inconsistent (exclusive, DESIGN §6)."""
-        present = sum(v is not None for v in placement.values)
+        present = sum(v is not None for v in position.values)
         if present == 0:
             return UNLABELED
-        if present < len(placement.values):
+        if present < len(position.values):
             return PARTIAL
-        if placement.node in self._inconsistent_nodes:
+        if position.node in self._inconsistent_nodes:
             return INCONSISTENT
         return LABELED
 
@@ -129,9 +129,9 @@ class CheckReport:
         return out
 
 
-def check_placements(
+def check_positions(
     topology: Topology,
-    placements: Sequence[Placement],
+    positions: Sequence[NodePosition],
     tree_labels: Mapping[str, str] | None = None,
 ) -> CheckReport:
     """Check completeness, nesting and validity of the level labels of a node set.
@@ -150,13 +150,11 @@ def check_placements(
     seen_nodes: Counter[str] = Counter()
     value_ok: dict[str, list[str]] = {}
 
-    for p in placements:
+    for p in positions:
         seen_nodes[p.node] += 1
         values = p.values
         if len(values) != n_levels:
-            raise ValueError(
-                f"placement of {p.node} has {len(values)} values for {n_levels} levels"
-            )
+            raise ValueError(f"position of {p.node} has {len(values)} values for {n_levels} levels")
         for i in range(n_levels):
             v = values[i]
             if v is None:
@@ -213,7 +211,7 @@ def check_placements(
 
     return CheckReport(
         topology=topology,
-        nodes=len(placements),
+        nodes=len(positions),
         missing=MappingProxyType(
             {lv.key: tuple(sorted(m)) for lv, m in zip(levels, missing, strict=True)}
         ),
@@ -226,24 +224,24 @@ def check_placements(
     )
 
 
-def state_counts(report: CheckReport, placements: Sequence[Placement]) -> dict[str, int]:
+def state_counts(report: CheckReport, positions: Sequence[NodePosition]) -> dict[str, int]:
     """Nodes per state; the states are exclusive, so the counts sum to the nodes."""
     counts = dict.fromkeys(NODE_STATES, 0)
-    for p in placements:
+    for p in positions:
         counts[report.node_state(p)] += 1
     return counts
 
 
 def render_text(
     report: CheckReport,
-    placements: Sequence[Placement],
+    positions: Sequence[NodePosition],
     *,
     origin: str,
     max_nodes: int = 10,
 ) -> list[str]:
     """The human report of ``check``: node states, domain sizes, then every error."""
     topo = report.topology
-    counts = state_counts(report, placements)
+    counts = state_counts(report, positions)
     lines = [
         f"{origin}: {report.nodes} node(s) in tree {topo.name!r}: "
         + ", ".join(f"{n} {s}" for s, n in counts.items())

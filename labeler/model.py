@@ -87,7 +87,7 @@ class Topology:
 
 
 @dataclass(frozen=True)
-class Placement:
+class NodePosition:
     """Where one node sits: one value per level (widest first; None = label missing)."""
 
     node: str
@@ -95,7 +95,7 @@ class Placement:
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_labels(cls, topology: Topology, node: str, labels: Mapping[str, str]) -> Placement:
+    def from_labels(cls, topology: Topology, node: str, labels: Mapping[str, str]) -> NodePosition:
         values = tuple(labels.get(k) for k in topology.keys)
         extra = {k: v for k, v in labels.items() if k not in topology.keys}
         return cls(node=node, values=values, extra=extra)
@@ -108,7 +108,7 @@ class Placement:
         return [lv for lv, v in zip(topology.levels, self.values, strict=True) if v is None]
 
     def labels(self, topology: Topology) -> dict[str, str]:
-        """The node labels this placement stands for (levels present, then extras)."""
+        """The node labels this position stands for (levels present, then extras)."""
         out = {k: v for k, v in zip(topology.keys, self.values, strict=True) if v is not None}
         out.update(self.extra)
         return out

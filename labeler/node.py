@@ -9,11 +9,49 @@ input (the simulator) check the fields they need before calling :meth:`NodeInfo.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from labeler.plan import NodeLabels
+OWNED_ANNOTATION = "topology-labeler.io/owned-labels"
+SOURCE_IDS_ANNOTATION = "topology-labeler.io/source-ids"
+
+
+@dataclass(frozen=True)
+class NodeLabels:
+    """The part of a Node a label writer looks at."""
+
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    resource_version: str = ""
+
+    @property
+    def owned(self) -> frozenset[str]:
+        return parse_owned(self.annotations.get(OWNED_ANNOTATION, ""))
+
+    @property
+    def source_ids(self) -> dict[str, str]:
+        return parse_source_ids(self.annotations.get(SOURCE_IDS_ANNOTATION, ""))
+
+
+def parse_owned(text: str) -> frozenset[str]:
+    """Comma-separated as written; whitespace also separates (no label key contains any),
+    so a hand edit with spaces or one key per line does not lose every key it lists."""
+    return frozenset(text.replace(",", " ").split())
+
+
+def parse_source_ids(text: str) -> dict[str, str]:
+    """Tolerant: a hand-edited or corrupt annotation is treated as empty, then rewritten."""
+    try:
+        doc = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    if not isinstance(doc, dict):
+        return {}
+    return {str(k): str(v) for k, v in doc.items()}
+
 
 TERMINATED_PHASES = ("Succeeded", "Failed")
 """Pod phases after which a pod holds nothing on its node (``status.phase``)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from labeler.model import Placement, Topology
+from labeler.model import NodePosition, Topology
 from labeler.node import NodeInfo
 from labeler.scope import Scope
 
@@ -19,16 +19,16 @@ from labeler.scope import Scope
 class NodeFacts:
     """One in-scope node, reduced to what the audit needs.
 
-    The placement is built once per watch event, not once per recomputation.
+    The position is built once per watch event, not once per recomputation.
     """
 
-    placement: Placement  # level values widest first (None = missing); tree label in extra
+    position: NodePosition  # level values widest first (None = missing); tree label in extra
     foreign: tuple[str, ...]  # topology keys present on the node but not owned by us
     accelerators: tuple[tuple[str, int], ...]  # (resource, allocatable count > 0)
 
     @property
     def name(self) -> str:
-        return self.placement.node
+        return self.position.node
 
 
 def node_facts(topology: Topology, scope: Scope, node: NodeInfo) -> NodeFacts | None:
@@ -48,7 +48,7 @@ def node_facts(topology: Topology, scope: Scope, node: NodeInfo) -> NodeFacts | 
             extra[topology.tree_label] = labels[topology.tree_label]
     owned = node.owned
     return NodeFacts(
-        placement=Placement(
+        position=NodePosition(
             node=node.name, values=tuple(labels.get(k) for k in topology.keys), extra=extra
         ),
         foreign=tuple(k for k in keys if k in labels and k not in owned),

@@ -22,7 +22,7 @@ from labeler.check import (
     UNLABELED,
     CheckReport,
     NestingViolation,
-    check_placements,
+    check_positions,
 )
 from labeler.metrics import AuditFigures
 from labeler.model import Topology
@@ -117,15 +117,15 @@ def build_report(
 ) -> AuditReport:
     """Judge every in-scope node and total the accelerators the schedulers cannot see."""
     facts = sorted(facts, key=lambda f: f.name)
-    placements = [f.placement for f in facts]
+    positions = [f.position for f in facts]
     tree = topology.tree_label
-    tree_labels = {p.node: p.extra[tree] for p in placements if tree in p.extra} if tree else None
-    check = check_placements(topology, placements, tree_labels)
+    tree_labels = {p.node: p.extra[tree] for p in positions if tree in p.extra} if tree else None
+    check = check_positions(topology, positions, tree_labels)
     states: dict[str, list[str]] = {s: [] for s in NODE_STATES}
     missing: dict[str, tuple[str, ...]] = {}
     total: Counter[str] = Counter()
     unusable: Counter[str] = Counter()
-    for f, p in zip(facts, placements, strict=True):
+    for f, p in zip(facts, positions, strict=True):
         state = check.node_state(p)
         states[state].append(f.name)
         for resource, count in f.accelerators:

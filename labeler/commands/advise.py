@@ -1,7 +1,7 @@
 """``advise`` and ``domains``: Kueue TAS placement simulation (issue 8).
 
 Parsing, reading the cluster or the snapshot file, and printing; the simulation lives in
-``labeler.placement``.
+``labeler.tas``.
 """
 
 from __future__ import annotations
@@ -25,9 +25,12 @@ from labeler.commands._base import (
 )
 from labeler.errors import InputError, UsageError, yaml_problem
 from labeler.node import TERMINATED_PHASES
-from labeler.placement import kubeyaml
-from labeler.placement.advice import advise, make_job, resolve_level
-from labeler.placement.cluster import (
+from labeler.profiles import Profile, load_profile
+from labeler.quantity import QuantityError, quantity_units
+from labeler.tas import kubeyaml
+from labeler.tas.advice import advise, make_job, resolve_level
+from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED, SliceLayer
+from labeler.tas.cluster import (
     Node,
     Snapshot,
     Toleration,
@@ -36,18 +39,15 @@ from labeler.placement.cluster import (
     usage_by_node,
     with_usage,
 )
-from labeler.placement.inventory import inventory
-from labeler.placement.report import (
+from labeler.tas.inventory import inventory
+from labeler.tas.report import (
     advice_dict,
     advice_text,
     inventory_dict,
     inventory_text,
     stats_dict,
 )
-from labeler.placement.tas import PREFERRED, REQUIRED, UNCONSTRAINED, SliceLayer
-from labeler.placement.tree import PodShape, Tree, build_tree, leaf_capacity
-from labeler.profiles import Profile, load_profile
-from labeler.quantity import QuantityError, quantity_units
+from labeler.tas.tree import PodShape, Tree, build_tree, leaf_capacity
 
 log = logging.getLogger(__name__)
 

@@ -112,7 +112,7 @@ def _positive(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from labeler.agent import Agent, AgentConfig, serve
+    from labeler.agent.loop import Agent, AgentConfig, serve
     from labeler.kube.events import NodeEvents
     from labeler.metrics import agent_metrics
     from labeler.profiles import load_profile

@@ -1,6 +1,6 @@
 """``apply``, ``delete``, ``plan``, ``export``, ``lld``: bulk labeling from CSV (issue 5).
 
-Parsing and printing only; the work is in labeler.csvfile, labeler.bulk and labeler.lld.
+Parsing and printing only; the work is in the labeler.bulk package (sheet, apply, lld).
 Exit codes: 0 done; 1 a node failed, a node is missing, or the input is invalid (nothing
 written then); 2 bad flags; 3 done, but conflicts were left in place (as ``agent --once``).
 """
@@ -13,7 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from labeler import bulk, csvfile, lld
+from labeler.bulk import apply as bulk
+from labeler.bulk import lld
+from labeler.bulk.sheet import read_label_csv, write_label_csv
 from labeler.commands._base import add_command, add_profile, add_tree_name
 from labeler.errors import InputError, UsageError
 from labeler.kube.client import ClusterOptions, api_client
@@ -178,7 +180,7 @@ def _print_plan(plan: bulk.BulkPlan, show_unchanged: bool, out: TextIO) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    sheet = csvfile.read_label_csv(args.config_path)
+    sheet = read_label_csv(args.config_path)
     plan = bulk.cluster_plan(_api(args), sheet, _options(args))
     return _print_plan(plan, args.show_unchanged, sys.stdout)
 
@@ -189,7 +191,7 @@ def cmd_write(args: argparse.Namespace) -> int:
     if args.qps < 0:
         raise UsageError(f"--qps must be 0 (no limit) or more, got {args.qps}")
     _quiet_writer_logs(args)
-    sheet = csvfile.read_label_csv(args.config_path)
+    sheet = read_label_csv(args.config_path)
     api = _api(args)
     plan = bulk.cluster_plan(api, sheet, _options(args))
     if args.dry_run:
@@ -238,12 +240,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.output and args.output != "-":
         try:
             with Path(args.output).open("w", encoding="utf-8", newline="") as f:
-                count = csvfile.write_label_csv(f, keys, export.rows)
+                count = write_label_csv(f, keys, export.rows)
         except OSError as e:
             raise InputError(f"{args.output}: cannot write: {e.strerror or e}") from e
         print(f"exported {count} nodes, {len(export.keys)} keys to {args.output}", file=sys.stderr)
     else:
-        csvfile.write_label_csv(sys.stdout, keys, export.rows)
+        write_label_csv(sys.stdout, keys, export.rows)
     return 0
 
 
@@ -252,7 +254,7 @@ def cmd_lld(args: argparse.Namespace) -> int:
         args.input, tree_name=args.topotree_name, group_per_rack=args.group_per_rack
     )
     if args.output == "-":
-        csvfile.write_label_csv(sys.stdout, lld.CSV_KEYS, table.rows())
+        write_label_csv(sys.stdout, lld.CSV_KEYS, table.rows())
         return 0
     output = args.output or lld.default_output(args.input)
     count = lld.write_lld_csv(table, output)

@@ -1,7 +1,7 @@
 """``generate`` and ``check``: scheduler configuration that matches the labels (issue 6).
 
 Parsing and printing only; the objects come from :mod:`labeler.emit`, the verdict from
-:mod:`labeler.check`, placements from :mod:`labeler.placements_io`.
+:mod:`labeler.check`, positions from :mod:`labeler.positions`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from labeler.check import CheckReport, check_placements, render_text, state_counts
+from labeler.check import CheckReport, check_positions, render_text, state_counts
 from labeler.commands._base import (
     add_command,
     add_profile,
@@ -30,7 +30,7 @@ from labeler.commands._base import (
 from labeler.emit import bundle, hypernodes, kueue
 from labeler.emit.configmap import merge_resource_level_config
 from labeler.errors import InputError, LabelerError, UsageError
-from labeler.placements_io import PlacementSet, read_csv, select
+from labeler.positions import PositionSet, read_csv, select
 from labeler.profiles import Profile, load_profile
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def _source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
     add_scope(p, when="with --from-cluster")
 
 
-def _placements(args: argparse.Namespace, profile: Profile) -> PlacementSet | None:
+def _positions(args: argparse.Namespace, profile: Profile) -> PositionSet | None:
     if not args.from_cluster and (args.node_selector is not None or args.resource):
         raise UsageError("--node-selector and --resource choose cluster nodes: add --from-cluster")
     if args.from_csv:
@@ -159,20 +159,20 @@ def _placements(args: argparse.Namespace, profile: Profile) -> PlacementSet | No
     return None
 
 
-def _check(pset: PlacementSet, profile: Profile) -> CheckReport:
-    return check_placements(profile.topology, pset.placements, pset.tree_labels)
+def _check(pset: PositionSet, profile: Profile) -> CheckReport:
+    return check_positions(profile.topology, pset.positions, pset.tree_labels)
 
 
 def run_check(args: argparse.Namespace) -> int:
     profile = load_profile(args.profile, tree_name=args.topotree_name)
-    pset = _placements(args, profile)
+    pset = _positions(args, profile)
     assert pset is not None  # the source group is required
     report = _check(pset, profile)
     if args.output == "json":
         print(json.dumps(_report_json(report, pset), indent=2))
     else:
         for line in render_text(
-            report, pset.placements, origin=pset.origin, max_nodes=args.max_nodes
+            report, pset.positions, origin=pset.origin, max_nodes=args.max_nodes
         ):
             print(line)
         if pset.out_of_scope:
@@ -182,7 +182,7 @@ def run_check(args: argparse.Namespace) -> int:
     return 0 if report.ok else EXIT_CHECK_FAILED
 
 
-def _report_json(report: CheckReport, pset: PlacementSet) -> dict[str, Any]:
+def _report_json(report: CheckReport, pset: PositionSet) -> dict[str, Any]:
     sizes = {}
     for level in report.topology.levels:
         s = report.size_stats(level.key)
@@ -198,7 +198,7 @@ def _report_json(report: CheckReport, pset: PlacementSet) -> dict[str, Any]:
         "tree": report.topology.name,
         "ok": report.ok,
         "nodes": report.nodes,
-        "states": state_counts(report, pset.placements),
+        "states": state_counts(report, pset.positions),
         "missing": {k: list(v) for k, v in report.missing.items()},
         "nesting": [
             {
@@ -293,7 +293,7 @@ def run_generate(args: argparse.Namespace) -> int:
     if args.merge_into and not wants_objects:
         _merge(args, profile)
         return 0
-    pset = _placements(args, profile)
+    pset = _positions(args, profile)
     if pset is not None:
         report = _check(pset, profile)
         if not report.ok:
@@ -311,7 +311,7 @@ def run_generate(args: argparse.Namespace) -> int:
                 "HyperNodes (--emit hypernodes, --prune) need --from-csv or --from-cluster"
             )
         print("note: no HyperNodes without --from-csv or --from-cluster", file=sys.stderr)
-    outputs = bundle.build(opts, pset.placements if pset else None)
+    outputs = bundle.build(opts, pset.positions if pset else None)
     if args.merge_into:
         _merge(args, profile)
     if args.output_dir:

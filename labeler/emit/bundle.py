@@ -13,7 +13,7 @@ from typing import Any
 from labeler.emit import hypernodes, kueue, volcano
 from labeler.emit.yamlio import dump
 from labeler.errors import UsageError
-from labeler.model import Placement, Topology
+from labeler.model import NodePosition, Topology
 
 KUEUE = "kueue"
 VOLCANO = "volcano"
@@ -65,8 +65,8 @@ def parse_kinds(text: str) -> tuple[str, ...]:
     return kinds
 
 
-def build(opts: GenerateOptions, placements: Sequence[Placement] | None) -> list[Output]:
-    """The outputs asked for; HyperNodes only when placements are known."""
+def build(opts: GenerateOptions, positions: Sequence[NodePosition] | None) -> list[Output]:
+    """The outputs asked for; HyperNodes only when positions are known."""
     topo = opts.topology
     out: list[Output] = []
     if KUEUE in opts.kinds:
@@ -102,8 +102,8 @@ def build(opts: GenerateOptions, placements: Sequence[Placement] | None) -> list
                 False,
             )
         )
-    if HYPERNODES in opts.kinds and placements is not None:
-        docs = hypernodes.build_hypernodes(topo, placements, opts.hypernode)
+    if HYPERNODES in opts.kinds and positions is not None:
+        docs = hypernodes.build_hypernodes(topo, positions, opts.hypernode)
         if docs:
             out.append(
                 Output(

@@ -1,4 +1,4 @@
-"""Static Volcano ``HyperNode``s (topology.volcano.sh/v1alpha1) built from placements.
+"""Static Volcano ``HyperNode``s (topology.volcano.sh/v1alpha1) built from positions.
 
 Tier 1 holds one HyperNode per narrowest domain whose members are the nodes; tier k+1 one
 per domain of the next wider level whose members are the tier-k HyperNodes (Volcano
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from labeler.errors import InputError
-from labeler.model import Level, Placement, Topology
+from labeler.model import Level, NodePosition, Topology
 
 log = logging.getLogger(__name__)
 
@@ -97,10 +97,12 @@ def node_member(node: str) -> dict[str, Any]:
     return {"type": "Node", "selector": {"regexMatch": {"pattern": pattern}}}
 
 
-def _choose_parents(topology: Topology, placements: Sequence[Placement], i: int) -> dict[str, str]:
+def _choose_parents(
+    topology: Topology, positions: Sequence[NodePosition], i: int
+) -> dict[str, str]:
     """Child value at level i → the parent value at level i-1 (majority if conflicting)."""
     votes: defaultdict[str, Counter[str]] = defaultdict(Counter)
-    for p in placements:
+    for p in positions:
         child, parent = p.values[i], p.values[i - 1]
         if child is not None and parent is not None:
             votes[child][parent] += 1
@@ -120,7 +122,7 @@ def _choose_parents(topology: Topology, placements: Sequence[Placement], i: int)
 
 
 def build_hypernodes(
-    topology: Topology, placements: Sequence[Placement], options: HyperNodeOptions | None = None
+    topology: Topology, positions: Sequence[NodePosition], options: HyperNodeOptions | None = None
 ) -> list[dict[str, Any]]:
     """Every HyperNode, tier 1 first, each tier sorted by name.
 
@@ -143,12 +145,12 @@ def build_hypernodes(
     last = len(levels) - 1
     # members of each domain, per level index (widest = 0)
     children: list[defaultdict[str, list[str]]] = [defaultdict(list) for _ in levels]
-    for p in placements:
+    for p in positions:
         v = p.values[last]
         if v is not None:
             children[last][v].append(p.node)
     for i in range(last, 0, -1):
-        for child, parent in _choose_parents(topology, placements, i).items():
+        for child, parent in _choose_parents(topology, positions, i).items():
             children[i - 1][parent].append(child)
         # a wider domain seen only on nodes whose narrower label is missing has no members
     out: list[dict[str, Any]] = []

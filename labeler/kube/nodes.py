@@ -18,8 +18,8 @@ from kubernetes.watch.watch import iter_resp_lines
 from labeler.kube.errors import Conflict as ApiConflict
 from labeler.kube.errors import Expired, translate
 from labeler.kube.raw import abandon, call_discard, call_json, list_pages
-from labeler.node import NodeInfo
-from labeler.plan import Desired, LabelPlan, NodeLabels, plan_labels
+from labeler.node import NodeInfo, NodeLabels
+from labeler.plan import Desired, LabelPlan, plan_labels
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ import pytest
 from labeler.cli import main
 from labeler.profiles import ASCEND_GROUP, ASCEND_SUPERPOD, ASCEND_TREE_LABEL, oci_rdma
 from tests.helpers import cli_env
-from tests.placement.objects import gpu_nodes, node, pod, write_snapshot
+from tests.tas.objects import gpu_nodes, node, pod, write_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "snapshot-oci.yaml"

@@ -16,7 +16,7 @@ import openpyxl
 import pytest
 
 from labeler.cli import main
-from labeler.mindcluster import label_tool_main, lld_parser_main
+from labeler.commands.mindcluster import label_tool_main, lld_parser_main
 from tests.fakekube import FakeKube
 from tests.helpers import cli_env
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from labeler.plan import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
+from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
 from labeler.sources.oci_imds import DEFAULT_KEYS as K
 from tests.e2e.fake_imds import HOST, RDMA, Answer, FakeImds, rdma_doc
 from tests.fakekube import FakeKube

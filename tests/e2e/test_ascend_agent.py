@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from labeler.plan import OWNED_ANNOTATION
+from labeler.node import OWNED_ANNOTATION
 from labeler.profiles import (
     ASCEND_GROUP,
     ASCEND_RACK,

@@ -66,10 +66,10 @@ def test_generated_objects_pass_the_crds(case: str, tmp_path: Path) -> None:
 
 
 def test_long_names_pass_on_every_volcano_version(tmp_path: Path) -> None:
-    from labeler.model import Level, Placement, Topology
+    from labeler.model import Level, NodePosition, Topology
 
     topo = Topology("t", (Level("x/a", "a" * 30), Level("x/b", "b" * 30)))
-    ps = [Placement("n" * 70 + ".local", ("V" * 63, "W" * 63))]
+    ps = [NodePosition("n" * 70 + ".local", ("V" * 63, "W" * 63))]
     docs = hypernodes.build_hypernodes(
         topo, ps, hypernodes.HyperNodeOptions(volcano_version=(1, 12))
     )

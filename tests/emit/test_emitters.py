@@ -8,7 +8,7 @@ import pytest
 
 from labeler.emit import hypernodes, kueue, volcano
 from labeler.errors import InputError
-from labeler.model import Level, Placement, Topology
+from labeler.model import Level, NodePosition, Topology
 from labeler.profiles import ascend_superpod, oci_rdma
 
 DNS = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -45,7 +45,7 @@ def test_long_node_names_use_an_anchored_regex() -> None:
 
 def test_tier_name_only_from_volcano_1_14_and_never_the_discovery_label() -> None:
     topo = ascend_superpod().topology
-    ps = [Placement("a", ("0", "1"))]
+    ps = [NodePosition("a", ("0", "1"))]
     new = hypernodes.build_hypernodes(topo, ps)
     old = hypernodes.build_hypernodes(
         topo, ps, hypernodes.HyperNodeOptions(volcano_version=hypernodes.parse_version("v1.13.2"))
@@ -58,7 +58,11 @@ def test_tier_name_only_from_volcano_1_14_and_never_the_discovery_label() -> Non
 
 def test_label_members_and_conflicting_parents_with_force() -> None:
     topo = ascend_superpod().topology
-    ps = [Placement("a", ("0", "1")), Placement("b", ("0", "1")), Placement("c", ("1", "1"))]
+    ps = [
+        NodePosition("a", ("0", "1")),
+        NodePosition("b", ("0", "1")),
+        NodePosition("c", ("1", "1")),
+    ]
     docs = hypernodes.build_hypernodes(topo, ps, hypernodes.HyperNodeOptions(node_members="labels"))
     assert docs[0]["spec"]["members"] == [
         {

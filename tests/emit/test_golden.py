@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from labeler.check import check_placements
+from labeler.check import check_positions
 from labeler.emit import bundle, hypernodes, kueue
-from labeler.placements_io import read_csv
+from labeler.positions import read_csv
 from labeler.profiles import load_profile
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -45,7 +45,7 @@ def outputs(case: str) -> list[bundle.Output]:
     c = CASES[case]
     profile = load_profile(str(c["profile"]))
     pset = read_csv(INPUTS / str(c["csv"]), profile.topology)
-    assert check_placements(profile.topology, pset.placements, pset.tree_labels).ok
+    assert check_positions(profile.topology, pset.positions, pset.tree_labels).ok
     opts = bundle.GenerateOptions(
         topology=profile.topology,
         profile_name=profile.name,
@@ -56,7 +56,7 @@ def outputs(case: str) -> list[bundle.Output]:
             owner=hypernodes.owner_value(profile.name, profile.topology.name),
         ),
     )
-    return bundle.build(opts, pset.placements)
+    return bundle.build(opts, pset.positions)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -79,16 +79,16 @@ def test_generation_is_deterministic_and_order_independent() -> None:
     profile = load_profile("oci-rdma")
     pset = read_csv(INPUTS / "oci.csv", profile.topology)
     opts = bundle.GenerateOptions(topology=profile.topology, profile_name=profile.name)
-    a = [o.text() for o in bundle.build(opts, pset.placements)]
-    b = [o.text() for o in bundle.build(opts, list(reversed(pset.placements)))]
+    a = [o.text() for o in bundle.build(opts, pset.positions)]
+    b = [o.text() for o in bundle.build(opts, list(reversed(pset.positions)))]
     assert a == b
 
 
 def test_hypernode_names_stable_when_nodes_are_added() -> None:
     profile = load_profile("oci-rdma")
     pset = read_csv(INPUTS / "oci.csv", profile.topology)
-    before = hypernodes.build_hypernodes(profile.topology, pset.placements[:-1])
-    after = hypernodes.build_hypernodes(profile.topology, pset.placements)
+    before = hypernodes.build_hypernodes(profile.topology, pset.positions[:-1])
+    after = hypernodes.build_hypernodes(profile.topology, pset.positions)
     names_before = {d["metadata"]["name"] for d in before}
     names_after = {d["metadata"]["name"] for d in after}
     assert names_before == names_after

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labeler.emit import hypernodes, kueue, volcano
-from labeler.model import HOSTNAME_LABEL, Level, Placement, Topology
+from labeler.model import HOSTNAME_LABEL, Level, NodePosition, Topology
 
 _names = st.lists(
     st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True), min_size=1, max_size=15, unique=True
@@ -43,7 +43,7 @@ def test_all_four_orders_agree(names: list[str], reserved: int | None) -> None:
     assert [t["nodeLabel"] for t in types] == [*widest_first, HOSTNAME_LABEL]
 
     # one node per chain of values: the HyperNode tiers must name the same labels
-    node = Placement("n1", tuple(f"v-{n}" for n in names))
+    node = NodePosition("n1", tuple(f"v-{n}" for n in names))
     docs = hypernodes.build_hypernodes(topo, [node])
     tier_label = {
         d["spec"]["tier"]: d["metadata"]["annotations"][hypernodes.LEVEL_ANNOTATION] for d in docs
@@ -59,7 +59,7 @@ _value = st.sampled_from(["a", "b", "c"])
 def test_hypernodes_form_a_tree_covering_every_node(rows: list[tuple[str, str, str]]) -> None:
     topo = _topology(["island", "block", "rack"], None)
     # make the values nest by construction: child values carry their parent's path
-    ps = [Placement(f"n{i}", (a, a + b, a + b + c)) for i, (a, b, c) in enumerate(rows)]
+    ps = [NodePosition(f"n{i}", (a, a + b, a + b + c)) for i, (a, b, c) in enumerate(rows)]
     docs = hypernodes.build_hypernodes(topo, ps)
     by_name = {d["metadata"]["name"]: d for d in docs}
     assert len(by_name) == len(docs)

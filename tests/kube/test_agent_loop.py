@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from labeler.agent import Agent, AgentConfig
+from labeler.agent.loop import Agent, AgentConfig
 from labeler.kube.events import NodeEvents
 from labeler.labels import parse_encoding
 from labeler.metrics import agent_metrics
-from labeler.plan import OWNED_ANNOTATION
+from labeler.node import OWNED_ANNOTATION
 from labeler.profiles import oci_rdma
 from labeler.sources import NoData, Reading, SourceError
 from labeler.sources.oci_imds import DEFAULT_KEYS as K

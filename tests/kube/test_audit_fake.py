@@ -16,7 +16,7 @@ import pytest
 from labeler.audit.serve import AuditExporter, ExporterOptions
 from labeler.cli import main
 from labeler.http import ProbeServer
-from labeler.plan import OWNED_ANNOTATION
+from labeler.node import OWNED_ANNOTATION
 from labeler.profiles import oci_rdma
 from labeler.scope import Scope
 from tests.fakekube import FakeKube

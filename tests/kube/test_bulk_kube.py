@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from labeler import bulk
-from labeler.bulk import Action, BulkOptions
-from labeler.csvfile import parse_label_csv
+from labeler.bulk import apply as bulk
+from labeler.bulk.apply import Action, BulkOptions
+from labeler.bulk.sheet import parse_label_csv
 from labeler.errors import InputError
-from labeler.plan import OWNED_ANNOTATION
+from labeler.node import OWNED_ANNOTATION
 from labeler.profiles import ascend_superpod
 from tests.fakekube import FakeKube
 
@@ -176,7 +176,7 @@ def test_export_then_apply_restores_the_topology(fake: FakeKube) -> None:
     assert [n for n, _ in ex.rows] == [f"node-0000{i}" for i in range(4)]
     import io
 
-    from labeler.csvfile import write_label_csv
+    from labeler.bulk.sheet import write_label_csv
 
     buf = io.StringIO()
     write_label_csv(buf, ex.keys, ex.rows)

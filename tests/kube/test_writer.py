@@ -9,7 +9,8 @@ import pytest
 from labeler.kube.client import ClusterOptions, api_client
 from labeler.kube.errors import Expired, Forbidden, Invalid
 from labeler.kube.nodes import LabelWriter, get_node, list_nodes, watch_nodes
-from labeler.plan import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, Desired
+from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
+from labeler.plan import Desired
 from tests.fakekube import FakeKube
 
 ISLAND, BLOCK, RACK = "x.io/island", "x.io/block", "x.io/rack"

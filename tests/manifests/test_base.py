@@ -12,7 +12,7 @@ import celpy
 import pytest
 import yaml
 
-from labeler.plan import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
+from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
 from labeler.profiles import oci_rdma
 from tests.manifests.helpers import MANIFESTS, Policy, by_kind, render, validate_all
 

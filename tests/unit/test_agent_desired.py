@@ -1,4 +1,4 @@
-"""desired_for and the plan it leads to: the agent's decisions without any I/O."""
+"""desired_from_outcome and the plan it leads to: the agent's decisions without any I/O."""
 
 from __future__ import annotations
 
@@ -6,21 +6,16 @@ import hashlib
 
 import pytest
 
-from labeler.agent_plan import (
+from labeler.agent.decide import (
     ReconcileResult,
-    desired_for,
+    desired_from_outcome,
     format_plan,
     isolated_value,
     node_is_labeled,
 )
 from labeler.labels import InvalidLabelValue, parse_encoding
-from labeler.plan import (
-    OWNED_ANNOTATION,
-    SOURCE_IDS_ANNOTATION,
-    LabelPlan,
-    NodeLabels,
-    plan_labels,
-)
+from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
+from labeler.plan import LabelPlan, plan_labels
 from labeler.profiles import (
     ASCEND_GROUP,
     ASCEND_SUPERPOD,
@@ -49,7 +44,7 @@ def h(text: str) -> str:
 
 
 def test_reading_sets_every_id_hashed_and_prunes_the_whole_profile_scope() -> None:
-    d = desired_for(P, READING, HASH, "n1")
+    d = desired_from_outcome(P, READING, HASH, "n1")
     assert d is not None
     assert d.set == {k: h(v) for k, v in READING.ids.items()}
     assert d.prune == frozenset(P.all_keys)
@@ -57,28 +52,28 @@ def test_reading_sets_every_id_hashed_and_prunes_the_whole_profile_scope() -> No
 
 
 def test_suffix_11_matches_oracles_labeler() -> None:
-    d = desired_for(P, READING, parse_encoding("suffix:11"), "n1")
+    d = desired_from_outcome(P, READING, parse_encoding("suffix:11"), "n1")
     assert d is not None
     assert d.set[K.local_block] == OCID[-11:]
 
 
 def test_raw_encoding_of_an_ocid_is_a_clear_error() -> None:
     with pytest.raises(InvalidLabelValue, match=r"local_block_id.*use --encoding hash"):
-        desired_for(P, READING, parse_encoding("raw"), "n1")
+        desired_from_outcome(P, READING, parse_encoding("raw"), "n1")
 
 
 def test_equal_ids_give_equal_values_on_two_nodes() -> None:
-    a = desired_for(P, READING, HASH, "n1")
-    b = desired_for(P, READING, HASH, "n2")
+    a = desired_from_outcome(P, READING, HASH, "n1")
+    b = desired_from_outcome(P, READING, HASH, "n2")
     assert a is not None and b is not None and a.set == b.set
 
 
 def test_no_data_with_skip_writes_nothing_at_all() -> None:
-    assert desired_for(P, NoData("404"), HASH, "n1", "skip") is None
+    assert desired_from_outcome(P, NoData("404"), HASH, "n1", "skip") is None
 
 
 def isolate_plan(node: str, labels: dict[str, str]) -> LabelPlan:
-    d = desired_for(P, NoData("404"), HASH, node, "isolate")
+    d = desired_from_outcome(P, NoData("404"), HASH, node, "isolate")
     assert d is not None and not d.set and not d.prune and not d.remove
     return plan_labels(NodeLabels(node, labels), d)
 
@@ -101,7 +96,7 @@ def test_no_data_with_isolate_never_overwrites_present_levels() -> None:
 def test_tree_label_is_a_default_and_never_pruned_for_a_profile_with_one() -> None:
     p = ascend_superpod("pod-a")
     reading = Reading(ids={ASCEND_SUPERPOD: "7"})
-    d = desired_for(p, reading, parse_encoding("raw"), "n1")
+    d = desired_from_outcome(p, reading, parse_encoding("raw"), "n1")
     assert d is not None
     assert d.set == {ASCEND_SUPERPOD: "7"}
     assert d.fill == {ASCEND_TREE_LABEL: "pod-a"}
@@ -110,7 +105,7 @@ def test_tree_label_is_a_default_and_never_pruned_for_a_profile_with_one() -> No
         ASCEND_TREE_LABEL: "pod-a",
     }
     assert ASCEND_TREE_LABEL not in d.prune and ASCEND_GROUP in d.prune
-    assert desired_for(p, NoData("no spod"), parse_encoding("raw"), "n1", "skip") is None
+    assert desired_from_outcome(p, NoData("no spod"), parse_encoding("raw"), "n1", "skip") is None
 
 
 def test_an_existing_tree_is_never_changed_by_the_agent() -> None:
@@ -119,7 +114,7 @@ def test_an_existing_tree_is_never_changed_by_the_agent() -> None:
     p = ascend_superpod("default")
     reading = Reading(ids={ASCEND_SUPERPOD: "7"})
     raw = parse_encoding("raw")
-    d = desired_for(p, reading, raw, "n1")
+    d = desired_from_outcome(p, reading, raw, "n1")
     assert d is not None
     assert ASCEND_TREE_LABEL not in d.prune
     current = {ASCEND_TREE_LABEL: "prod", ASCEND_SUPERPOD: "7"}
@@ -135,7 +130,7 @@ def test_an_existing_tree_is_never_changed_by_the_agent() -> None:
 
 
 def test_scope_narrows_what_is_pruned() -> None:
-    d = desired_for(P, READING, HASH, "n1", scope=(K.local_block,))
+    d = desired_from_outcome(P, READING, HASH, "n1", scope=(K.local_block,))
     assert d is not None and d.prune == frozenset({K.local_block})
 
 
@@ -143,7 +138,7 @@ def test_scope_narrows_what_is_pruned() -> None:
 
 
 def test_first_run_sets_labels_claims_them_and_records_source_ids() -> None:
-    d = desired_for(P, READING, HASH, "n1")
+    d = desired_from_outcome(P, READING, HASH, "n1")
     assert d is not None
     plan = plan_labels(NodeLabels("n1", {"other": "x"}), d)
     assert plan.added == d.set
@@ -154,7 +149,7 @@ def test_first_run_sets_labels_claims_them_and_records_source_ids() -> None:
 
 
 def test_second_run_is_a_noop() -> None:
-    d = desired_for(P, READING, HASH, "n1")
+    d = desired_from_outcome(P, READING, HASH, "n1")
     assert d is not None
     first = plan_labels(NodeLabels("n1"), d)
     node = NodeLabels(
@@ -166,7 +161,7 @@ def test_second_run_is_a_noop() -> None:
 
 
 def test_a_foreign_value_is_a_conflict_unless_adopted() -> None:
-    d = desired_for(P, READING, HASH, "n1")
+    d = desired_from_outcome(P, READING, HASH, "n1")
     assert d is not None
     node = NodeLabels("n1", {K.local_block: "hand-made"})
     plan = plan_labels(node, d)
@@ -177,7 +172,7 @@ def test_a_foreign_value_is_a_conflict_unless_adopted() -> None:
 
 def test_an_owned_key_missing_from_a_new_reading_is_removed() -> None:
     old = Reading(ids={**READING.ids, K.gpu_memory_fabric: "ocid1.fabric.x"})
-    d_old = desired_for(P, old, HASH, "n1")
+    d_old = desired_from_outcome(P, old, HASH, "n1")
     assert d_old is not None
     first = plan_labels(NodeLabels("n1"), d_old)
     node = NodeLabels(
@@ -185,13 +180,13 @@ def test_an_owned_key_missing_from_a_new_reading_is_removed() -> None:
         {k: v for k, v in first.labels.items() if v is not None},
         {k: v for k, v in first.annotations.items() if v is not None},
     )
-    d_new = desired_for(P, READING, HASH, "n1")
+    d_new = desired_from_outcome(P, READING, HASH, "n1")
     assert d_new is not None
     assert plan_labels(node, d_new).labels == {K.gpu_memory_fabric: None}
 
 
 def test_node_is_labeled_needs_every_level_present_and_current() -> None:
-    d = desired_for(P, READING, HASH, "n1")
+    d = desired_from_outcome(P, READING, HASH, "n1")
     assert d is not None
     assert node_is_labeled(P, d.set, d)
     assert not node_is_labeled(P, {**d.set, K.local_block: "old"}, d)
@@ -201,7 +196,7 @@ def test_node_is_labeled_needs_every_level_present_and_current() -> None:
 
 
 def test_format_plan_shows_additions_and_source_ids() -> None:
-    d = desired_for(P, READING, HASH, "n1")
+    d = desired_from_outcome(P, READING, HASH, "n1")
     assert d is not None
     node = NodeLabels("n1")
     text = format_plan(plan_labels(node, d), node, d)

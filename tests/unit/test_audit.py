@@ -13,8 +13,7 @@ from labeler.audit.render import render_table
 from labeler.audit.report import build_report
 from labeler.audit.store import NodeStore
 from labeler.errors import UsageError
-from labeler.node import NodeInfo
-from labeler.plan import OWNED_ANNOTATION
+from labeler.node import OWNED_ANNOTATION, NodeInfo
 from labeler.profiles import ascend_superpod, oci_rdma
 from labeler.quantity import parse_count
 from labeler.scope import Scope

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labeler.bulk import (
+from labeler.bulk.apply import (
     Action,
     BulkOptions,
     RateLimiter,
@@ -10,8 +10,8 @@ from labeler.bulk import (
     export_rows,
     plan_bulk,
 )
-from labeler.csvfile import parse_label_csv
-from labeler.plan import OWNED_ANNOTATION, NodeLabels
+from labeler.bulk.sheet import parse_label_csv
+from labeler.node import OWNED_ANNOTATION, NodeLabels
 from labeler.profiles import ascend_superpod, oci_rdma
 
 G = "huawei.com/topotree.groupid"

@@ -1,4 +1,4 @@
-"""check_placements: completeness, nesting, validity and the exclusive node states."""
+"""check_positions: completeness, nesting, validity and the exclusive node states."""
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -9,9 +9,9 @@ from labeler.check import (
     NODE_STATES,
     PARTIAL,
     UNLABELED,
-    check_placements,
+    check_positions,
 )
-from labeler.model import Level, Placement, Topology
+from labeler.model import Level, NodePosition, Topology
 from labeler.profiles import ascend_superpod
 
 TOPO = Topology(
@@ -19,13 +19,13 @@ TOPO = Topology(
 )
 
 
-def P(node: str, *values: str | None) -> Placement:
-    return Placement(node, tuple(values))
+def P(node: str, *values: str | None) -> NodePosition:
+    return NodePosition(node, tuple(values))
 
 
 def test_clean_cluster_is_ok_with_domain_sizes() -> None:
     ps = [P("n1", "i1", "b1", "r1"), P("n2", "i1", "b1", "r1"), P("n3", "i1", "b2", "r2")]
-    r = check_placements(TOPO, ps)
+    r = check_positions(TOPO, ps)
     assert r.ok
     assert r.nodes == 3
     assert dict(r.domain_sizes["x/rack"]) == {"r1": 2, "r2": 1}
@@ -48,7 +48,7 @@ def test_missing_labels_are_listed_by_level_and_states_are_exclusive() -> None:
         P("b-nomiss", "i1", None, "r1"),
         P("a-norack", "i1", "b1", None),
     ]
-    r = check_placements(TOPO, ps)
+    r = check_positions(TOPO, ps)
     assert not r.ok
     assert r.missing["x/block"] == ("b-nomiss", "nolevel")
     assert r.missing["x/rack"] == ("a-norack", "nolevel")
@@ -69,7 +69,7 @@ def test_child_with_two_parents_is_a_violation_naming_both() -> None:
         P("n2", "i2", "b1", "r2"),  # b1 under i1 and i2
         P("n3", "i2", "b2", "r3"),
     ]
-    r = check_placements(TOPO, ps)
+    r = check_positions(TOPO, ps)
     assert not r.ok
     assert len(r.nesting) == 1
     v = r.nesting[0]
@@ -84,13 +84,13 @@ def test_child_with_two_parents_is_a_violation_naming_both() -> None:
 
 def test_narrowest_value_reused_in_two_blocks_is_caught() -> None:
     ps = [P("n1", "i1", "b1", "r1"), P("n2", "i1", "b2", "r1")]
-    r = check_placements(TOPO, ps)
+    r = check_positions(TOPO, ps)
     assert [(v.level.name, v.value, v.parents) for v in r.nesting] == [("rack", "r1", ("b1", "b2"))]
 
 
 def test_invalid_and_empty_values_and_duplicates() -> None:
     ps = [P("n1", "i1", "b1", "x" * 64), P("n2", "i1", "b1", ""), P("n2", "i1", "b1", "r")]
-    r = check_placements(TOPO, ps)
+    r = check_positions(TOPO, ps)
     assert not r.ok
     text = "\n".join(r.invalid)
     assert "node n1" in text and "64 characters" in text
@@ -102,15 +102,15 @@ def test_empty_tree_label() -> None:
     prof = ascend_superpod("tree-a")
     topo = prof.topology
     ps = [P("a", "0", "1"), P("b", "0", "2")]
-    r = check_placements(topo, ps, {"a": "", "b": "tree-a"})
+    r = check_positions(topo, ps, {"a": "", "b": "tree-a"})
     assert r.empty_tree_label == ("a",)
     assert not r.ok
     assert any("huawei.com/topotree" in line for line in r.problems())
-    assert check_placements(topo, ps, {"b": "tree-a"}).ok
+    assert check_positions(topo, ps, {"b": "tree-a"}).ok
 
 
 def test_empty_input_is_ok() -> None:
-    r = check_placements(TOPO, [])
+    r = check_positions(TOPO, [])
     assert r.ok and r.nodes == 0 and r.size_stats("x/rack") is None
 
 
@@ -120,7 +120,7 @@ _vals = st.sampled_from(["a", "b", "c", None])
 @given(st.lists(st.tuples(_vals, _vals, _vals), max_size=30))
 def test_states_partition_nodes_and_nesting_matches_brute_force(rows: list) -> None:  # type: ignore[type-arg]
     ps = [P(f"n{i}", *row) for i, row in enumerate(rows)]
-    r = check_placements(TOPO, ps)
+    r = check_positions(TOPO, ps)
     states = [r.node_state(p) for p in ps]
     assert all(s in NODE_STATES for s in states)
     # brute force: a value at level i is a violation if two nodes give it different parents

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from labeler.csvfile import parse_label_csv, read_label_csv, write_label_csv
+from labeler.bulk.sheet import parse_label_csv, read_label_csv, write_label_csv
 from labeler.errors import InputError
 
 G = "huawei.com/topotree.groupid"

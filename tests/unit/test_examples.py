@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from labeler.csvfile import read_label_csv
+from labeler.bulk.sheet import read_label_csv
 from labeler.profiles import load_profile
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from labeler.model import HOSTNAME_LABEL, Level, Placement, Topology
+from labeler.model import HOSTNAME_LABEL, Level, NodePosition, Topology
 from labeler.profiles import ascend_superpod, oci_rdma
 
 
@@ -72,7 +72,7 @@ def test_builtin_profiles_follow_design() -> None:
 
 def test_placement_round_trip_and_missing_levels() -> None:
     t = three_levels()
-    p = Placement.from_labels(t, "n1", {"x/island": "i1", "x/rack": "r1", "other": "v"})
+    p = NodePosition.from_labels(t, "n1", {"x/island": "i1", "x/rack": "r1", "other": "v"})
     assert p.values == ("i1", None, "r1")
     assert not p.complete
     assert [lv.name for lv in p.missing(t)] == ["block"]

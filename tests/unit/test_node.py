@@ -53,10 +53,10 @@ def test_missing_fields_take_their_defaults() -> None:
 
 
 def test_pure_modules_do_not_import_the_client() -> None:
-    """Placement, audit facts and the node model must work without the kubernetes package
+    """NodePosition, audit facts and the node model must work without the kubernetes package
     loaded (snapshot files, unit tests, tools)."""
     code = (
-        "import sys, labeler.node, labeler.quantity, labeler.placement.cluster, "
+        "import sys, labeler.node, labeler.quantity, labeler.tas.cluster, "
         "labeler.audit.facts, labeler.audit.jobview; "
         "sys.exit('kubernetes' in sys.modules)"
     )

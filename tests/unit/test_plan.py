@@ -4,13 +4,8 @@ import json
 
 import pytest
 
-from labeler.plan import (
-    OWNED_ANNOTATION,
-    SOURCE_IDS_ANNOTATION,
-    Desired,
-    NodeLabels,
-    plan_labels,
-)
+from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
+from labeler.plan import Desired, plan_labels
 
 K1, K2, K3 = "x.io/island", "x.io/block", "x.io/rack"
 

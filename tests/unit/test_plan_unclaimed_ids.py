@@ -1,7 +1,8 @@
 """A value someone else already set to what we want is not claimed, so no write at all
 (DESIGN.md §4: e.g. Ascend's device plugin already set the same superpodid)."""
 
-from labeler.plan import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, Desired, NodeLabels, plan_labels
+from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
+from labeler.plan import Desired, plan_labels
 
 SP = "huawei.com/topotree.superpodid"
 TREE = "huawei.com/topotree"

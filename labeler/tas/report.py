@@ -13,11 +13,11 @@ from typing import Any
 import yaml
 
 from labeler.model import Topology
-from labeler.placement.advice import Advice, level_key, level_name
-from labeler.placement.inventory import LevelInfo
-from labeler.placement.tas import UNCONSTRAINED
-from labeler.placement.tree import ExclusionStats, Outside
 from labeler.quantity import format_units
+from labeler.tas.advice import Advice, level_key, level_name
+from labeler.tas.assign import UNCONSTRAINED
+from labeler.tas.inventory import LevelInfo
+from labeler.tas.tree import ExclusionStats, Outside
 
 MAX_OUTSIDE_LINES = 20
 
@@ -120,7 +120,7 @@ def advice_text(topology: Topology, advice: Advice, requests: Mapping[str, int])
         keys = topology.kueue_levels()
         header = ["NODE", "PODS", *(level_name(topology, i) for i in range(len(keys) - 1))]
         rows = [header] + [[a.node, str(a.count), *a.values[:-1]] for a in out.assignment]
-        lines.append("Placement:")
+        lines.append("NodePosition:")
         lines += _table(rows)
     else:
         lines.append("Verdict: does NOT fit now; Kueue keeps the workload pending with:")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from labeler.csvfile import write_label_csv
+from labeler.bulk.sheet import write_label_csv
 from labeler.errors import InputError
 from labeler.labels import dns1123_subdomain_problems, value_problems
 from labeler.profiles import ASCEND_GROUP, ASCEND_TREE_LABEL

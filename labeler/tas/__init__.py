@@ -2,7 +2,7 @@
 
 - ``cluster``: nodes, pod requests, usage, taints/tolerations, snapshot files.
 - ``tree``: the flavor's domain tree, nodes left out, free pod slots per node.
-- ``tas``: Kueue's placement algorithm (``tas_flavor_snapshot.go``, KEP-2724).
+- ``assign``: Kueue's placement algorithm (``tas_flavor_snapshot.go``, KEP-2724).
 - ``advice`` / ``inventory``: narrowest fitting level, annotations, per-domain counts.
 - ``report``: text and JSON rendering.
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from labeler.errors import UsageError
 from labeler.model import HOSTNAME_LABEL, Topology
-from labeler.placement.tas import (
+from labeler.tas.assign import (
     PREFERRED,
     REQUIRED,
     UNCONSTRAINED,
@@ -23,7 +23,7 @@ from labeler.placement.tas import (
     SliceLayer,
     simulate,
 )
-from labeler.placement.tree import Capacity, ExclusionStats, Outside, PodShape, Tree, leaf_capacity
+from labeler.tas.tree import Capacity, ExclusionStats, Outside, PodShape, Tree, leaf_capacity
 
 # kueue apis/kueue/v1beta2/topology_types.go
 REQUIRED_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"

@@ -1,6 +1,6 @@
 """The CSV placement reader: format, BOM, errors with line numbers, tree scope.
 
-The file is read by labeler.csvfile (the bulk tool's validator), so the messages are its
+The file is read by labeler.bulk.sheet (the bulk tool's validator), so the messages are its
 ``file:line:column`` ones.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from labeler.errors import InputError
-from labeler.placements_io import parse_csv, read_csv
+from labeler.positions import parse_csv, read_csv
 from labeler.profiles import ascend_superpod, oci_rdma
 
 OCI = oci_rdma().topology
@@ -23,7 +23,7 @@ def test_columns_in_any_order_bom_and_empty_cells(tmp_path: Path) -> None:
     f = tmp_path / "c.csv"
     f.write_bytes(("\ufeff" + HEADER + "n2,l1,i1,b1\nn1,,i1,b1\n\n").encode("utf-8"))
     ps = read_csv(f, OCI)
-    assert [(p.node, p.values) for p in ps.placements] == [
+    assert [(p.node, p.values) for p in ps.positions] == [
         ("n1", ("i1", "b1", None)),
         ("n2", ("i1", "b1", "l1")),
     ]
@@ -64,10 +64,10 @@ def test_tree_scope_for_ascend() -> None:
         "a,t1,0,0\nb,t2,0,1\nc,,0,0\n"
     )
     ps = parse_csv(text, topo, origin="x")
-    assert [p.node for p in ps.placements] == ["a"]  # c has no tree label: tree 'default'
+    assert [p.node for p in ps.positions] == ["a"]  # c has no tree label: tree 'default'
     assert ps.out_of_scope == 2
     default = parse_csv(text, ascend_superpod().topology, origin="x")
-    assert [p.node for p in default.placements] == ["c"]
+    assert [p.node for p in default.positions] == ["c"]
 
 
 def test_same_rules_as_the_bulk_tool() -> None:

@@ -8,13 +8,13 @@ import pytest
 
 from labeler.errors import InputError
 from labeler.node import Taint
-from labeler.placement.cluster import (
+from labeler.tas.cluster import (
     Toleration,
     first_untolerated,
     pod_requests,
     snapshot_from_objects,
 )
-from tests.placement.objects import as_list, node, pod
+from tests.tas.objects import as_list, node, pod
 
 
 def test_pod_requests_follow_kubernetes_rules() -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from labeler.placement.tree import Capacity, Domain, ExclusionStats, Tree
+from labeler.tas.tree import Capacity, Domain, ExclusionStats, Tree
 
 REQUIRED = "required"
 PREFERRED = "preferred"

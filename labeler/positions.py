@@ -1,6 +1,6 @@
 """Where nodes sit, read from the bulk tool's CSV or from today's node labels.
 
-The CSV is MindCluster's format (DESIGN §6), read by :mod:`labeler.csvfile`, the same
+The CSV is MindCluster's format (DESIGN §6), read by :mod:`labeler.bulk.sheet`, the same
 validator ``apply`` uses: the same ``file:line:column`` errors, all reported together before
 anything is generated, and the same leniency (BOM, CRLF, blank rows). An empty cell means
 "no label". This module only adds the profile's demand that every level has a column, and
@@ -18,16 +18,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labeler.csvfile import LabelSheet, parse_label_csv, read_label_csv
-from labeler.model import Placement, Topology
+from labeler.bulk.sheet import LabelSheet, parse_label_csv, read_label_csv
+from labeler.model import NodePosition, Topology
 
 
 @dataclass(frozen=True)
-class PlacementSet:
+class PositionSet:
     """Placements of the nodes in scope, their tree labels, and where they came from."""
 
     origin: str
-    placements: list[Placement]
+    positions: list[NodePosition]
     tree_labels: Mapping[str, str] = field(default_factory=dict)
     out_of_scope: int = 0  # nodes of other trees
     scope: str | None = None  # from a cluster: which nodes were looked at (labeler.scope)
@@ -44,9 +44,9 @@ def in_tree(topology: Topology, tree_value: str | None) -> bool:
 
 def select(
     topology: Topology, origin: str, nodes: Iterable[tuple[str, Mapping[str, str]]]
-) -> PlacementSet:
+) -> PositionSet:
     """Placements (sorted by node) of the nodes in this topology's tree."""
-    placements: list[Placement] = []
+    positions: list[NodePosition] = []
     trees: dict[str, str] = {}
     skipped = 0
     tree_label = topology.tree_label
@@ -58,22 +58,22 @@ def select(
             continue
         if tree is not None:
             trees[name] = tree
-        placements.append(Placement(name, tuple(labels.get(k) for k in keys)))
-    placements.sort(key=lambda p: p.node)
-    return PlacementSet(origin, placements, trees, skipped)
+        positions.append(NodePosition(name, tuple(labels.get(k) for k in keys)))
+    positions.sort(key=lambda p: p.node)
+    return PositionSet(origin, positions, trees, skipped)
 
 
-def read_csv(path: str | Path, topology: Topology, *, flag: str = "--from-csv") -> PlacementSet:
+def read_csv(path: str | Path, topology: Topology, *, flag: str = "--from-csv") -> PositionSet:
     """Read a bulk CSV with the bulk tool's validator; InputError lists every problem."""
     sheet = read_label_csv(path, flag=flag, level_keys=topology.keys)
     return from_sheet(topology, sheet)
 
 
-def parse_csv(data: bytes | str, topology: Topology, *, origin: str) -> PlacementSet:
+def parse_csv(data: bytes | str, topology: Topology, *, origin: str) -> PositionSet:
     """Like :func:`read_csv`, from the file's bytes or text (``origin`` names it in errors)."""
     return from_sheet(topology, parse_label_csv(data, origin, level_keys=topology.keys))
 
 
-def from_sheet(topology: Topology, sheet: LabelSheet) -> PlacementSet:
-    """The placements of a validated sheet's nodes that are in this topology's tree."""
+def from_sheet(topology: Topology, sheet: LabelSheet) -> PositionSet:
+    """The positions of a validated sheet's nodes that are in this topology's tree."""
     return select(topology, sheet.path, ((r.node, r.values) for r in sheet.rows))

@@ -8,17 +8,17 @@ import json
 import pytest
 
 from labeler.errors import UsageError
-from labeler.placement.advice import (
+from labeler.profiles import oci_rdma
+from labeler.tas.advice import (
     SLICE_CONSTRAINTS_ANNOTATION,
     advise,
     make_job,
     resolve_level,
     volcano_network_topology,
 )
-from labeler.placement.tas import PREFERRED, REQUIRED, UNCONSTRAINED
-from labeler.placement.tree import PodShape
-from labeler.profiles import oci_rdma
-from tests.placement.objects import gpu_nodes, node, tree_of
+from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
+from labeler.tas.tree import PodShape
+from tests.tas.objects import gpu_nodes, node, tree_of
 
 OCI = oci_rdma().topology
 KEYS = list(OCI.keys)

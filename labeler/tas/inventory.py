@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from labeler.placement.tas import SliceLayer, fill_counts
-from labeler.placement.tree import Capacity, Domain, Tree
+from labeler.tas.assign import SliceLayer, fill_counts
+from labeler.tas.tree import Capacity, Domain, Tree
 
 
 @dataclass(frozen=True)

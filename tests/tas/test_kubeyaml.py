@@ -10,7 +10,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labeler.placement import kubeyaml
+from labeler.tas import kubeyaml
 
 KUBECTL = textwrap.dedent(
     """\

@@ -12,9 +12,9 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labeler.placement.tas import PREFERRED, REQUIRED, UNCONSTRAINED, Job, SliceLayer, simulate
-from labeler.placement.tree import PodShape, Tree, leaf_capacity
-from tests.placement.objects import BLOCK, RACK, gpu_nodes, topology, tree_of
+from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED, Job, SliceLayer, simulate
+from labeler.tas.tree import PodShape, Tree, leaf_capacity
+from tests.tas.objects import BLOCK, RACK, gpu_nodes, topology, tree_of
 
 KEYS = [BLOCK, RACK]
 GPU = PodShape({"nvidia.com/gpu": 1})

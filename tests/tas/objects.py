@@ -14,8 +14,8 @@ from typing import Any
 import yaml
 
 from labeler.model import Level, Topology
-from labeler.placement.cluster import snapshot_from_objects
-from labeler.placement.tree import Tree, build_tree
+from labeler.tas.cluster import snapshot_from_objects
+from labeler.tas.tree import Tree, build_tree
 
 HOST = "kubernetes.io/hostname"
 BLOCK = "cloud.com/topology-block"

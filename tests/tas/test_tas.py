@@ -8,7 +8,7 @@ rack → host, 64 pods). Failure texts follow kueue's ``notFitMessage`` and
 
 from __future__ import annotations
 
-from labeler.placement.tas import (
+from labeler.tas.assign import (
     PREFERRED,
     REQUIRED,
     UNCONSTRAINED,
@@ -17,8 +17,8 @@ from labeler.placement.tas import (
     SliceLayer,
     simulate,
 )
-from labeler.placement.tree import PodShape, Tree, leaf_capacity
-from tests.placement.objects import BLOCK, HOST, RACK, cpu_nodes, gpu_nodes, topology, tree_of
+from labeler.tas.tree import PodShape, Tree, leaf_capacity
+from tests.tas.objects import BLOCK, HOST, RACK, cpu_nodes, gpu_nodes, topology, tree_of
 
 GPU = PodShape({"nvidia.com/gpu": 1})
 CPU = PodShape({"cpu": 1000})

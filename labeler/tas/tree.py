@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from labeler.model import HOSTNAME_LABEL, Topology
-from labeler.placement.cluster import Node, Toleration, first_untolerated
 from labeler.quantity import PODS
+from labeler.tas.cluster import Node, Toleration, first_untolerated
 
 
 class Domain:

@@ -1,6 +1,6 @@
 """Bulk labeling from a CSV: plan (a diff per node against one LIST), then apply or delete.
 
-The flow is one-way and validated up front: the whole CSV is checked (labeler.csvfile),
+The flow is one-way and validated up front: the whole CSV is checked (labeler.bulk.sheet),
 the nodes are listed once, every node's change is planned with the ownership rules of
 DESIGN.md §4 (labeler.plan), missing nodes stop the run before the first write, and only
 nodes whose plan is not a no-op get one patch each. So a re-run of the same CSV makes zero
@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
 
-from labeler.csvfile import CsvRow, LabelSheet
+from labeler.bulk.sheet import CsvRow, LabelSheet
 from labeler.errors import InputError
 from labeler.kube.nodes import LabelWriter, WriteResult, list_nodes
-from labeler.plan import Conflict, Desired, LabelPlan, NodeLabels, plan_labels
+from labeler.node import NodeLabels
+from labeler.plan import Conflict, Desired, LabelPlan, plan_labels
 from labeler.profiles import Profile
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ class BulkOptions:
     skip_missing: bool = False
 
 
-def desired_for(row: CsvRow, keys: Sequence[str], opts: BulkOptions) -> Desired | None:
+def desired_from_row(row: CsvRow, keys: Sequence[str], opts: BulkOptions) -> Desired | None:
     """What the CSV asks of one node; None when the row asks nothing (skipped)."""
     if opts.action is Action.APPLY:
         # An empty cell leaves the key as it is (MindCluster's rule): nothing to prune.
@@ -153,7 +154,7 @@ def plan_bulk(
     by_name = {n.name: n for n in nodes}
     diffs = []
     for row in sheet.rows:
-        desired = desired_for(row, sheet.keys, opts)
+        desired = desired_from_row(row, sheet.keys, opts)
         node = by_name.get(row.node)
         if desired is None or node is None:
             current = node.labels if node is not None else None

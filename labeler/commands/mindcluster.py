@@ -22,7 +22,9 @@ import argparse
 import os
 from collections.abc import Callable, Sequence
 
-from labeler import bulk, csvfile, lld
+from labeler.bulk import apply as bulk
+from labeler.bulk import lld
+from labeler.bulk.sheet import read_label_csv
 from labeler.errors import LabelerError
 from labeler.kube.client import ClusterOptions, api_client
 from labeler.logs import setup_logging
@@ -121,7 +123,7 @@ def _label_tool(args: argparse.Namespace) -> int:
         all_keys=args.command == "delete",
     )
     try:
-        sheet = csvfile.read_label_csv(path)
+        sheet = read_label_csv(path)
         api = api_client(
             ClusterOptions(args.kubeconfig, args.context, pool_size=max(32, args.concurrency))
         )

@@ -1,6 +1,6 @@
 """The per-node agent (DESIGN.md §5): keep this node's topology labels right.
 
-Data flows one way: source → outcome → ``desired_for`` (pure, agent_plan.py) →
+Data flows one way: source → outcome → ``desired_from_outcome`` (pure, decide.py) →
 ``plan_labels`` (pure) → one merge patch or nothing.
 
 The running agent has three threads, so that no slow party blocks another:
@@ -24,13 +24,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from labeler.agent_plan import (
+from labeler.agent.decide import (
     EXIT_ERROR,
     EXIT_OK,
     OnMissing,
     ReconcileResult,
     Status,
-    desired_for,
+    desired_from_outcome,
     format_plan,
     node_is_labeled,
 )
@@ -146,7 +146,7 @@ class Agent:
         if state.outcome is None:
             return ReconcileResult("waiting", "no source outcome yet")
         try:
-            desired = desired_for(
+            desired = desired_from_outcome(
                 cfg.profile,
                 state.outcome,
                 cfg.encoding,

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from labeler.labels import Encoding
-from labeler.plan import Desired, LabelPlan, NodeLabels
+from labeler.node import NodeLabels
+from labeler.plan import Desired, LabelPlan
 from labeler.profiles import Profile
 from labeler.sources import NoData, Reading
 
@@ -27,7 +28,7 @@ def isolated_value(node: str) -> str:
     return ISOLATED_PREFIX + hashlib.sha256(node.encode("utf-8")).hexdigest()[:16]
 
 
-def desired_for(
+def desired_from_outcome(
     profile: Profile,
     outcome: Reading | NoData,
     encoding: Encoding,
