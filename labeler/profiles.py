@@ -87,7 +87,7 @@ def ascend_superpod(tree_name: str = DEFAULT_TREE_NAME) -> Profile:
 BUILTIN = {"oci-rdma": oci_rdma, "ascend-superpod": ascend_superpod}
 
 _TOP_KEYS = {"name", "treeName", "treeLabel", "levels", "extraLabels", "encoding", "source"}
-_LEVEL_KEYS = {"key", "name", "reservedNode", "tierName"}
+_LEVEL_KEYS = {"key", "name", "reservedNode", "tierName", "block"}
 _SOURCES = {"static", "oci-imds", "ascend"}
 
 
@@ -195,6 +195,13 @@ def _parse_levels(raw: Any, problems: list[str]) -> list[Level]:
         tier = item.get("tierName")
         if tier is not None and not isinstance(tier, str):
             problems.append(f"{where}: tierName must be a string")
+        block = item.get("block", False)
+        if not isinstance(block, bool):
+            problems.append(f"{where}: block must be true or false (the Slurm block level)")
         if isinstance(key, str) and isinstance(name, str):
-            levels.append(Level(key=key, name=name, reserved_node=reserved, tier_name=tier))
+            levels.append(
+                Level(
+                    key=key, name=name, reserved_node=reserved, tier_name=tier, block=block is True
+                )
+            )
     return levels

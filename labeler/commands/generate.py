@@ -57,8 +57,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     out.add_argument(
         "--emit",
         default=",".join(bundle.KINDS),
-        help=f"what to emit, comma-separated (default: {','.join(bundle.KINDS)}); "
-        "hypernodes need --from-csv or --from-cluster",
+        help=f"what to emit, comma-separated, from {','.join(bundle.ALL_KINDS)} "
+        f"(default: {','.join(bundle.KINDS)}); hypernodes and slurm need --from-csv or "
+        "--from-cluster, slurm also --output-dir",
     )
     out.add_argument(
         "--merge-into",
@@ -119,6 +120,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     v.add_argument("--discovery-name", help="networkTopologyTypes name (≤ 20 characters)")
     v.add_argument("--discovery-interval", default="1h", help="label discovery interval")
+    s = g.add_argument_group("Slurm (--emit slurm: topology.conf, topology.yaml)")
+    s.add_argument(
+        "--slurm-topology-name",
+        help="topology.yaml name of the tree topology; the block topology adds '-block' "
+        "(default: the profile name); must match the agent's and apply's",
+    )
     g.set_defaults(handler=run_generate)
 
     c = add_command(
@@ -239,6 +246,7 @@ def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptio
         ),
         discovery_name=args.discovery_name,
         discovery_interval=args.discovery_interval,
+        slurm_topology_name=args.slurm_topology_name,
     )
 
 
@@ -290,6 +298,13 @@ def run_generate(args: argparse.Namespace) -> int:
     if args.output_dir and args.output:
         raise UsageError("give either --output-dir or -o, not both")
     opts = _options(args, profile)  # validate every flag before reading anything
+    if bundle.SLURM in opts.kinds and not (
+        args.output_dir and (args.from_csv or args.from_cluster)
+    ):
+        raise UsageError(
+            "--emit slurm writes two files (slurm/topology.conf, slurm/topology.yaml): "
+            "give --output-dir and --from-csv or --from-cluster"
+        )
     if args.merge_into and not wants_objects:
         _merge(args, profile)
         return 0
@@ -319,7 +334,8 @@ def run_generate(args: argparse.Namespace) -> int:
         for o in outputs:
             # Config snippets go one folder down so that `kubectl apply -f D/` applies
             # exactly the API objects and never trips over a fragment without a kind.
-            path = d / o.filename if o.applicable else d / SNIPPETS_DIR / o.filename
+            folder = o.folder or ("" if o.applicable else SNIPPETS_DIR)
+            path = d / folder / o.filename
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
@@ -328,7 +344,11 @@ def run_generate(args: argparse.Namespace) -> int:
                     "pick a writable directory"
                 ) from e
             _write_atomic(path, o.text())
-            what = f"{len(o.docs)} object(s)" if o.applicable else "config snippet"
+            what = (
+                f"{len(o.docs)} object(s)"
+                if o.applicable
+                else ("Slurm file" if o.raw is not None else "config snippet")
+            )
             print(f"wrote {path} ({what})")
     elif args.output and args.output != "-":
         _write_atomic(Path(args.output), "".join(o.text() for o in outputs))
