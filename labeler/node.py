@@ -16,6 +16,9 @@ from typing import Any
 
 OWNED_ANNOTATION = "topology-labeler.io/owned-labels"
 SOURCE_IDS_ANNOTATION = "topology-labeler.io/source-ids"
+# Annotations other tools read (the Slinky topology spec) that we wrote, so only those
+# are ever changed or removed: the same rule as owned-labels, for annotation keys.
+OWNED_ANNOTATIONS_ANNOTATION = "topology-labeler.io/owned-annotations"
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,10 @@ class NodeLabels:
     @property
     def owned(self) -> frozenset[str]:
         return parse_owned(self.annotations.get(OWNED_ANNOTATION, ""))
+
+    @property
+    def owned_annotations(self) -> frozenset[str]:
+        return parse_owned(self.annotations.get(OWNED_ANNOTATIONS_ANNOTATION, ""))
 
     @property
     def source_ids(self) -> dict[str, str]:

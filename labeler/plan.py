@@ -12,7 +12,12 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
+from labeler.node import (
+    OWNED_ANNOTATION,
+    OWNED_ANNOTATIONS_ANNOTATION,
+    SOURCE_IDS_ANNOTATION,
+    NodeLabels,
+)
 
 
 @dataclass(frozen=True)
@@ -27,6 +32,9 @@ class Desired:
       (the agent's profile keys; empty for ``apply``, whose empty cells mean "leave it").
     - ``remove``: keys to delete outright if owned, or with adopt (``delete``).
     - ``source_ids``: key → full source ID, recorded so a hashed value can be traced back.
+    - ``annotations`` / ``prune_annotations``: the same as ``set`` / ``prune`` for
+      annotations other tools read (the Slinky topology spec), owned through
+      ``topology-labeler.io/owned-annotations``.
     """
 
     set: Mapping[str, str] = field(default_factory=dict)
@@ -34,6 +42,8 @@ class Desired:
     prune: frozenset[str] = frozenset()
     remove: frozenset[str] = frozenset()
     source_ids: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    prune_annotations: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -133,6 +143,8 @@ def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> L
     if owned != set(node.owned):
         annotations[OWNED_ANNOTATION] = format_owned(owned) if owned else None
 
+    conflicts += _plan_annotations(node, desired, adopt, annotations)
+
     ids = node.source_ids
     new_ids = {k: v for k, v in ids.items() if k in owned}
     # Only keys we own: a value someone else set (the same one we want) is not claimed, and
@@ -153,3 +165,27 @@ def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> L
         conflicts=tuple(conflicts),
         unchanged=tuple(unchanged),
     )
+
+
+def _plan_annotations(
+    node: NodeLabels, desired: Desired, adopt: bool, changes: dict[str, str | None]
+) -> list[Conflict]:
+    """The label rules for ``desired.annotations``: add into ``changes``, return conflicts."""
+    owned = set(node.owned_annotations)
+    conflicts = []
+    for key, value in sorted(desired.annotations.items()):
+        current = node.annotations.get(key)
+        if current == value:
+            continue  # already right; not claimed (someone else may have set it)
+        if current is None or key in owned or adopt:
+            changes[key] = value
+            owned.add(key)
+        else:
+            conflicts.append(Conflict(node.name, key, current, value))
+    for key in sorted((desired.prune_annotations - desired.annotations.keys()) & owned):
+        if key in node.annotations:
+            changes[key] = None
+        owned.discard(key)
+    if owned != set(node.owned_annotations):
+        changes[OWNED_ANNOTATIONS_ANNOTATION] = format_owned(owned) if owned else None
+    return conflicts

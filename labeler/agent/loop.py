@@ -34,6 +34,7 @@ from labeler.agent.decide import (
     format_plan,
     node_is_labeled,
 )
+from labeler.emit.slurm import Slinky
 from labeler.errors import LabelerError
 from labeler.kube.errors import KubeError, NotFound
 from labeler.kube.events import NodeEvents
@@ -62,6 +63,7 @@ class AgentConfig:
     api_backoff: float = 1.0  # first retry after an API error; doubles up to 60 s
     watch_timeout: int = 300
     min_write_interval: float = 1.0  # never more than one patch a second, even in a fight
+    slinky: Slinky | None = None  # also keep the Slinky topology annotation
 
 
 @dataclass
@@ -156,6 +158,8 @@ class Agent:
             )
         except LabelerError as e:
             return self._error(f"cannot encode the topology of {cfg.node}: {e}")
+        if desired is not None and cfg.slinky is not None:
+            desired = cfg.slinky.add_to(desired, node.labels)
         if desired is None:
             reason = state.outcome.reason if isinstance(state.outcome, NoData) else ""
             self._done(node.labels, None, conflicts=())

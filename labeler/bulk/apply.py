@@ -23,6 +23,7 @@ from enum import Enum
 from typing import Any, Protocol
 
 from labeler.bulk.sheet import CsvRow, LabelSheet
+from labeler.emit.slurm import Slinky
 from labeler.errors import InputError
 from labeler.kube.nodes import LabelWriter, WriteResult, list_nodes
 from labeler.node import NodeLabels
@@ -30,6 +31,7 @@ from labeler.plan import Conflict, Desired, LabelPlan, plan_labels
 from labeler.profiles import Profile
 
 log = logging.getLogger(__name__)
+BOOKKEEPING = "topology-labeler.io/"  # our own ownership annotations: not worth a line
 
 
 class Action(Enum):
@@ -44,12 +46,15 @@ class BulkOptions:
     - ``adopt``: take over (apply) or remove (delete) values the project does not own.
     - ``all_keys``: delete only — remove every CSV key, also where the node's cell is empty.
     - ``skip_missing``: nodes of the CSV that are not in the cluster are reported, not fatal.
+    - ``slinky``: also keep the Slinky topology annotation, computed from each node's
+      labels as they will be after the write.
     """
 
     action: Action = Action.APPLY
     adopt: bool = False
     all_keys: bool = False
     skip_missing: bool = False
+    slinky: Slinky | None = None
 
 
 def desired_from_row(row: CsvRow, keys: Sequence[str], opts: BulkOptions) -> Desired | None:
@@ -160,6 +165,8 @@ def plan_bulk(
             current = node.labels if node is not None else None
             diffs.append(NodeDiff(row.node, row.line, desired, None, current))
             continue
+        if opts.slinky is not None:
+            desired = opts.slinky.add_to(desired, node.labels)
         plan = plan_labels(node, desired, adopt=opts.adopt)
         diffs.append(NodeDiff(row.node, row.line, desired, plan, node.labels))
     return BulkPlan(sheet.path, opts, tuple(diffs), by_name)
@@ -179,6 +186,13 @@ def describe(plan: LabelPlan, current: Mapping[str, str]) -> list[str]:
             lines.append(f"{plan.node}: add {key}={value}")
         else:
             lines.append(f"{plan.node}: change {key}: {old} → {value}")
+    for key, value in sorted(plan.annotations.items()):
+        if key.startswith(BOOKKEEPING):
+            continue
+        if value is None:
+            lines.append(f"{plan.node}: remove annotation {key}")
+        else:
+            lines.append(f"{plan.node}: annotate {key}={value}")
     for c in plan.conflicts:
         if c.wanted is None:
             lines.append(

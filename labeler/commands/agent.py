@@ -10,7 +10,14 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from labeler.commands._base import PROFILE_HELP, add_command, add_tree_name, cluster
+from labeler.commands._base import (
+    PROFILE_HELP,
+    add_command,
+    add_slinky,
+    add_tree_name,
+    cluster,
+    slinky_from_args,
+)
 from labeler.errors import UsageError
 from labeler.labels import dns1123_subdomain_problems, parse_encoding
 
@@ -59,6 +66,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--port", type=int, default=8080, help="/metrics /healthz /readyz port")
     p.add_argument("--address", default="", help="address to bind (default: all)")
+    add_slinky(p)
     g = p.add_argument_group("OCI instance metadata (source oci-imds)")
     g.add_argument("--imds-url", default=None, help="default http://169.254.169.254")
     g.add_argument(
@@ -133,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--topotree-name: profile {profile.name!r} has no tree label to set")
         check_tree_name(args.topotree_name, profile.topology.tree_label)
     encoding = parse_encoding(args.encoding or profile.encoding)
+    slinky = slinky_from_args(args, profile)
     stop = threading.Event()
     source = make_source(profile, args, stop)
     api = cluster(args)
@@ -145,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
         adopt=args.adopt,
         dry_run=args.dry_run,
         interval=args.interval,
+        slinky=slinky,
     )
     agent = Agent(
         api,

@@ -16,7 +16,14 @@ from typing import Any, TextIO
 from labeler.bulk import apply as bulk
 from labeler.bulk import lld
 from labeler.bulk.sheet import read_label_csv, write_label_csv
-from labeler.commands._base import add_command, add_profile, add_tree_name
+from labeler.commands._base import (
+    PROFILE_HELP,
+    add_command,
+    add_profile,
+    add_slinky,
+    add_tree_name,
+    slinky_from_args,
+)
 from labeler.errors import InputError, UsageError
 from labeler.kube.client import ClusterOptions, api_client
 from labeler.profiles import load_profile
@@ -105,6 +112,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def _csv_options(p: argparse.ArgumentParser, *, delete: bool, write: bool) -> None:
     p.add_argument("--config-path", required=True, help="the label CSV (nodeName,<key>,...)")
+    p.add_argument("--profile", help=f"{PROFILE_HELP}; needed only by --slinky-topology")
+    add_slinky(p)
     p.add_argument(
         "--adopt",
         action="store_true",
@@ -146,11 +155,13 @@ def _csv_options(p: argparse.ArgumentParser, *, delete: bool, write: bool) -> No
 
 
 def _options(args: argparse.Namespace) -> bulk.BulkOptions:
+    profile = load_profile(args.profile) if args.profile else None
     return bulk.BulkOptions(
         action=args.action,
         adopt=args.adopt,
         all_keys=getattr(args, "all_keys", False),
         skip_missing=args.skip_missing_nodes,
+        slinky=slinky_from_args(args, profile),
     )
 
 

@@ -23,11 +23,12 @@ with dots in ``SLURM_TOPOLOGY_ADDR``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,7 @@ from labeler.emit.hypernodes import choose_parents, dns_name
 from labeler.emit.yamlio import dump
 from labeler.errors import InputError
 from labeler.model import Level, NodePosition, Topology
+from labeler.plan import Desired
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +98,30 @@ def node_spec(topology: Topology, values: Sequence[str | None], names: SlurmName
             return None
         parts.append(f"{names.block}:{switch_name(block, bvalue)}")
     return ",".join(parts)
+
+
+@dataclass(frozen=True)
+class Slinky:
+    """Keeps ``topology.slinky.slurm.net/spec`` on a node: Slinky's slurm-operator copies it
+    to the Slurm node as its dynamic topology (``<topology>:<unit>`` pairs), naming the leaf
+    switch and block that ``generate --emit slurm`` wrote for the node's labels."""
+
+    topology: Topology
+    names: SlurmNames
+
+    def add_to(self, desired: Desired, labels: Mapping[str, str]) -> Desired:
+        """``desired`` plus the annotation for the labels the node has once it is applied
+        (``labels`` overlaid with what ``desired`` sets and removes); no spec (a level is
+        missing): our annotation, if any, is removed."""
+        after = {**labels, **desired.set}
+        for key in desired.remove:
+            after.pop(key, None)
+        spec = node_spec(self.topology, [after.get(k) for k in self.topology.keys], self.names)
+        return dataclasses.replace(
+            desired,
+            annotations={SLINKY_ANNOTATION: spec} if spec else {},
+            prune_annotations=frozenset({SLINKY_ANNOTATION}),
+        )
 
 
 def _node_problems(positions: Sequence[NodePosition]) -> list[str]:
