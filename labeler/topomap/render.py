@@ -28,9 +28,9 @@ _PAGE = """<!doctype html>
 <div id="legend"></div>
 <div id="job"></div>
 <nav id="crumbs"></nav>
-<main><div id="map"></div><aside id="info">Hover or click a node for its labels, position,
-free capacity and taints.</aside></main>
-<section id="outside"></section>
+<main><div id="left"><div id="map"></div><section id="outside"></section></div>
+<aside id="info">Hover or click a node for its labels, position, free capacity and taints.
+</aside></main>
 <script type="application/json" id="data">{data}</script>
 <script>{js}</script>
 </body></html>
