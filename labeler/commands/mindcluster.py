@@ -2,7 +2,7 @@
 
 ``tools/label_tool.py`` and ``tools/lld_parser.py`` call ``label_tool_main`` and
 ``lld_parser_main``. Command lines, prompts, messages and exit codes are the originals'
-(see docs/compatibility.md), so runbooks and scripts keep working. The policy is the
+(README.md, "Drop-in twins"), so runbooks and scripts keep working. The policy is the
 original's too: keys named in the CSV are overwritten or removed whoever set them (as its
 ``kubectl label --overwrite`` / ``key-`` did), and what the twin writes is recorded as
 owned; nodes not in the cluster fail one by one while the others are labelled; short rows
@@ -11,7 +11,7 @@ are padded, repeated rows applied once, rows without a node name skipped with a 
 Underneath it is the bulk engine: the CSV is validated before any write, nodes are listed
 once and patched concurrently, and only changed nodes are written. Where the original is
 plainly broken the twin refuses instead, with a clearer error and nothing written; the
-README's table of differences lists each case and why.
+table of differences there lists each case and why.
 """
 
 from __future__ import annotations
