@@ -22,18 +22,13 @@ from types import MappingProxyType
 
 from labeler.labels import value_problems
 from labeler.model import Level, NodePosition, Topology
+from labeler.text import a_few
 
 LABELED = "labeled"
 PARTIAL = "partial"
 UNLABELED = "unlabeled"
 INCONSISTENT = "inconsistent"
 NODE_STATES = (LABELED, PARTIAL, UNLABELED, INCONSISTENT)
-
-
-def _sample(nodes: Sequence[str], limit: int) -> str:
-    """``a, b, c and 7 more``: enough names to act on, not a wall of them."""
-    shown = ", ".join(nodes[:limit])
-    return shown + (f" and {len(nodes) - limit} more" if len(nodes) > limit else "")
 
 
 @dataclass(frozen=True)
@@ -49,7 +44,7 @@ class NestingViolation:
         return (
             f"{self.level.key}={self.value} sits under {len(self.parents)} values of "
             f"{parent_level.key} ({', '.join(self.parents)}); "
-            f"nodes: {_sample(self.nodes, max_nodes)}. "
+            f"nodes: {a_few(self.nodes, max_nodes)}. "
             "A value must nest under one parent cluster-wide: relabel the nodes or give "
             "each block its own value"
         )
@@ -115,7 +110,7 @@ class CheckReport:
             if nodes:
                 out.append(
                     f"{len(nodes)} node(s) lack {key} (Kueue ignores them; Volcano discovery "
-                    f"stops): {_sample(nodes, max_nodes)}"
+                    f"stops): {a_few(nodes, max_nodes)}"
                 )
         out += [v.message(self.parent_level(v), max_nodes=max_nodes) for v in self.nesting]
         out += list(self.invalid)
@@ -124,7 +119,7 @@ class CheckReport:
             nodes = self.empty_tree_label
             out.append(
                 f"{len(nodes)} node(s) have an empty {label} (ascend-for-volcano rejects "
-                f"them; set it to the tree name or remove it): {_sample(nodes, max_nodes)}"
+                f"them; set it to the tree name or remove it): {a_few(nodes, max_nodes)}"
             )
         return out
 
