@@ -10,14 +10,13 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from pathlib import Path
 from typing import Any, TextIO
 
 from labeler.bulk import apply as bulk
 from labeler.bulk import lld
-from labeler.bulk.sheet import read_label_csv, write_label_csv
+from labeler.bulk.sheet import read_label_csv, write_label_csv, write_label_csv_file
 from labeler.commands._base import add_command, add_profile, add_tree_name
-from labeler.errors import InputError, UsageError
+from labeler.errors import UsageError
 from labeler.kube.client import ClusterOptions, api_client
 from labeler.profiles import load_profile
 from labeler.progress import Progress
@@ -238,11 +237,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         )
     keys = export.keys or profile.all_keys
     if args.output and args.output != "-":
-        try:
-            with Path(args.output).open("w", encoding="utf-8", newline="") as f:
-                count = write_label_csv(f, keys, export.rows)
-        except OSError as e:
-            raise InputError(f"{args.output}: cannot write: {e.strerror or e}") from e
+        count = write_label_csv_file(args.output, keys, export.rows)
         print(f"exported {count} nodes, {len(export.keys)} keys to {args.output}", file=sys.stderr)
     else:
         write_label_csv(sys.stdout, keys, export.rows)

@@ -9,9 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +28,7 @@ from labeler.commands._base import (
 from labeler.emit import bundle, hypernodes, kueue
 from labeler.emit.configmap import merge_resource_level_config
 from labeler.errors import InputError, LabelerError, UsageError
+from labeler.files import write_atomic
 from labeler.positions import PositionSet, read_csv, select
 from labeler.profiles import Profile, load_profile
 
@@ -242,25 +241,6 @@ def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptio
     )
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e:
-        raise InputError(
-            f"{path}: cannot write: {e.strerror or e}; check that {path.parent} exists "
-            "and is writable"
-        ) from e
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _merge(args: argparse.Namespace, profile: Profile) -> None:
     path = Path(args.merge_into)
     try:
@@ -275,7 +255,7 @@ def _merge(args: argparse.Namespace, profile: Profile) -> None:
     if not result.changed:
         print(f"{path}: resource-level-config unchanged")
         return
-    _write_atomic(path, result.text)
+    write_atomic(path, result.text)
     before = result.previous if result.previous is not None else "(absent)"
     print(f"{path}: resource-level-config updated\n  before: {before}\n  after:  {result.value}")
 
@@ -327,11 +307,11 @@ def run_generate(args: argparse.Namespace) -> int:
                     f"--output-dir {d}: cannot create {path.parent}: {e.strerror or e}; "
                     "pick a writable directory"
                 ) from e
-            _write_atomic(path, o.text())
+            write_atomic(path, o.text())
             what = f"{len(o.docs)} object(s)" if o.applicable else "config snippet"
             print(f"wrote {path} ({what})")
     elif args.output and args.output != "-":
-        _write_atomic(Path(args.output), "".join(o.text() for o in outputs))
+        write_atomic(Path(args.output), "".join(o.text() for o in outputs))
         print(f"wrote {args.output}")
     elif args.output == "-" or not wants_objects:
         sys.stdout.write("".join(o.text() for o in outputs))
