@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
+from typing import Any
 
 from labeler.labels import value_problems
 from labeler.model import Level, NodePosition, Topology
@@ -259,3 +260,46 @@ def render_text(
     else:
         lines.append("ok: every node has every level label, values nest and are valid")
     return lines
+
+
+def to_json(
+    report: CheckReport,
+    positions: Sequence[NodePosition],
+    *,
+    origin: str,
+    scope: str | None = None,
+    not_in_scope: int = 0,
+) -> dict[str, Any]:
+    """The machine report of ``check -o json``: the same findings as :func:`render_text`,
+    every node listed. The keys are an interface; more may be added, none renamed."""
+    sizes: dict[str, dict[str, Any] | None] = {}
+    for level in report.topology.levels:
+        s = report.size_stats(level.key)
+        sizes[level.key] = (
+            None
+            if s is None
+            else {"domains": s.domains, "min": s.min, "median": s.median, "max": s.max}
+        )
+    return {
+        "source": origin,
+        "scope": scope,
+        "nodesNotInScope": not_in_scope,
+        "tree": report.topology.name,
+        "ok": report.ok,
+        "nodes": report.nodes,
+        "states": state_counts(report, positions),
+        "missing": {k: list(v) for k, v in report.missing.items()},
+        "nesting": [
+            {
+                "key": v.level.key,
+                "value": v.value,
+                "parentKey": report.parent_level(v).key,
+                "parents": list(v.parents),
+                "nodes": list(v.nodes),
+            }
+            for v in report.nesting
+        ],
+        "invalid": list(report.invalid),
+        "emptyTreeLabel": list(report.empty_tree_label),
+        "domainSizes": sizes,
+    }

@@ -11,9 +11,9 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from labeler.check import CheckReport, check_positions, render_text, state_counts
+from labeler.check import CheckReport, check_positions, render_text, to_json
 from labeler.commands._base import (
     add_command,
     add_profile,
@@ -27,13 +27,11 @@ from labeler.commands._base import (
 )
 from labeler.emit import bundle, hypernodes, kueue
 from labeler.emit.configmap import merge_resource_level_config
-from labeler.errors import InputError, LabelerError, UsageError
+from labeler.emit.sync import sync
+from labeler.errors import InputError, UsageError
 from labeler.files import write_atomic
 from labeler.positions import PositionSet, read_csv, select
 from labeler.profiles import Profile, load_profile
-
-if TYPE_CHECKING:
-    from labeler.kube.custom import CustomObjects
 
 EXIT_CHECK_FAILED = 3  # the check ran and the labels are not usable (as audit's 3)
 
@@ -168,7 +166,14 @@ def run_check(args: argparse.Namespace) -> int:
     assert pset is not None  # the source group is required
     report = _check(pset, profile)
     if args.output == "json":
-        print(json.dumps(_report_json(report, pset), indent=2))
+        doc = to_json(
+            report,
+            pset.positions,
+            origin=pset.origin,
+            scope=pset.scope,
+            not_in_scope=pset.not_in_scope,
+        )
+        print(json.dumps(doc, indent=2))
     else:
         for line in render_text(
             report, pset.positions, origin=pset.origin, max_nodes=args.max_nodes
@@ -179,40 +184,6 @@ def run_check(args: argparse.Namespace) -> int:
         if pset.scope is not None:
             print(f"(scope: {pset.scope}; {pset.not_in_scope} other node(s) not checked)")
     return 0 if report.ok else EXIT_CHECK_FAILED
-
-
-def _report_json(report: CheckReport, pset: PositionSet) -> dict[str, Any]:
-    sizes = {}
-    for level in report.topology.levels:
-        s = report.size_stats(level.key)
-        sizes[level.key] = (
-            None
-            if s is None
-            else {"domains": s.domains, "min": s.min, "median": s.median, "max": s.max}
-        )
-    return {
-        "source": pset.origin,
-        "scope": pset.scope,
-        "nodesNotInScope": pset.not_in_scope,
-        "tree": report.topology.name,
-        "ok": report.ok,
-        "nodes": report.nodes,
-        "states": state_counts(report, pset.positions),
-        "missing": {k: list(v) for k, v in report.missing.items()},
-        "nesting": [
-            {
-                "key": v.level.key,
-                "value": v.value,
-                "parentKey": report.parent_level(v).key,
-                "parents": list(v.parents),
-                "nodes": list(v.nodes),
-            }
-            for v in report.nesting
-        ],
-        "invalid": list(report.invalid),
-        "emptyTreeLabel": list(report.empty_tree_label),
-        "domainSizes": sizes,
-    }
 
 
 def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptions:
@@ -316,62 +287,12 @@ def run_generate(args: argparse.Namespace) -> int:
     elif args.output == "-" or not wants_objects:
         sys.stdout.write("".join(o.text() for o in outputs))
     if args.apply:
-        _apply(args, outputs, opts)
+        sync(
+            cluster(args),
+            outputs,
+            opts.hypernode.owner,
+            dry_run=args.dry_run,
+            prune=args.prune,
+            report=print,
+        )
     return 0
-
-
-def _apply(
-    args: argparse.Namespace, outputs: list[bundle.Output], opts: bundle.GenerateOptions
-) -> None:
-    from labeler.kube.custom import DELETED, CustomObjects
-
-    objs = CustomObjects(cluster(args))
-    suffix = " (dry run)" if args.dry_run else ""
-    _refuse_foreign_hypernodes(objs, outputs, opts.hypernode.owner)
-    wanted_hn: set[str] = set()
-    for o in outputs:
-        if not o.applicable:
-            print(f"skipped {o.filename}: a config snippet, not an object ({o.title})")
-            continue
-        for doc in o.docs:
-            result = objs.apply(doc, dry_run=args.dry_run)
-            print(f"{result.kind}/{result.name} {result.action}{suffix}")
-            if doc["kind"] == "HyperNode":
-                wanted_hn.add(doc["metadata"]["name"])
-    if args.prune:
-        if not wanted_hn:
-            raise LabelerError("--prune: no HyperNodes were generated, so none are deleted")
-        selector = (
-            f"app.kubernetes.io/managed-by=topology-labeler,"
-            f"{hypernodes.OWNER_LABEL}={opts.hypernode.owner}"
-        )
-        for name in objs.list_names(hypernodes.API_VERSION, "HyperNode", selector):
-            if name not in wanted_hn:
-                objs.delete(hypernodes.API_VERSION, "HyperNode", name, dry_run=args.dry_run)
-                print(f"HyperNode/{name} {DELETED}{suffix}")
-
-
-def _refuse_foreign_hypernodes(
-    objs: CustomObjects, outputs: list[bundle.Output], owner: str
-) -> None:
-    """Stop before the first write if a HyperNode we would write belongs to someone else.
-
-    HyperNode names come from level names and values, so two topologies (two Ascend trees
-    whose groupids both start at 0, or a hand-made HyperNode) can want the same name;
-    replacing it would silently move it to this topology. One LIST finds them all.
-    """
-    wanted = {
-        d["metadata"]["name"] for o in outputs for d in o.docs if d.get("kind") == "HyperNode"
-    }
-    if not wanted:
-        return
-    selector = f"{hypernodes.OWNER_LABEL}!={owner}"
-    taken = sorted(wanted & set(objs.list_names(hypernodes.API_VERSION, "HyperNode", selector)))
-    if taken:
-        shown = ", ".join(taken[:10]) + (f" and {len(taken) - 10} more" if len(taken) > 10 else "")
-        raise LabelerError(
-            f"{len(taken)} HyperNode(s) with the names this topology needs already exist and "
-            f"are not labeled {hypernodes.OWNER_LABEL}={owner}: {shown}. Nothing was "
-            "written. Give this topology its own names with --hypernode-prefix, or delete "
-            "those HyperNodes if they are stale"
-        )
