@@ -1,6 +1,6 @@
-"""``advise`` and ``domains``: Kueue TAS placement simulation (issue 8).
+"""``advise`` and ``domains``: Kueue TAS placement simulation.
 
-Parsing, reading the cluster or the snapshot file, and printing; the simulation lives in
+Parsing and printing only; the inputs (snapshot file or cluster) and the simulation live in
 ``labeler.tas``.
 """
 
@@ -10,10 +10,7 @@ import argparse
 import json
 import logging
 import sys
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from labeler.commands._base import (
     add_command,
@@ -23,22 +20,13 @@ from labeler.commands._base import (
     cluster,
     parse_pairs,
 )
-from labeler.errors import InputError, UsageError, yaml_problem
-from labeler.node import TERMINATED_PHASES
+from labeler.errors import InputError, UsageError
 from labeler.profiles import Profile, load_profile
 from labeler.quantity import QuantityError, quantity_units
-from labeler.tas import kubeyaml
 from labeler.tas.advice import advise, make_job, resolve_level
 from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED, SliceLayer
-from labeler.tas.cluster import (
-    Node,
-    Snapshot,
-    Toleration,
-    node_from_info,
-    snapshot_from_objects,
-    usage_by_node,
-    with_usage,
-)
+from labeler.tas.cluster import Toleration
+from labeler.tas.inputs import read_cluster, read_snapshot
 from labeler.tas.inventory import inventory
 from labeler.tas.report import (
     advice_dict,
@@ -186,48 +174,9 @@ def _slices(args: argparse.Namespace) -> list[tuple[str, int]]:
 # --- reading -----------------------------------------------------------------------------
 
 
-def read_snapshot(path: str) -> Snapshot:
-    """Read a snapshot file (YAML stream or JSON) into nodes with usage."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read snapshot: {e}") from e
-    try:
-        doc: Any = json.loads(text) if text.lstrip()[:1] in ("{", "[") else kubeyaml.load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as e:
-        where = yaml_problem(path, e) if isinstance(e, yaml.YAMLError) else f"{path}: {e}"
-        raise InputError(
-            f"{where}; not valid YAML/JSON: give the output of "
-            "'kubectl get nodes,pods -A -o yaml' (or -o json)"
-        ) from e
-    return snapshot_from_objects(doc, path)
-
-
-def read_cluster(args: argparse.Namespace) -> Snapshot:
-    """Nodes and non-terminated pods from the API server (paginated)."""
-    from labeler.kube.nodes import list_nodes
-    from labeler.kube.pods import list_pods
-
-    api = cluster(args)
-    infos, _ = list_nodes(api)
-    pods = list_pods(api, field_selector=",".join(f"status.phase!={p}" for p in TERMINATED_PHASES))
-    problems: list[str] = []
-    nodes: list[Node] = []
-    for info in infos:
-        try:
-            nodes.append(node_from_info(info, f"node {info.name}"))
-        except InputError as e:
-            problems.extend(e.problems)
-    if problems:
-        raise InputError(problems, heading="the cluster has nodes the simulator cannot read:")
-    usage = usage_by_node(pods)
-    return Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pods))
-
-
 def _load(args: argparse.Namespace) -> tuple[Profile, Tree]:
     profile = load_profile(args.profile, tree_name=args.topotree_name)
-    snap = read_cluster(args) if args.from_cluster else read_snapshot(args.from_snapshot)
+    snap = read_cluster(cluster(args)) if args.from_cluster else read_snapshot(args.from_snapshot)
     for kind, n in sorted(snap.ignored.items()):
         log.info("snapshot: ignored %d object(s) of kind %s", n, kind)
     tree = build_tree(
