@@ -1,9 +1,11 @@
-"""The audit report as a table for people (the JSON form is AuditReport.to_json)."""
+"""The audit report and the job placement as tables for people (the JSON forms are
+AuditReport.to_json and JobPlacement.to_json)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from labeler.audit.jobview import JobPlacement
 from labeler.audit.report import AuditReport
 from labeler.check import INCONSISTENT, LABELED, NODE_STATES, PARTIAL, UNLABELED
 from labeler.text import a_few, left_out, table
@@ -118,3 +120,21 @@ def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
         )
     lines.append(verdict)
     return "\n".join(lines)
+
+
+def render_placement(view: JobPlacement, *, all_namespaces: bool) -> str:
+    """One row per pod (its node and its domain at every level), then the verdict."""
+    if not view.pods:
+        return view.verdict()
+    levels = view.topology.levels
+    head = (["NAMESPACE"] if all_namespaces else []) + ["POD", "PHASE", "NODE"]
+    rows = [head + [lv.name.upper() for lv in levels]]
+    for p in view.pods:
+        node = p.node or "<pending>"
+        if p.node and not p.node_found:
+            node += " (gone)"
+        cells = [p.namespace] if all_namespaces else []
+        cells += [p.name, p.phase, node]
+        cells += ["-" if p.pending else (v if v is not None else "<none>") for v in p.values]
+        rows.append(cells)
+    return "\n".join([*table(rows), "", view.verdict()])
