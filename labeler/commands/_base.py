@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import argparse
 import textwrap
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from labeler.errors import UsageError
+from labeler.errors import Exit, InputError, UsageError, one_line
 from labeler.kube.client import ClusterOptions, api_client
 from labeler.labels import key_problems, value_problems
 from labeler.profiles import BUILTIN
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 EXIT_ERROR = "error: invalid input, cluster or API failure (the message says what to do)"
 EXIT_USAGE = "usage: bad or conflicting flags"
 
+T = TypeVar("T")
+
 
 def add_command(
     sub: Any,
@@ -40,9 +42,9 @@ def add_command(
     exits: Mapping[int, str] | None = None,
 ) -> argparse.ArgumentParser:
     """A subcommand whose --help ends with its exit codes (0 and 3 from ``exits``)."""
-    codes = {1: EXIT_ERROR, 2: EXIT_USAGE, **(exits or {})}
+    codes = {Exit.ERROR: EXIT_ERROR, Exit.USAGE: EXIT_USAGE, **(exits or {})}
     epilog = "exit codes:\n" + "\n".join(
-        textwrap.fill(codes[c], width=88, initial_indent=f"  {c}  ", subsequent_indent="     ")
+        textwrap.fill(codes[c], width=88, initial_indent=f"  {int(c)}  ", subsequent_indent="     ")
         for c in sorted(codes)
     )
     return sub.add_parser(  # type: ignore[no-any-return]
@@ -53,6 +55,20 @@ def add_command(
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+
+
+def flag_value(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse ``type=`` from a parser that raises InputError: a bad value is then a
+    usage error (exit 2) reported on one line by argparse, before anything is read."""
+
+    def convert(text: str) -> T:
+        try:
+            return parse(text)
+        except InputError as e:
+            raise argparse.ArgumentTypeError(one_line(e)) from None
+
+    convert.__name__ = getattr(parse, "__name__", "value")
+    return convert
 
 
 def cluster(args: argparse.Namespace) -> Any:
@@ -224,3 +240,16 @@ def parse_pairs(values: Iterable[str], flag: str, *, labels: bool = True) -> dic
                 raise UsageError(f"{flag}: {key} is given twice ({out[key]!r} and {value!r})")
             out[key] = value
     return out
+
+
+def checked(problems: Callable[[str], list[str]]) -> Callable[[str], str]:
+    """An argparse ``type=`` that refuses a value for which ``problems`` finds any."""
+
+    def check(text: str) -> str:
+        found = problems(text)
+        if found:
+            raise argparse.ArgumentTypeError(f"{text!r} {'; '.join(found)}")
+        return text
+
+    check.__name__ = getattr(problems, "__name__", "value")
+    return check

@@ -10,7 +10,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from labeler.commands._base import PROFILE_HELP, add_command, add_tree_name, cluster
+from labeler.commands._base import PROFILE_HELP, add_command, add_tree_name, cluster, flag_value
 from labeler.errors import UsageError
 from labeler.labels import dns1123_subdomain_problems, parse_encoding
 
@@ -33,6 +33,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--encoding",
+        type=flag_value(parse_encoding),
         default=None,
         help="hash[:N] (default for oci-rdma), suffix:N (suffix:11 = Oracle's oci-hpc-oke "
         "labeler), raw; default: the profile's",
@@ -132,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         if not profile.topology.tree_label:
             raise UsageError(f"--topotree-name: profile {profile.name!r} has no tree label to set")
         check_tree_name(args.topotree_name, profile.topology.tree_label)
-    encoding = parse_encoding(args.encoding or profile.encoding)
+    encoding = args.encoding or parse_encoding(profile.encoding)
     stop = threading.Event()
     source = make_source(profile, args, stop)
     api = cluster(args)

@@ -20,7 +20,9 @@ from labeler.commands._base import (
     add_report_format,
     add_scope,
     add_source,
+    checked,
     cluster,
+    flag_value,
     node_scope,
     parse_pairs,
     scoped_nodes,
@@ -28,8 +30,10 @@ from labeler.commands._base import (
 from labeler.emit import bundle, hypernodes, kueue
 from labeler.emit.configmap import merge_resource_level_config
 from labeler.emit.sync import sync
+from labeler.emit.volcano import discovery_name_problems
 from labeler.errors import InputError, UsageError
 from labeler.files import write_atomic
+from labeler.labels import dns1123_subdomain_problems
 from labeler.positions import PositionSet, read_csv, select
 from labeler.profiles import Profile, load_profile
 
@@ -78,8 +82,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--force", action="store_true", help="generate even when the check finds errors"
     )
     k = g.add_argument_group("Kueue")
-    k.add_argument("--topology-name", help="Kueue Topology name (default: the profile name)")
-    k.add_argument("--flavor-name", help="ResourceFlavor name (default: the Topology name)")
+    k.add_argument(
+        "--topology-name",
+        type=checked(dns1123_subdomain_problems),
+        help="Kueue Topology name (default: the profile name)",
+    )
+    k.add_argument(
+        "--flavor-name",
+        type=checked(dns1123_subdomain_problems),
+        help="ResourceFlavor name (default: the Topology name)",
+    )
     k.add_argument(
         "--flavor-node-label",
         action="append",
@@ -90,6 +102,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     k.add_argument(
         "--flavor-toleration",
         action="append",
+        type=flag_value(kueue.parse_toleration),
         default=[],
         metavar="KEY[=VALUE][:EFFECT]",
         help="ResourceFlavor tolerations (up to 8)",
@@ -103,10 +116,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     v.add_argument(
         "--volcano-version",
+        type=flag_value(hypernodes.parse_version),
         default="1.14",
         help="target Volcano version; before 1.14 HyperNodes carry no tierName (default 1.14)",
     )
-    v.add_argument("--hypernode-prefix", default="", help="prefix of every HyperNode name")
+    v.add_argument(
+        "--hypernode-prefix",
+        type=checked(hypernodes.prefix_problems),
+        default="",
+        help="prefix of every HyperNode name",
+    )
     v.add_argument(
         "--node-members",
         choices=["names", "labels"],
@@ -114,7 +133,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="tier-1 members: each node by name (default), or one labelMatch on the "
         "narrowest label (picks up new nodes by itself)",
     )
-    v.add_argument("--discovery-name", help="networkTopologyTypes name (≤ 20 characters)")
+    v.add_argument(
+        "--discovery-name",
+        type=checked(discovery_name_problems),
+        help="networkTopologyTypes name (≤ 20 characters)",
+    )
     v.add_argument("--discovery-interval", default="1h", help="label discovery interval")
     g.set_defaults(handler=run_generate)
 
@@ -188,7 +211,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptions:
     labels = parse_pairs(args.flavor_node_label, "--flavor-node-label")
-    tolerations = tuple(kueue.parse_toleration(s) for s in args.flavor_toleration)
+    tolerations = tuple(args.flavor_toleration)
     if args.reserved_node is not None and args.reserved_node < 0:
         raise UsageError("--reserved-node must be 0 or more")
     topo = profile.topology
@@ -203,7 +226,7 @@ def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptio
         reserved_node=args.reserved_node,
         hypernode=hypernodes.HyperNodeOptions(
             prefix=args.hypernode_prefix,
-            volcano_version=hypernodes.parse_version(args.volcano_version),
+            volcano_version=args.volcano_version,
             node_members=args.node_members,
             owner=hypernodes.owner_value(profile.name, topo.name),
         ),
