@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from labeler.errors import Exit
 from labeler.labels import Encoding
 from labeler.node import NodeLabels
 from labeler.plan import Desired, LabelPlan
@@ -20,7 +21,6 @@ from labeler.sources import NoData, Reading
 
 OnMissing = Literal["skip", "isolate"]
 ISOLATED_PREFIX = "isolated-"
-EXIT_OK, EXIT_ERROR, EXIT_CONFLICT = 0, 1, 3
 
 
 def isolated_value(node: str) -> str:
@@ -115,7 +115,7 @@ class ReconcileResult:
     @property
     def exit_code(self) -> int:
         if self.status in ("labelled", "no_data"):
-            return EXIT_OK
+            return Exit.OK
         if self.status == "conflict":
-            return EXIT_CONFLICT
-        return EXIT_ERROR
+            return Exit.INCOMPLETE
+        return Exit.ERROR

@@ -25,8 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labeler.agent.decide import (
-    EXIT_ERROR,
-    EXIT_OK,
     OnMissing,
     ReconcileResult,
     Status,
@@ -34,7 +32,7 @@ from labeler.agent.decide import (
     format_plan,
     node_is_labeled,
 )
-from labeler.errors import LabelerError
+from labeler.errors import Exit, LabelerError
 from labeler.kube.errors import KubeError, NotFound
 from labeler.kube.events import NodeEvents
 from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
@@ -437,4 +435,4 @@ def serve(agent: Agent, *, port: int, address: str = "") -> int:
         pass
     thread.join(1.0)  # a write in flight may finish; a hung call is abandoned
     server.close()
-    return EXIT_ERROR if failed.is_set() else EXIT_OK
+    return Exit.ERROR if failed.is_set() else Exit.OK

@@ -23,7 +23,7 @@ from enum import Enum
 from typing import Any, Protocol
 
 from labeler.bulk.sheet import CsvRow, LabelSheet
-from labeler.errors import InputError
+from labeler.errors import Exit, InputError
 from labeler.kube.nodes import LabelWriter, WriteResult, list_nodes
 from labeler.node import NodeLabels
 from labeler.plan import Conflict, Desired, LabelPlan, plan_labels
@@ -336,8 +336,8 @@ class BulkReport:
     def exit_code(self) -> int:
         """1 if a node failed, 3 if conflicts were left in place, else 0."""
         if self.failed:
-            return 1
-        return 3 if self.conflicts else 0
+            return Exit.ERROR
+        return Exit.INCOMPLETE if self.conflicts else Exit.OK
 
     def summary(self) -> str:
         p = self.plan

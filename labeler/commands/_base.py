@@ -39,7 +39,7 @@ def add_command(
     name: str,
     help_text: str,
     *,
-    exits: Mapping[int, str] | None = None,
+    exits: Mapping[Exit, str] | None = None,
 ) -> argparse.ArgumentParser:
     """A subcommand whose --help ends with its exit codes (0 and 3 from ``exits``)."""
     codes = {Exit.ERROR: EXIT_ERROR, Exit.USAGE: EXIT_USAGE, **(exits or {})}

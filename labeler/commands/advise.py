@@ -20,7 +20,7 @@ from labeler.commands._base import (
     cluster,
     parse_pairs,
 )
-from labeler.errors import InputError, UsageError
+from labeler.errors import Exit, InputError, UsageError
 from labeler.profiles import Profile, load_profile
 from labeler.quantity import QuantityError, quantity_units
 from labeler.tas.advice import advise, make_job, resolve_level
@@ -39,9 +39,6 @@ from labeler.tas.tree import PodShape, Tree, build_tree, leaf_capacity
 
 log = logging.getLogger(__name__)
 
-EXIT_FITS = 0
-EXIT_DOES_NOT_FIT = 2
-
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = add_command(
@@ -49,7 +46,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         common,
         "advise",
         "would a job fit now, where, and at which topology level",
-        exits={0: "the job fits", EXIT_DOES_NOT_FIT: "usage error, or the job does not fit"},
+        exits={Exit.OK: "the job fits", Exit.INCOMPLETE: "simulated: the job does not fit now"},
     )
     _common(p)
     p.add_argument("--pods", type=int, required=True, help="pods in the job (PodSet count)")
@@ -79,7 +76,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         common,
         "domains",
         "free pod slots per topology domain, per level",
-        exits={0: "the inventory was printed"},
+        exits={Exit.OK: "the inventory was printed"},
     )
     _common(d)
     d.add_argument("--pods", type=int, help="also count how many jobs of N pods fit per domain")
@@ -214,7 +211,7 @@ def run_advise(args: argparse.Namespace) -> int:
     job = make_job(topology, args.pods, mode=mode, level=level, slices=slices)
     result = advise(topology, tree, shape, job)
     _emit(args, advice_text(topology, result, shape.requests), advice_dict(topology, result))
-    return EXIT_FITS if result.outcome.fits else EXIT_DOES_NOT_FIT
+    return Exit.OK if result.outcome.fits else Exit.INCOMPLETE
 
 
 def run_domains(args: argparse.Namespace) -> int:
@@ -241,4 +238,4 @@ def run_domains(args: argparse.Namespace) -> int:
     doc["outside"] = [{"node": o.node, "reason": o.reason} for o in tree.outside]
     text = inventory_text(topology, levels, args.pods, now.stats, tree.outside)
     _emit(args, text, doc)
-    return 0
+    return Exit.OK

@@ -11,7 +11,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from labeler.commands._base import PROFILE_HELP, add_command, add_tree_name, cluster, flag_value
-from labeler.errors import UsageError
+from labeler.errors import Exit, UsageError
 from labeler.labels import dns1123_subdomain_problems, parse_encoding
 
 
@@ -22,9 +22,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "agent",
         "keep topology labels on this node (DaemonSet)",
         exits={
-            0: "--once: labeled, already current, or definite no data; "
+            Exit.OK: "--once: labeled, already current, or definite no data; "
             "otherwise: stopped by SIGTERM",
-            3: "--once: done, but a conflict was left in place (see --adopt)",
+            Exit.INCOMPLETE: "--once: done, but a conflict was left in place (see --adopt)",
         },
     )
     p.add_argument("--profile", required=True, help=PROFILE_HELP)

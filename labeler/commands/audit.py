@@ -22,13 +22,11 @@ from labeler.commands._base import (
     cluster,
     node_scope,
 )
-from labeler.errors import UsageError
+from labeler.errors import Exit, UsageError
 from labeler.profiles import Profile, load_profile
 from labeler.scope import Scope
 
 log = logging.getLogger(__name__)
-
-EXIT_NOT_LABELED = 3  # the audit ran, and some node in scope is not fully labeled
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -39,8 +37,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "report (or export as Prometheus metrics) the nodes topology-aware schedulers "
         "cannot use: labeled / partial / unlabeled / inconsistent",
         exits={
-            0: "every node in scope is fully labeled (with --serve: stopped by a signal)",
-            EXIT_NOT_LABELED: "audited: some node in scope is not fully labeled",
+            Exit.OK: "every node in scope is fully labeled (with --serve: stopped by a signal)",
+            Exit.INCOMPLETE: "audited: some node in scope is not fully labeled",
         },
     )
     add_profile(p)
@@ -64,7 +62,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         common,
         "placement",
         "show where a job's pods landed: each pod's node and its domain at every level",
-        exits={0: "the placement was printed (also when no pod matched)"},
+        exits={Exit.OK: "the placement was printed (also when no pod matched)"},
     )
     q.add_argument("-l", "--selector", required=True, help="pod label selector, e.g. job-name=X")
     q.add_argument("-n", "--namespace", help="namespace (default: all namespaces)")
@@ -89,7 +87,7 @@ def run_audit(args: argparse.Namespace) -> int:
         print(render_table(report))
     if report.nodes == 0:
         log.warning("no node in scope (%s); nothing to audit", scope.describe())
-    return 0 if report.ok else EXIT_NOT_LABELED
+    return Exit.OK if report.ok else Exit.INCOMPLETE
 
 
 def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
@@ -131,7 +129,7 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
     stop.wait()
     server.close()
     exporter.stop()
-    return 0
+    return Exit.OK
 
 
 def run_placement(args: argparse.Namespace) -> int:
@@ -143,4 +141,4 @@ def run_placement(args: argparse.Namespace) -> int:
         print(json.dumps(view.to_json(), indent=2))
     else:
         print(render_placement(view, all_namespaces=args.namespace is None))
-    return 0
+    return Exit.OK

@@ -16,17 +16,17 @@ from labeler.bulk import apply as bulk
 from labeler.bulk import lld
 from labeler.bulk.sheet import read_label_csv, write_label_csv, write_label_csv_file
 from labeler.commands._base import add_command, add_profile, add_tree_name
-from labeler.errors import UsageError
+from labeler.errors import Exit, UsageError
 from labeler.kube.client import ClusterOptions, api_client
 from labeler.profiles import load_profile
 from labeler.progress import Progress
 
 _CONFLICTS = "conflicts were left in place: values topology-labeler did not set (see --adopt)"
 _WRITE_EXITS = {
-    0: "done: every node written or already current",
-    1: "a node failed; or, before any write, a CSV node is not in the cluster, the CSV is "
+    Exit.OK: "done: every node written or already current",
+    Exit.ERROR: "a node failed; or, before any write, a CSV node is not in the cluster, the CSV is "
     "invalid, or the cluster cannot be read",
-    3: f"done, but {_CONFLICTS}",
+    Exit.INCOMPLETE: f"done, but {_CONFLICTS}",
 }
 
 
@@ -37,10 +37,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "plan",
         "show what apply would change; no writes",
         exits={
-            0: "planned",
-            1: "a CSV node is not in the cluster, the CSV is invalid, or the cluster cannot "
-            "be read",
-            3: f"planned, but {_CONFLICTS}",
+            Exit.OK: "planned",
+            Exit.ERROR: "a CSV node is not in the cluster, the CSV is invalid, or the cluster "
+            "cannot be read",
+            Exit.INCOMPLETE: f"planned, but {_CONFLICTS}",
         },
     )
     _csv_options(p, delete=False, write=False)
@@ -63,7 +63,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         common,
         "export",
         "write today's topology labels as a CSV",
-        exits={0: "the CSV was written"},
+        exits={Exit.OK: "the CSV was written"},
     )
     add_profile(p, tree_name=False)
     p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
@@ -83,7 +83,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         common,
         "lld",
         "turn an Ascend LLD workbook into a label CSV",
-        exits={0: "the CSV was written"},
+        exits={Exit.OK: "the CSV was written"},
     )
     p.add_argument("-i", "--input", required=True, help="the LLD workbook (.xlsx)")
     p.add_argument(
@@ -174,8 +174,8 @@ def _print_plan(plan: bulk.BulkPlan, show_unchanged: bool, out: TextIO) -> int:
     err = plan.missing_error()
     if err is not None:
         print(f"error: {err}", file=sys.stderr)
-        return 1
-    return 3 if plan.with_conflicts else 0
+        return Exit.ERROR
+    return Exit.INCOMPLETE if plan.with_conflicts else Exit.OK
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -241,7 +241,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"exported {count} nodes, {len(export.keys)} keys to {args.output}", file=sys.stderr)
     else:
         write_label_csv(sys.stdout, keys, export.rows)
-    return 0
+    return Exit.OK
 
 
 def cmd_lld(args: argparse.Namespace) -> int:
@@ -250,9 +250,9 @@ def cmd_lld(args: argparse.Namespace) -> int:
     )
     if args.output == "-":
         write_label_csv(sys.stdout, lld.CSV_KEYS, table.rows())
-        return 0
+        return Exit.OK
     output = args.output or lld.default_output(args.input)
     count = lld.write_lld_csv(table, output)
     print(f"sheet {table.sheet!r}: {count} hosts, {len({h.group for h in table.hosts})} groups")
     print(f"CSV file successfully generated: {output}")
-    return 0
+    return Exit.OK

@@ -31,14 +31,11 @@ from labeler.emit import bundle, hypernodes, kueue
 from labeler.emit.configmap import merge_resource_level_config
 from labeler.emit.sync import sync
 from labeler.emit.volcano import discovery_name_problems
-from labeler.errors import InputError, UsageError
+from labeler.errors import Exit, InputError, UsageError
 from labeler.files import write_atomic
 from labeler.labels import dns1123_subdomain_problems
 from labeler.positions import PositionSet, read_csv, select
 from labeler.profiles import Profile, load_profile
-
-EXIT_CHECK_FAILED = 3  # the check ran and the labels are not usable (as audit's 3)
-
 
 SNIPPETS_DIR = "config-snippets"  # under --output-dir: fragments to merge, not objects
 
@@ -49,7 +46,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         common,
         "generate",
         "emit Kueue/Volcano objects that match the labels",
-        exits={0: "generated (and applied or merged, if asked)"},
+        exits={Exit.OK: "generated (and applied or merged, if asked)"},
     )
     _source_options(g, required=False)
     out = g.add_argument_group("output")
@@ -147,8 +144,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "check",
         "check nesting and completeness of node labels",
         exits={
-            0: "every node checked is fully labeled, values nest and are valid",
-            EXIT_CHECK_FAILED: "checked: some node lacks a level label, or values do not "
+            Exit.OK: "every node checked is fully labeled, values nest and are valid",
+            Exit.INCOMPLETE: "checked: some node lacks a level label, or values do not "
             "nest or are invalid (the report lists them)",
         },
     )
@@ -206,7 +203,7 @@ def run_check(args: argparse.Namespace) -> int:
             print(f"({pset.out_of_scope} node(s) of other trees not checked)")
         if pset.scope is not None:
             print(f"(scope: {pset.scope}; {pset.not_in_scope} other node(s) not checked)")
-    return 0 if report.ok else EXIT_CHECK_FAILED
+    return Exit.OK if report.ok else Exit.INCOMPLETE
 
 
 def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptions:
@@ -266,7 +263,7 @@ def run_generate(args: argparse.Namespace) -> int:
     opts = _options(args, profile)  # validate every flag before reading anything
     if args.merge_into and not wants_objects:
         _merge(args, profile)
-        return 0
+        return Exit.OK
     pset = _positions(args, profile)
     if pset is not None:
         report = _check(pset, profile)
@@ -318,4 +315,4 @@ def run_generate(args: argparse.Namespace) -> int:
             prune=args.prune,
             report=print,
         )
-    return 0
+    return Exit.OK

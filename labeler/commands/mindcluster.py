@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from labeler.bulk import apply as bulk
 from labeler.bulk import lld
 from labeler.bulk.sheet import read_label_csv
-from labeler.errors import LabelerError
+from labeler.errors import Exit, LabelerError
 from labeler.kube.client import ClusterOptions, api_client
 from labeler.logs import setup_logging
 
@@ -65,10 +65,10 @@ def _interruptible(main: Callable[[argparse.Namespace], int], args: argparse.Nam
         return main(args)
     except _NoAnswer as e:
         print(f"Error: {e}")
-        return 1
+        return Exit.ERROR
     except KeyboardInterrupt:
         print("\nInterrupted.")
-        return 130
+        return Exit.INTERRUPTED
 
 
 def label_tool_parser() -> argparse.ArgumentParser:
@@ -113,7 +113,7 @@ def _label_tool(args: argparse.Namespace) -> int:
     path = args.config_path or _prompt_csv_path()
     if not os.path.exists(path):
         print(f"Error: File '{path}' does not exist")
-        return 1
+        return Exit.ERROR
     action = "Adding" if args.command == "apply" else "Removing"
     print(f"Starting {action.lower()} labels...")
     # The original removes every header key on delete, also where the cell is empty.
@@ -131,7 +131,7 @@ def _label_tool(args: argparse.Namespace) -> int:
         report = bulk.run(api, plan, concurrency=args.concurrency)
     except LabelerError as e:
         print(f"Error: {e}")
-        return 1
+        return Exit.ERROR
     # A conflict left in place is a failure here: the original would have overwritten it.
     failed = {o.node: o.error or "" for o in report.failed}
     for node, conflicts in report.conflicted().items():
@@ -144,7 +144,7 @@ def _label_tool(args: argparse.Namespace) -> int:
             print(f"Processed {len(ok)} nodes.")
         else:
             print("No valid nodes to process.")
-        return 0
+        return Exit.OK
     print(f"{action} labels completed, but some nodes failed.")
     if ok:
         print(f"Successful nodes ({len(ok)}): {', '.join(ok)}")
@@ -153,7 +153,7 @@ def _label_tool(args: argparse.Namespace) -> int:
     print(f"Failed nodes ({len(failed)}) and error messages:")
     for node in (d.node for d in plan.diffs if d.node in failed):
         print(f"  - {node}: {failed[node]}")
-    return 1
+    return Exit.ERROR
 
 
 def lld_parser_parser() -> argparse.ArgumentParser:
@@ -193,7 +193,7 @@ def _lld_parser(args: argparse.Namespace) -> int:
     source = args.input or _answer("Please enter Excel file path: ")
     if not source:
         print("Error: Input file path is required")
-        return 1
+        return Exit.ERROR
     output = args.output
     if not output:
         output = lld.default_output(source)
@@ -201,10 +201,10 @@ def _lld_parser(args: argparse.Namespace) -> int:
     tree = args.topotree_name or _answer("Please enter topotree name: ")
     if not tree:
         print("Error: Topotree name is required")
-        return 1
+        return Exit.ERROR
     if args.group_per_rack <= 0:
         print(f"Error: group-per-rack must be a positive integer, got {args.group_per_rack}")
-        return 1
+        return Exit.ERROR
     try:
         table = lld.read_lld(source, tree_name=tree, group_per_rack=args.group_per_rack)
         print(f"Target worksheet found: {table.sheet}")
@@ -212,10 +212,10 @@ def _lld_parser(args: argparse.Namespace) -> int:
     except LabelerError as e:
         print(f"Error: {e}")
         print("Script execution failed")
-        return 1
+        return Exit.ERROR
     print(f"CSV file successfully generated: {output}")
     print(f"Processed {count} rows of data")
     print(f"Topotree name: {tree}")
     print(f"Group per rack (divisor): {args.group_per_rack}")
     print("Script execution completed")
-    return 0
+    return Exit.OK
