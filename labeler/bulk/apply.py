@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from labeler.bulk.sheet import CsvRow, LabelSheet
 from labeler.errors import Exit, InputError
+from labeler.kube.errors import KubeError
 from labeler.kube.nodes import LabelWriter, WriteResult, list_nodes
 from labeler.node import NodeLabels
 from labeler.plan import Conflict, Desired, LabelPlan, plan_labels
@@ -281,7 +282,7 @@ def execute(
         try:
             result = writer.write(node, diff.desired, adopt=plan.options.adopt)
         except Exception as exc:  # one node's failure must not stop the others
-            if not hasattr(exc, "status"):
+            if not isinstance(exc, KubeError):
                 log.exception("unexpected error writing node=%s", diff.node)
             return NodeOutcome(diff.node, diff.plan, diff.current, error=str(exc) or repr(exc))
         patches = result.attempts if result.written else result.attempts - 1

@@ -99,7 +99,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="a5 adds huawei.com/topotree.rackid/.serverid; auto: A5 when the driver "
         "reports a 1D/2D SuperPoD type (default)",
     )
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run_agent)
 
 
 def _positive(text: str) -> float:
@@ -112,7 +112,7 @@ def _positive(text: str) -> float:
     return value
 
 
-def run(args: argparse.Namespace) -> int:
+def run_agent(args: argparse.Namespace) -> int:
     from labeler.agent.loop import Agent, AgentConfig, serve
     from labeler.kube.events import NodeEvents
     from labeler.metrics import agent_metrics

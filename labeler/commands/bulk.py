@@ -44,19 +44,19 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         },
     )
     _csv_options(p, delete=False, write=False)
-    p.set_defaults(handler=cmd_plan, action=bulk.Action.APPLY)
+    p.set_defaults(handler=run_plan)
 
     p = add_command(
         sub, common, "apply", "label nodes from a CSV (MindCluster format)", exits=_WRITE_EXITS
     )
     _csv_options(p, delete=False, write=True)
-    p.set_defaults(handler=cmd_write, action=bulk.Action.APPLY)
+    p.set_defaults(handler=run_apply)
 
     p = add_command(
         sub, common, "delete", "remove the CSV's label keys from its nodes", exits=_WRITE_EXITS
     )
     _csv_options(p, delete=True, write=True)
-    p.set_defaults(handler=cmd_write, action=bulk.Action.DELETE)
+    p.set_defaults(handler=run_delete)
 
     p = add_command(
         sub,
@@ -76,7 +76,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="only nodes matching this label selector (default: every node that has a "
         "label of the profile)",
     )
-    p.set_defaults(handler=cmd_export)
+    p.set_defaults(handler=run_export)
 
     p = add_command(
         sub,
@@ -99,7 +99,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         default=lld.DEFAULT_GROUP_PER_RACK,
         help="frames per group: groupid = (frame - 1) // N (default: %(default)s)",
     )
-    p.set_defaults(handler=cmd_lld)
+    p.set_defaults(handler=run_lld)
 
 
 def _csv_options(p: argparse.ArgumentParser, *, delete: bool, write: bool) -> None:
@@ -144,9 +144,9 @@ def _csv_options(p: argparse.ArgumentParser, *, delete: bool, write: bool) -> No
         )
 
 
-def _options(args: argparse.Namespace) -> bulk.BulkOptions:
+def _options(args: argparse.Namespace, action: bulk.Action) -> bulk.BulkOptions:
     return bulk.BulkOptions(
-        action=args.action,
+        action=action,
         adopt=args.adopt,
         all_keys=getattr(args, "all_keys", False),
         skip_missing=args.skip_missing_nodes,
@@ -178,13 +178,21 @@ def _print_plan(plan: bulk.BulkPlan, show_unchanged: bool, out: TextIO) -> int:
     return Exit.INCOMPLETE if plan.with_conflicts else Exit.OK
 
 
-def cmd_plan(args: argparse.Namespace) -> int:
+def run_plan(args: argparse.Namespace) -> int:
     sheet = read_label_csv(args.config_path)
-    plan = bulk.cluster_plan(_api(args), sheet, _options(args))
+    plan = bulk.cluster_plan(_api(args), sheet, _options(args, bulk.Action.APPLY))
     return _print_plan(plan, args.show_unchanged, sys.stdout)
 
 
-def cmd_write(args: argparse.Namespace) -> int:
+def run_apply(args: argparse.Namespace) -> int:
+    return _write(args, bulk.Action.APPLY)
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    return _write(args, bulk.Action.DELETE)
+
+
+def _write(args: argparse.Namespace, action: bulk.Action) -> int:
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
     if args.qps < 0:
@@ -192,7 +200,7 @@ def cmd_write(args: argparse.Namespace) -> int:
     _quiet_writer_logs(args)
     sheet = read_label_csv(args.config_path)
     api = _api(args)
-    plan = bulk.cluster_plan(api, sheet, _options(args))
+    plan = bulk.cluster_plan(api, sheet, _options(args, action))
     if args.dry_run:
         return _print_plan(plan, args.show_unchanged, sys.stdout)
     for warning in plan.warnings():
@@ -204,7 +212,7 @@ def cmd_write(args: argparse.Namespace) -> int:
         if not diff.changes:
             for line in bulk.describe_diff(diff, show_unchanged=args.show_unchanged):
                 print(line)
-    progress = Progress(len(plan.to_change), label=args.action.value)
+    progress = Progress(len(plan.to_change), label=action.value)
 
     def done(outcome: bulk.NodeOutcome) -> None:
         if outcome.error:
@@ -224,7 +232,7 @@ def cmd_write(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+def run_export(args: argparse.Namespace) -> int:
     profile = load_profile(args.profile)
     export = bulk.cluster_export(_api(args), profile, label_selector=args.selector)
     for warning in export.warnings:
@@ -244,7 +252,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
-def cmd_lld(args: argparse.Namespace) -> int:
+def run_lld(args: argparse.Namespace) -> int:
     table = lld.read_lld(
         args.input, tree_name=args.topotree_name, group_per_rack=args.group_per_rack
     )
