@@ -15,7 +15,7 @@ from typing import Literal
 from labeler.errors import Exit
 from labeler.labels import Encoding
 from labeler.node import NodeLabels
-from labeler.plan import Desired, LabelPlan
+from labeler.plan import Desired, LabelPlan, change_lines
 from labeler.profiles import Profile
 from labeler.sources import NoData, Reading
 
@@ -69,21 +69,13 @@ def format_plan(plan: LabelPlan, node: NodeLabels, desired: Desired | None) -> s
     if desired is None:
         return f"node {plan.node}: no data; nothing to write"
     lines = [f"node {plan.node}:"]
-    for key, value in sorted(plan.labels.items()):
-        old = node.labels.get(key)
-        if value is None:
-            lines.append(f"  - {key} (was {old!r})")
-        elif old is None:
-            sid = desired.source_ids.get(key)
-            lines.append(f"  + {key}={value}" + (f"  ({sid})" if sid and sid != value else ""))
-        else:
-            lines.append(f"  ~ {key}: {old} -> {value}")
+    lines += [
+        f"  {line}" for line in change_lines(plan, node.labels, source_ids=desired.source_ids)
+    ]
     for key in plan.unchanged:
-        lines.append(f"  = {key}={node.labels.get(key)}")
+        lines.append(f"  keep {key}={node.labels.get(key)}")
     for key, ann in sorted(plan.annotations.items()):
         lines.append(f"  annotation {key}: " + ("(removed)" if ann is None else ann))
-    for conflict in plan.conflicts:
-        lines.append(f"  ! conflict: {conflict}")
     if plan.is_noop and not plan.conflicts:
         lines.append("  no change")
     return "\n".join(lines)

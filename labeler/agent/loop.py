@@ -21,7 +21,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from labeler.agent.decide import (
@@ -39,7 +39,7 @@ from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
 from labeler.labels import Encoding
 from labeler.metrics import AgentMetrics
 from labeler.node import NodeInfo
-from labeler.plan import Conflict, Desired
+from labeler.plan import Conflict, Desired, change_lines
 from labeler.profiles import Profile
 from labeler.sources import NoData, Reading, Source, SourceError
 
@@ -170,9 +170,7 @@ class Agent:
             state.last_write = self._clock()
             state.node = None  # stale now; the watch brings the new version
             self.metrics.label_writes.labels("success").inc()
-            changes = ", ".join(
-                f"{k}={v}" if v is not None else f"-{k}" for k, v in sorted(plan.labels.items())
-            )
+            changes = "; ".join(change_lines(replace(plan, conflicts=()), node.labels))
             if changes:
                 self._event("Normal", "TopologyLabelsUpdated", f"labels updated: {changes}")
         final = {**node.labels, **plan.labels} if result.written else dict(node.labels)

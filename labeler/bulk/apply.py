@@ -27,7 +27,7 @@ from labeler.errors import Exit, InputError
 from labeler.kube.errors import KubeError
 from labeler.kube.nodes import LabelWriter, WriteResult, list_nodes
 from labeler.node import NodeLabels
-from labeler.plan import Conflict, Desired, LabelPlan, plan_labels
+from labeler.plan import Conflict, Desired, LabelPlan, change_lines, plan_labels
 from labeler.profiles import Profile
 
 log = logging.getLogger(__name__)
@@ -170,28 +170,8 @@ def plan_bulk(
 
 
 def describe(plan: LabelPlan, current: Mapping[str, str]) -> list[str]:
-    """``node: add k=v`` / ``change k: a → b`` / ``remove k (was 'a')`` / ``conflict k: …``."""
-    lines = []
-    for key, value in sorted(plan.labels.items()):
-        old = current.get(key)
-        if value is None:
-            lines.append(f"{plan.node}: remove {key} (was {old!r})")
-        elif old is None:
-            lines.append(f"{plan.node}: add {key}={value}")
-        else:
-            lines.append(f"{plan.node}: change {key}: {old} → {value}")
-    for c in plan.conflicts:
-        if c.wanted is None:
-            lines.append(
-                f"{plan.node}: conflict {c.key}: has {c.current!r} (not ours), "
-                "left in place (--adopt removes it)"
-            )
-        else:
-            lines.append(
-                f"{plan.node}: conflict {c.key}: has {c.current!r} (not ours), wanted "
-                f"{c.wanted!r} (--adopt takes it over)"
-            )
-    return lines
+    """``node: add k=v``, one line per change or conflict (labeler.plan.change_lines)."""
+    return [f"{plan.node}: {line}" for line in change_lines(plan, current)]
 
 
 def describe_diff(diff: NodeDiff, *, show_unchanged: bool = False) -> list[str]:

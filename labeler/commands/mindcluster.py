@@ -28,6 +28,7 @@ from labeler.bulk.sheet import read_label_csv
 from labeler.errors import Exit, LabelerError
 from labeler.kube.client import ClusterOptions, api_client
 from labeler.logs import setup_logging
+from labeler.plan import conflict_line
 
 
 class _NoAnswer(Exception):
@@ -135,8 +136,7 @@ def _label_tool(args: argparse.Namespace) -> int:
     # A conflict left in place is a failure here: the original would have overwritten it.
     failed = {o.node: o.error or "" for o in report.failed}
     for node, conflicts in report.conflicted().items():
-        reasons = (str(c).removeprefix(f"{node}: ") for c in conflicts)
-        failed.setdefault(node, "; ".join(reasons))
+        failed.setdefault(node, "; ".join(conflict_line(c) for c in conflicts))
     ok = [d.node for d in plan.diffs if not d.skipped and d.node not in failed]
     if not failed:
         if ok:

@@ -222,7 +222,9 @@ def test_lld_then_twin_label_tool(
     assert "Adding labels completed, but some nodes failed." in p.stdout
     assert "Successful nodes (2): n1, n2" in p.stdout
     assert "Failed nodes (1) and error messages:" in p.stdout
-    assert f"  - n3: {G} is '7', wanted '1'; the value was not set" in p.stdout
+    assert (
+        f"  - n3: conflict {G}: has '7' (not ours), wanted '1' (--adopt takes it over)" in p.stdout
+    )
 
     monkeypatch.delenv("KUBECONFIG")
     p = twin(tool, "delete", "--config-path", str(out), "--adopt", "--kubeconfig", str(kubeconfig))

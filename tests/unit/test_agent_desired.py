@@ -200,7 +200,7 @@ def test_format_plan_shows_additions_and_source_ids() -> None:
     assert d is not None
     node = NodeLabels("n1")
     text = format_plan(plan_labels(node, d), node, d)
-    assert f"+ {K.local_block}={h(OCID)}  ({OCID})" in text
+    assert f"  add {K.local_block}={h(OCID)}  ({OCID})" in text
     assert OWNED_ANNOTATION in text
 
 
