@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from enum import StrEnum
 
 from labeler.errors import Exit
 from labeler.labels import Encoding
@@ -19,7 +19,14 @@ from labeler.plan import Desired, LabelPlan, change_lines
 from labeler.profiles import Profile
 from labeler.sources import NoData, Reading
 
-OnMissing = Literal["skip", "isolate"]
+
+class OnMissing(StrEnum):
+    """What the agent does when the source has definitely no topology data."""
+
+    SKIP = "skip"  # write nothing
+    ISOLATE = "isolate"  # a unique value per node on each missing level
+
+
 ISOLATED_PREFIX = "isolated-"
 
 
@@ -33,7 +40,7 @@ def desired_from_outcome(
     outcome: Reading | NoData,
     encoding: Encoding,
     node: str,
-    on_missing: OnMissing = "skip",
+    on_missing: OnMissing = OnMissing.SKIP,
     *,
     scope: tuple[str, ...] | None = None,
 ) -> Desired | None:
@@ -58,7 +65,7 @@ def desired_from_outcome(
         wanted = {key: encoding.encode(key, sid) for key, sid in sorted(outcome.ids.items())}
         keys = set(scope if scope is not None else profile.all_keys) - set(tree)
         return Desired(set=wanted, fill=tree, prune=frozenset(keys), source_ids=dict(outcome.ids))
-    if on_missing == "skip":
+    if on_missing == OnMissing.SKIP:
         return None
     fill = {key: isolated_value(node) for key in profile.level_keys}
     return Desired(fill={**fill, **tree})
@@ -91,7 +98,14 @@ def node_is_labeled(profile: Profile, labels: Mapping[str, str], desired: Desire
     return True
 
 
-Status = Literal["labelled", "no_data", "conflict", "error", "waiting"]
+class Status(StrEnum):
+    """The outcome of one reconcile."""
+
+    LABELLED = "labelled"  # labels written or already current
+    NO_DATA = "no_data"  # the source has definitely none; nothing removed
+    CONFLICT = "conflict"  # a value we do not own was left in place
+    ERROR = "error"
+    WAITING = "waiting"  # no source outcome yet
 
 
 @dataclass(frozen=True)
@@ -106,8 +120,8 @@ class ReconcileResult:
 
     @property
     def exit_code(self) -> int:
-        if self.status in ("labelled", "no_data"):
+        if self.status in (Status.LABELLED, Status.NO_DATA):
             return Exit.OK
-        if self.status == "conflict":
+        if self.status == Status.CONFLICT:
             return Exit.INCOMPLETE
         return Exit.ERROR

@@ -51,7 +51,7 @@ class AgentConfig:
     node: str
     profile: Profile
     encoding: Encoding
-    on_missing: OnMissing = "skip"
+    on_missing: OnMissing = OnMissing.SKIP
     adopt: bool = False
     dry_run: bool = False
     interval: float = 600.0
@@ -142,7 +142,7 @@ class Agent:
         if node.uid and self.events is not None:
             self.events.uid = node.uid
         if state.outcome is None:
-            return ReconcileResult("waiting", "no source outcome yet")
+            return ReconcileResult(Status.WAITING, "no source outcome yet")
         try:
             desired = desired_from_outcome(
                 cfg.profile,
@@ -157,7 +157,7 @@ class Agent:
         if desired is None:
             reason = state.outcome.reason if isinstance(state.outcome, NoData) else ""
             self._done(node.labels, None, conflicts=())
-            return ReconcileResult("no_data", reason, text=f"node {cfg.node}: {reason}")
+            return ReconcileResult(Status.NO_DATA, reason, text=f"node {cfg.node}: {reason}")
         self._pace()
         try:
             result = self.writer.write(node, desired, adopt=cfg.adopt, dry_run=cfg.dry_run)
@@ -178,13 +178,13 @@ class Agent:
         self._done(final, desired, conflicts=plan.conflicts)
         if plan.conflicts:
             return ReconcileResult(
-                "conflict",
+                Status.CONFLICT,
                 "; ".join(str(c) for c in plan.conflicts),
                 plan,
                 result.written,
                 text,
             )
-        status: Status = "labelled" if isinstance(state.outcome, Reading) else "no_data"
+        status = Status.LABELLED if isinstance(state.outcome, Reading) else Status.NO_DATA
         return ReconcileResult(status, "", plan, result.written, text)
 
     def once(self) -> ReconcileResult:
@@ -254,7 +254,7 @@ class Agent:
         result = self.reconcile(node)
         self._log(result)
         state = self._state
-        if result.status == "error":
+        if result.status == Status.ERROR:
             state.failures += 1
             delay = min(60.0, self.config.api_backoff * 2 ** (state.failures - 1))
             state.retry_at = self._clock() + delay
@@ -369,7 +369,7 @@ class Agent:
             state.ready = True
 
     def _error(self, message: str) -> ReconcileResult:
-        return ReconcileResult("error", message)
+        return ReconcileResult(Status.ERROR, message)
 
     def _event(self, event_type: str, reason: str, message: str) -> None:
         if self.events is not None and not self.config.dry_run:
@@ -383,11 +383,11 @@ class Agent:
 
     def _log(self, result: ReconcileResult) -> None:
         node = self.config.node
-        if result.status == "error":
+        if result.status == Status.ERROR:
             log.error("reconcile failed node=%s error=%s", node, result.message)
-        elif result.status == "conflict":
+        elif result.status == Status.CONFLICT:
             log.warning("label conflict node=%s %s", node, result.message)
-        elif result.status == "no_data":
+        elif result.status == Status.NO_DATA:
             log.info("no topology data node=%s reason=%s", node, result.message)
         elif result.written:
             log.info("labels reconciled node=%s written=true", node)

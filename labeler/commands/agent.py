@@ -10,6 +10,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from labeler.agent.decide import OnMissing, Status
 from labeler.commands._base import PROFILE_HELP, add_command, add_tree_name, cluster, flag_value
 from labeler.errors import Exit, UsageError
 from labeler.labels import dns1123_subdomain_problems, parse_encoding
@@ -40,8 +41,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--on-missing",
-        choices=["skip", "isolate"],
-        default="skip",
+        type=OnMissing,
+        choices=list(OnMissing),
+        default=OnMissing.SKIP,
         help="no topology data: skip (write nothing) or isolate (a unique value per node "
         "on each missing level, so Kueue still sees the node)",
     )
@@ -160,12 +162,12 @@ def run_agent(args: argparse.Namespace) -> int:
     result = agent.once()
     if args.dry_run and result.text:
         print(result.text)
-    if result.status == "error":
+    if result.status == Status.ERROR:
         print(f"error: {result.message}", file=sys.stderr)
-    elif result.status == "conflict":
+    elif result.status == Status.CONFLICT:
         print(f"conflict: {result.message}", file=sys.stderr)
     elif not args.dry_run:
-        if result.status == "no_data":
+        if result.status == Status.NO_DATA:
             print(f"node {node}: no topology data ({result.message}); nothing written")
         elif result.written and result.plan is not None:
             print(f"node {node}: labels written ({len(result.plan.labels)} changed)")
