@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -29,6 +29,7 @@ Probe = Callable[[], tuple[bool, str]]
 
 IDLE_TIMEOUT = 60.0
 TEXT = "text/plain; charset=utf-8"
+HTML = "text/html; charset=utf-8"
 
 
 def flag_probe(check: Callable[[], bool], failing: str) -> Probe:
@@ -52,9 +53,11 @@ class ProbeServer:
         readyz: Probe,
         port: int = 8080,
         address: str = "",
+        pages: Mapping[str, Probe] | None = None,
     ) -> None:
+        handler = _handler(registry, healthz, readyz, pages or {})
         try:
-            self._server = ThreadingHTTPServer((address, port), _handler(registry, healthz, readyz))
+            self._server = ThreadingHTTPServer((address, port), handler)
         except OSError as e:
             raise UsageError(f"cannot listen on {address or '*'}:{port}: {e}") from e
         self._server.daemon_threads = True
@@ -83,7 +86,7 @@ class ProbeServer:
 
 
 def _handler(
-    registry: CollectorRegistry, healthz: Probe, readyz: Probe
+    registry: CollectorRegistry, healthz: Probe, readyz: Probe, pages: Mapping[str, Probe]
 ) -> type[BaseHTTPRequestHandler]:
     probes = {"/healthz": healthz, "/readyz": readyz}
 
@@ -100,6 +103,9 @@ def _handler(
             elif path in probes:
                 ok, text = probes[path]()
                 self._send(200 if ok else 503, (text + "\n").encode())
+            elif path in pages:  # an HTML page, or the text saying why there is none yet
+                ok, text = pages[path]()
+                self._send(200 if ok else 503, text.encode(), HTML if ok else TEXT)
             else:
                 self._send(404, b"not found: try /metrics, /healthz or /readyz\n")
 

@@ -42,7 +42,8 @@ class Action(Enum):
 class BulkOptions:
     """How to read the CSV against the cluster.
 
-    - ``adopt``: take over (apply) or remove (delete) values the project does not own.
+    - ``adopt``: take over (apply) or remove (delete) values the project does not own, as
+      ``kubectl label --overwrite`` / ``key-`` do (the MindCluster twin always does).
     - ``all_keys``: delete only — remove every CSV key, also where the node's cell is empty.
     - ``skip_missing``: nodes of the CSV that are not in the cluster are reported, not fatal.
     """

@@ -69,6 +69,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="an inner slice layer (multi-layer slices, Kueue TASMultiLayerTopology); "
         "repeat for a third layer, outer first",
     )
+    p.add_argument(
+        "--html", metavar="FILE", help="also write the topology map with this placement drawn"
+    )
     p.set_defaults(handler=run_advise)
 
     d = add_command(
@@ -211,6 +214,12 @@ def run_advise(args: argparse.Namespace) -> int:
     job = make_job(topology, args.pods, mode=mode, level=level, slices=slices)
     result = advise(topology, tree, shape, job)
     _emit(args, advice_text(topology, result, shape.requests), advice_dict(topology, result))
+    if args.html:
+        from labeler.topomap.advice import write_advice_map
+
+        origin = args.from_snapshot or "the cluster"
+        out = write_advice_map(args.html, profile, tree, shape, result, origin=origin)
+        print(f"map with the placement written to {out}", file=sys.stderr)
     return Exit.OK if result.outcome.fits else Exit.INCOMPLETE
 
 

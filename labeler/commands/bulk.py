@@ -256,6 +256,8 @@ def run_lld(args: argparse.Namespace) -> int:
     table = lld.read_lld(
         args.input, tree_name=args.topotree_name, group_per_rack=args.group_per_rack
     )
+    for warning in table.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.output == "-":
         write_label_csv(sys.stdout, lld.CSV_KEYS, table.rows())
         return Exit.OK
