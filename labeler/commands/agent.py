@@ -8,8 +8,6 @@ import sys
 import threading
 from typing import Any
 
-from prometheus_client import CollectorRegistry
-
 from labeler.commands._base import PROFILE_HELP, add_command, add_tree_name, cluster
 from labeler.errors import UsageError
 from labeler.labels import dns1123_subdomain_problems, parse_encoding
@@ -112,6 +110,8 @@ def _positive(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    from prometheus_client import CollectorRegistry
+
     from labeler.agent.loop import Agent, AgentConfig, serve
     from labeler.kube.events import NodeEvents
     from labeler.metrics import agent_metrics

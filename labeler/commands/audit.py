@@ -8,12 +8,8 @@ import json
 import logging
 import signal
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from labeler.audit.facts import node_facts
-from labeler.audit.jobview import JobPlacement, job_placement
-from labeler.audit.render import render_table
-from labeler.audit.report import build_report
 from labeler.commands._base import (
     add_command,
     add_profile,
@@ -24,7 +20,10 @@ from labeler.commands._base import (
 )
 from labeler.errors import UsageError
 from labeler.profiles import Profile, load_profile
-from labeler.scope import Scope
+
+if TYPE_CHECKING:
+    from labeler.audit.jobview import JobPlacement
+    from labeler.scope import Scope
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +76,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run_audit(args: argparse.Namespace) -> int:
+    from labeler.audit.facts import node_facts
+    from labeler.audit.render import render_table
+    from labeler.audit.report import build_report
+
     profile = load_profile(args.profile, tree_name=args.topotree_name)
     scope = node_scope(args)
     if args.serve:
@@ -138,6 +141,7 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
 
 
 def run_placement(args: argparse.Namespace) -> int:
+    from labeler.audit.jobview import job_placement
     from labeler.kube.errors import NotFound
     from labeler.kube.nodes import get_node, list_nodes
     from labeler.kube.pods import list_pods

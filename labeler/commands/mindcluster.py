@@ -22,11 +22,8 @@ import argparse
 import os
 from collections.abc import Callable, Sequence
 
-from labeler.bulk import apply as bulk
-from labeler.bulk import lld
-from labeler.bulk.sheet import read_label_csv
+from labeler.commands._base import cluster
 from labeler.errors import LabelerError
-from labeler.kube.client import ClusterOptions, api_client
 from labeler.logs import setup_logging
 
 
@@ -110,6 +107,9 @@ def label_tool_main(argv: Sequence[str] | None = None) -> int:
 
 
 def _label_tool(args: argparse.Namespace) -> int:
+    from labeler.bulk import apply as bulk
+    from labeler.bulk.sheet import read_label_csv
+
     path = args.config_path or _prompt_csv_path()
     if not os.path.exists(path):
         print(f"Error: File '{path}' does not exist")
@@ -124,9 +124,7 @@ def _label_tool(args: argparse.Namespace) -> int:
     )
     try:
         sheet = read_label_csv(path)
-        api = api_client(
-            ClusterOptions(args.kubeconfig, args.context, pool_size=max(32, args.concurrency))
-        )
+        api = cluster(args, concurrency=args.concurrency)
         plan = bulk.cluster_plan(api, sheet, opts)
         report = bulk.run(api, plan, concurrency=args.concurrency)
     except LabelerError as e:
@@ -157,6 +155,8 @@ def _label_tool(args: argparse.Namespace) -> int:
 
 
 def lld_parser_parser() -> argparse.ArgumentParser:
+    from labeler.bulk import lld
+
     parser = argparse.ArgumentParser(
         description="Extract data from Excel file and generate CSV file "
         "(topology-labeler's twin of MindCluster's lld_parser.py)"
@@ -190,6 +190,8 @@ def _answer(question: str) -> str:
 
 
 def _lld_parser(args: argparse.Namespace) -> int:
+    from labeler.bulk import lld
+
     source = args.input or _answer("Please enter Excel file path: ")
     if not source:
         print("Error: Input file path is required")
