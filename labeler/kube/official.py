@@ -12,7 +12,7 @@ So the package modules are put in ``sys.modules`` as bare namespaces while the f
 we need are imported, then taken out again: a later ``import kubernetes`` (a test, a
 plug-in) runs the real package ``__init__`` files, which find the modules imported here
 already loaded and reuse them, so there is still one ``Configuration`` class. The client
-version is pinned to one major in pyproject.toml; tests/kube/test_startup.py checks that
+version is pinned to one major in pyproject.toml; tests/cli/test_startup.py checks that
 the generated classes stay out of the process.
 """
 
