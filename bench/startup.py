@@ -50,7 +50,9 @@ def run(cmd: list[str], env: dict[str, str], cwd: Path, until: Callable[[], bool
     stats = cwd / "time.out"
     timed = ["/usr/bin/time", "-o", str(stats), "-f", "%U %S %M", *cmd]
     start = time.perf_counter()
-    proc = subprocess.Popen(timed, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        timed, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     wall = 0.0
     if until is not None:
         while not until():
@@ -163,8 +165,7 @@ def main() -> int:
             cpu = statistics.median(s[1] for s in samples)
             rss = max(s[2] for s in samples)
             print(
-                f"  {label:24s} {wall:6.2f} s  cpu {cpu:5.2f} s  x{wall / bare:5.1f}  "
-                f"{rss:6.1f} MB"
+                f"  {label:24s} {wall:6.2f} s  cpu {cpu:5.2f} s  x{wall / bare:5.1f}  {rss:6.1f} MB"
             )
     return 0
 

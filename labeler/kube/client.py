@@ -62,6 +62,11 @@ class Api:
         rest = official.rest().RESTClientObject(configuration)
         self.pool: urllib3.PoolManager = rest.pool_manager
         self.host = str(configuration.host).rstrip("/")
+        # Without a proxy every request goes to one server: ask its connection pool
+        # directly instead of having the pool manager parse each URL and look the pool up
+        # (a noticeable share of a request's CPU at 10,000 patches).
+        self._direct = None if configuration.proxy else self.pool.connection_from_url(self.host)
+        self._prefix = urllib3.util.parse_url(self.host).path or ""
         self.timeout = urllib3.Timeout(connect=request_timeout[0], read=request_timeout[1])
         self._headers = {"Accept": JSON, "User-Agent": f"topology-labeler/{__version__}"}
 

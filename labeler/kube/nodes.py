@@ -8,21 +8,24 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from labeler.kube.client import Api
 from labeler.kube.errors import ApiStatus, Expired, translate
 from labeler.kube.errors import Conflict as ApiConflict
 from labeler.kube.raw import abandon, call_discard, call_json, iter_lines, list_pages
-from labeler.node import NodeInfo, NodeLabels
+from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeInfo, NodeLabels
 from labeler.plan import Desired, LabelPlan, plan_labels
 
 log = logging.getLogger(__name__)
 
 MERGE_PATCH = "application/merge-patch+json"
+# The annotations a label plan reads; a lean read keeps no others.
+OWN_ANNOTATIONS = (OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION)
+T = TypeVar("T")
 
 
 NODES = "/api/v1/nodes"
@@ -46,7 +49,36 @@ def list_nodes(
     page_size: int = 500,
 ) -> tuple[list[NodeInfo], str]:
     """All nodes (paginated), and the list's resourceVersion to start a watch from."""
-    nodes: list[NodeInfo] = []
+    return _list(api, NodeInfo.from_dict, label_selector, page_size)
+
+
+def list_node_labels(
+    api: Api,
+    *,
+    label_selector: str | None = None,
+    page_size: int = 500,
+) -> list[NodeLabels]:
+    """Every node as a label writer sees it: name, labels, resourceVersion and only the
+    annotations this project writes. Each page's objects are dropped once read, so at
+    100,000 nodes memory holds the labels, not the nodes' status and images."""
+    return _list(api, labels_of, label_selector, page_size)[0]
+
+
+def labels_of(obj: Mapping[str, Any]) -> NodeLabels:
+    meta = obj.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    return NodeLabels(
+        name=meta.get("name", ""),
+        labels=meta.get("labels") or {},
+        annotations={k: annotations[k] for k in OWN_ANNOTATIONS if k in annotations},
+        resource_version=str(meta.get("resourceVersion") or ""),
+    )
+
+
+def _list(
+    api: Api, read: Callable[[Mapping[str, Any]], T], label_selector: str | None, page_size: int
+) -> tuple[list[T], str]:
+    nodes: list[T] = []
     resource_version = ""
     for doc in list_pages(
         api,
@@ -55,7 +87,7 @@ def list_nodes(
         page_size=page_size,
         query={"labelSelector": label_selector},
     ):
-        nodes.extend(NodeInfo.from_dict(item) for item in doc.get("items") or [])
+        nodes.extend(map(read, doc.get("items") or []))
         meta = doc.get("metadata") or {}
         resource_version = resource_version or str(meta.get("resourceVersion") or "")
     return nodes, resource_version

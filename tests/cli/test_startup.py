@@ -18,6 +18,7 @@ from tests.fakekube import FakeKube
 ROOT = Path(__file__).resolve().parents[2]
 CSV = ROOT / "examples" / "oci-cluster.csv"
 SNAPSHOT = ROOT / "examples" / "snapshot-oci.yaml"
+ADVISE = ["--pods=1", "--request=nvidia.com/gpu=8"]
 
 # Runs each command line in one process (exits caught), then prints the loaded modules.
 PROBE = """
@@ -56,8 +57,7 @@ def test_help_and_offline_commands_do_not_load_the_client(tmp_path: Path) -> Non
         ["--help"],
         ["generate", "--profile=oci-rdma", f"--from-csv={CSV}", f"--output-dir={tmp_path}"],
         ["check", "--profile=oci-rdma", f"--from-csv={CSV}"],
-        ["advise", "--profile=oci-rdma", f"--from-snapshot={SNAPSHOT}", "--pods=1"]
-        + ["--request=nvidia.com/gpu=8"],
+        ["advise", "--profile=oci-rdma", f"--from-snapshot={SNAPSHOT}", *ADVISE],
         ["plan", f"--config-path={bad}"],  # a CSV error stops it before the cluster
         cwd=tmp_path,
     )

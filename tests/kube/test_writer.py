@@ -8,8 +8,8 @@ import pytest
 
 from labeler.kube.client import ClusterOptions, connect
 from labeler.kube.errors import Expired, Forbidden, Invalid
-from labeler.kube.nodes import LabelWriter, get_node, list_nodes, watch_nodes
-from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
+from labeler.kube.nodes import LabelWriter, get_node, list_node_labels, list_nodes, watch_nodes
+from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
 from labeler.plan import Desired
 from tests.fakekube import FakeKube
 
@@ -121,6 +121,27 @@ def test_list_nodes_paginates_and_reads_scheduling_facts(fake_kube: FakeKube) ->
     cordoned = next(n for n in nodes if n.name == "cordoned")
     assert cordoned.unschedulable and not cordoned.ready
     assert next(n for n in nodes if n.name == "node-00000").allocatable["nvidia.com/gpu"] == "8"
+
+
+def test_lean_node_list_follows_continue_and_keeps_only_what_a_plan_reads(
+    fake_kube: FakeKube,
+) -> None:
+    fake_kube.seed_nodes(23, labels_fn=lambda i: {"x.io/i": str(i)})
+    owned = {OWNED_ANNOTATION: "x.io/i", SOURCE_IDS_ANNOTATION: '{"x.io/i": "a"}'}
+    fake_kube.add_node("n-own", labels={"x.io/i": "own"}, annotations={**owned, "other/a": "1"})
+    nodes = list_node_labels(fake_kube.cluster(), page_size=5)
+    assert fake_kube.count("list") == 5  # 24 nodes, 5 a page: the continue token was followed
+    assert [n.name for n in nodes] == sorted(n.name for n in nodes)
+    assert len({n.name for n in nodes}) == 24
+    own = next(n for n in nodes if n.name == "n-own")
+    assert type(own) is NodeLabels  # not a NodeInfo: status, taints, allocatable dropped
+    assert own.labels == fake_kube.get_node("n-own")["metadata"]["labels"]
+    assert own.annotations == owned  # "other/a" dropped
+    assert own.owned == {"x.io/i"} and own.source_ids == {"x.io/i": "a"}
+    assert own.resource_version == fake_kube.get_node("n-own")["metadata"]["resourceVersion"]
+    assert next(n for n in nodes if n.name == "node-00007").labels["x.io/i"] == "7"
+    selected = list_node_labels(fake_kube.cluster(), label_selector="x.io/i=own")
+    assert [n.name for n in selected] == ["n-own"]
 
 
 def test_watch_sees_own_node_change_and_410_is_expired(fake_kube: FakeKube) -> None:
