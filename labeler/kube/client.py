@@ -65,7 +65,8 @@ class Api:
         # Without a proxy every request goes to one server: ask its connection pool
         # directly instead of having the pool manager parse each URL and look the pool up
         # (a noticeable share of a request's CPU at 10,000 patches).
-        self._direct = None if configuration.proxy else self.pool.connection_from_url(self.host)
+        direct = not isinstance(self.pool, urllib3.ProxyManager)
+        self._direct = self.pool.connection_from_url(self.host) if direct else None
         self._prefix = urllib3.util.parse_url(self.host).path or ""
         self.timeout = urllib3.Timeout(connect=request_timeout[0], read=request_timeout[1])
         self._headers = {"Accept": JSON, "User-Agent": f"topology-labeler/{__version__}"}
@@ -85,24 +86,34 @@ class Api:
 
         The caller owns the answer's connection: see :mod:`labeler.kube.raw`.
         """
-        url = self.host + path
         if query:
-            url += "?" + urlencode(query)
+            path += "?" + urlencode(query)
         headers = dict(self._headers)
         for auth in self.configuration.auth_settings().values():
             headers[auth["key"]] = auth["value"]
         if body is not None:
             headers["Content-Type"] = content_type
-        resp = self.pool.request(
-            method,
-            url,
-            body=body,
-            headers=headers,
-            timeout=self._timeout_of(connect=timeout[0], read=timeout[1])
-            if timeout
-            else self.timeout,
-            preload_content=False,
-        )
+        wait = self._timeout_of(connect=timeout[0], read=timeout[1]) if timeout else self.timeout
+        if self._direct is not None:
+            resp = self._direct.urlopen(
+                method,
+                self._prefix + path,
+                body=body,
+                headers=headers,
+                timeout=wait,
+                preload_content=False,
+                redirect=False,
+                assert_same_host=False,
+            )
+        else:
+            resp = self.pool.urlopen(
+                method,
+                self.host + path,
+                body=body,
+                headers=headers,
+                timeout=wait,
+                preload_content=False,
+            )
         if resp.status >= 400:
             try:
                 data = resp.data
