@@ -1,4 +1,4 @@
-"""Read nodes and write their labels with ownership (see docs/architecture.md).
+"""Read nodes and write their labels with ownership (labeler.plan).
 
 Nodes are read as plain JSON into :class:`NodeInfo`: at 10,000 nodes the client's model
 deserialisation would cost more than the API calls, and we need only a few fields.
