@@ -95,25 +95,13 @@ class Api:
             headers["Content-Type"] = content_type
         wait = self._timeout_of(connect=timeout[0], read=timeout[1]) if timeout else self.timeout
         if self._direct is not None:
-            resp = self._direct.urlopen(
-                method,
-                self._prefix + path,
-                body=body,
-                headers=headers,
-                timeout=wait,
-                preload_content=False,
-                redirect=False,
-                assert_same_host=False,
-            )
+            send, target = self._direct.urlopen, self._prefix + path
+            extra = {"redirect": False, "assert_same_host": False}
         else:
-            resp = self.pool.urlopen(
-                method,
-                self.host + path,
-                body=body,
-                headers=headers,
-                timeout=wait,
-                preload_content=False,
-            )
+            send, target, extra = self.pool.urlopen, self.host + path, {}
+        resp = send(
+            method, target, body=body, headers=headers, timeout=wait, preload_content=False, **extra
+        )
         if resp.status >= 400:
             try:
                 data = resp.data
