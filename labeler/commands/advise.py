@@ -23,9 +23,10 @@ from labeler.commands._base import (
     cluster,
     parse_pairs,
 )
+from labeler.emit.hypernodes import parse_version
 from labeler.errors import InputError, UsageError, yaml_problem
 from labeler.node import TERMINATED_PHASES
-from labeler.profiles import Profile, load_profile
+from labeler.profiles import ASCEND_TREE_LABEL, Profile, load_profile
 from labeler.quantity import QuantityError, quantity_units
 from labeler.tas import kubeyaml
 from labeler.tas.advice import advise, make_job, resolve_level
@@ -40,6 +41,7 @@ from labeler.tas.cluster import (
     with_usage,
 )
 from labeler.tas.inventory import inventory
+from labeler.tas.multilevel import affinity_problems
 from labeler.tas.report import (
     advice_dict,
     advice_text,
@@ -83,6 +85,18 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="LEVEL=SIZE",
         help="an inner slice layer (multi-layer slices, Kueue TASMultiLayerTopology); "
         "repeat for a third layer, outer first",
+    )
+    p.add_argument(
+        "--volcano-version",
+        default="1.14",
+        help="Volcano the job runs on: before 1.14 the stanza uses highestTierAllowed "
+        "(default 1.14)",
+    )
+    p.add_argument(
+        "--affinity-config",
+        metavar="level1=N1,level2=N2",
+        help="Ascend trees: check this huawei.com/affinity-config against ascend-for-volcano's "
+        "rules and print it (default: derived from the request)",
     )
     p.set_defaults(handler=run_advise)
 
@@ -263,9 +277,35 @@ def run_advise(args: argparse.Namespace) -> int:
     else:
         mode, level = UNCONSTRAINED, None
     job = make_job(topology, args.pods, mode=mode, level=level, slices=slices)
-    result = advise(topology, tree, shape, job)
+    if args.affinity_config is not None:
+        check_affinity_flag(args.affinity_config, args.pods, profile)
+    result = advise(
+        topology,
+        tree,
+        shape,
+        job,
+        volcano_version=parse_version(args.volcano_version),
+        affinity_config=args.affinity_config,
+    )
     _emit(args, advice_text(topology, result, shape.requests), advice_dict(topology, result))
     return EXIT_FITS if result.outcome.fits else EXIT_DOES_NOT_FIT
+
+
+def check_affinity_flag(text: str, replicas: int, profile: Profile) -> None:
+    """UsageError naming every ascend-for-volcano rule ``--affinity-config`` breaks."""
+    topology = profile.topology
+    if topology.tree_label != ASCEND_TREE_LABEL:
+        raise UsageError(
+            f"--affinity-config is read by ascend-for-volcano, which needs a profile whose "
+            f"tree label is {ASCEND_TREE_LABEL} (profile {profile.name!r} has "
+            f"{topology.tree_label or 'none'})"
+        )
+    problems = affinity_problems(text, replicas, len(topology.levels))
+    if problems:
+        raise UsageError(
+            f"--affinity-config {text!r} would be refused by ascend-for-volcano: "
+            + "; ".join(problems)
+        )
 
 
 def run_domains(args: argparse.Namespace) -> int:
