@@ -26,7 +26,7 @@ from labeler.commands._base import (
 from labeler.emit.hypernodes import parse_version
 from labeler.errors import InputError, UsageError, yaml_problem
 from labeler.node import TERMINATED_PHASES
-from labeler.profiles import ASCEND_TREE_LABEL, Profile, load_profile
+from labeler.profiles import Profile, load_profile
 from labeler.quantity import QuantityError, quantity_units
 from labeler.tas import kubeyaml
 from labeler.tas.advice import advise, make_job, resolve_level
@@ -41,7 +41,7 @@ from labeler.tas.cluster import (
     with_usage,
 )
 from labeler.tas.inventory import inventory
-from labeler.tas.multilevel import affinity_problems
+from labeler.tas.multilevel import check_affinity_flag
 from labeler.tas.report import (
     advice_dict,
     advice_text,
@@ -278,7 +278,7 @@ def run_advise(args: argparse.Namespace) -> int:
         mode, level = UNCONSTRAINED, None
     job = make_job(topology, args.pods, mode=mode, level=level, slices=slices)
     if args.affinity_config is not None:
-        check_affinity_flag(args.affinity_config, args.pods, profile)
+        check_affinity_flag(args.affinity_config, args.pods, profile.topology, profile.name)
     result = advise(
         topology,
         tree,
@@ -289,23 +289,6 @@ def run_advise(args: argparse.Namespace) -> int:
     )
     _emit(args, advice_text(topology, result, shape.requests), advice_dict(topology, result))
     return EXIT_FITS if result.outcome.fits else EXIT_DOES_NOT_FIT
-
-
-def check_affinity_flag(text: str, replicas: int, profile: Profile) -> None:
-    """UsageError naming every ascend-for-volcano rule ``--affinity-config`` breaks."""
-    topology = profile.topology
-    if topology.tree_label != ASCEND_TREE_LABEL:
-        raise UsageError(
-            f"--affinity-config is read by ascend-for-volcano, which needs a profile whose "
-            f"tree label is {ASCEND_TREE_LABEL} (profile {profile.name!r} has "
-            f"{topology.tree_label or 'none'})"
-        )
-    problems = affinity_problems(text, replicas, len(topology.levels))
-    if problems:
-        raise UsageError(
-            f"--affinity-config {text!r} would be refused by ascend-for-volcano: "
-            + "; ".join(problems)
-        )
 
 
 def run_domains(args: argparse.Namespace) -> int:

@@ -32,6 +32,7 @@ from labeler.emit.configmap import merge_resource_level_config
 from labeler.errors import InputError, LabelerError, UsageError
 from labeler.positions import PositionSet, read_csv, select
 from labeler.profiles import Profile, load_profile
+from labeler.tas.multilevel import check_affinity_flag
 
 if TYPE_CHECKING:
     from labeler.kube.custom import CustomObjects
@@ -135,6 +136,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     _source_options(c, required=True)
     add_report_format(c, "text", "--format")
     c.add_argument("--max-nodes", type=int, default=10, help="nodes listed per problem (10)")
+    c.add_argument(
+        "--affinity-config",
+        metavar="level1=N1,...",
+        help="also check an Ascend job's huawei.com/affinity-config (with --replicas); "
+        "exit 2 naming the rule it breaks",
+    )
+    c.add_argument("--replicas", type=int, help="the job's replica count, for --affinity-config")
     c.set_defaults(handler=run_check)
 
 
@@ -165,6 +173,10 @@ def _check(pset: PositionSet, profile: Profile) -> CheckReport:
 
 def run_check(args: argparse.Namespace) -> int:
     profile = load_profile(args.profile, tree_name=args.topotree_name)
+    if (args.affinity_config is None) != (args.replicas is None):
+        raise UsageError("--affinity-config and --replicas go together")
+    if args.affinity_config is not None:
+        check_affinity_flag(args.affinity_config, args.replicas, profile.topology, profile.name)
     pset = _positions(args, profile)
     assert pset is not None  # the source group is required
     report = _check(pset, profile)

@@ -169,11 +169,12 @@ def build_hypernodes(
                 )
             if i == last:
                 if opts.node_members == "labels":
+                    match = {level.key: value}
+                    if topology.tree_label:
+                        # a value may recur in another tree: select this tree's nodes only
+                        match[topology.tree_label] = topology.name
                     member_list = [
-                        {
-                            "type": "Node",
-                            "selector": {"labelMatch": {"matchLabels": {level.key: value}}},
-                        }
+                        {"type": "Node", "selector": {"labelMatch": {"matchLabels": match}}}
                     ]
                 else:
                     member_list = [node_member(n) for n in sorted(set(members))]

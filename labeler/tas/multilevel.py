@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from labeler.errors import UsageError
 from labeler.model import Topology
+from labeler.profiles import ASCEND_TREE_LABEL
 from labeler.tas.assign import REQUIRED, Job
 
 SCHEDULE_POLICY_ANNOTATION = "huawei.com/schedule_policy"
@@ -108,3 +110,21 @@ def derive_affinity(topology: Topology, job: Job, level: int | None) -> Affinity
     for k in range(1, max(explicit) + 1):
         sizes.append(explicit.get(k, sizes[-1] if sizes else 1))
     return AffinityConfig(tuple(sizes))
+
+
+def check_affinity_flag(text: str, replicas: int, topology: Topology, profile_name: str) -> None:
+    """UsageError naming every ascend-for-volcano rule ``--affinity-config`` breaks."""
+    if topology.tree_label != ASCEND_TREE_LABEL:
+        raise UsageError(
+            f"--affinity-config is read by ascend-for-volcano, which needs a profile whose "
+            f"tree label is {ASCEND_TREE_LABEL} (profile {profile_name!r} has "
+            f"{topology.tree_label or 'none'})"
+        )
+    if replicas < 1:
+        raise UsageError("the replica count must be at least 1")
+    problems = affinity_problems(text, replicas, len(topology.levels))
+    if problems:
+        raise UsageError(
+            f"--affinity-config {text!r} would be refused by ascend-for-volcano: "
+            + "; ".join(problems)
+        )

@@ -185,3 +185,11 @@ def test_csv_has_no_bom_and_apply_reads_it(tmp_path: Path) -> None:
     assert data == f"nodeName,{G},{T}\nn1,0,prod\n1001,1,prod\n".encode()
     sheet = read_label_csv(out)
     assert sheet.rows[1].values == {G: "1", T: "prod"}
+
+
+def test_group_offset_keeps_ids_unique_across_trees(tmp_path: Path) -> None:
+    # MindCluster wants group IDs unique in the cluster; Volcano's label discovery would
+    # merge group 0 of two trees into one HyperNode
+    p = workbook(tmp_path / "a.xlsx", [["主机名称", "机框编号"], ["node-1", 1], ["node-2", 13]])
+    assert hosts(p, group_offset=2) == [("node-1", 1, 2), ("node-2", 13, 3)]
+    assert any("--group-offset" in e for e in errors(p, group_offset=-1))
