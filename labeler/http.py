@@ -62,7 +62,8 @@ class ProbeServer:
         self.address = str(host)
         self.port = int(bound)
         # serve_forever polls for shutdown; its default 0.5 s would be most of the agent's
-        # SIGTERM budget (DESIGN §5: exit promptly), so poll more often.
+        # SIGTERM budget (the kubelet waits, then kills; a node agent should exit at once),
+        # so poll more often.
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.05},

@@ -1,8 +1,7 @@
 """Profiles: a named topology plus what the agent writes and how it encodes IDs.
 
-Built-in: ``oci-rdma`` and ``ascend-superpod`` (DESIGN.md §3). A custom profile is a YAML
-file; ``--profile`` takes a built-in name or a path.
-"""
+Built-in: ``oci-rdma`` and ``ascend-superpod`` (their keys are listed in README.md). A
+custom profile is a YAML file; ``--profile`` takes a built-in name or a path."""
 
 from __future__ import annotations
 

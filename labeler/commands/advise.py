@@ -1,4 +1,4 @@
-"""``advise`` and ``domains``: Kueue TAS placement simulation (issue 8).
+"""``advise`` and ``domains``: Kueue TAS placement simulation.
 
 Parsing, reading the cluster or the snapshot file, and printing; the simulation lives in
 ``labeler.tas``.

@@ -1,4 +1,4 @@
-"""``agent``: the per-node DaemonSet loop (issue 3). Parsing and printing only."""
+"""``agent``: the per-node DaemonSet loop. Parsing and printing only."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``audit`` and ``placement``: nodes the schedulers cannot see, and where a job landed
-(issue 7). Parsing and printing only; the logic is in ``labeler.audit``."""
+Parsing and printing only; the logic is in ``labeler.audit``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``apply``, ``delete``, ``plan``, ``export``, ``lld``: bulk labeling from CSV (issue 5).
+"""``apply``, ``delete``, ``plan``, ``export``, ``lld``: bulk labeling from CSV.
 
 Parsing and printing only; the work is in the labeler.bulk package (sheet, apply, lld).
 Exit codes: 0 done; 1 a node failed, a node is missing, or the input is invalid (nothing

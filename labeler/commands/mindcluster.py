@@ -2,7 +2,7 @@
 
 ``tools/label_tool.py`` and ``tools/lld_parser.py`` call ``label_tool_main`` and
 ``lld_parser_main``. Command lines, prompts, success lines and exit codes are the
-originals' (see FACTS.md "Ascend / MindCluster"), so runbooks and scripts keep working;
+originals', so runbooks and scripts keep working;
 underneath, the CSV is validated before any write, nodes are listed once and patched
 concurrently, only changed nodes are written, and labels the project does not own are
 left alone. Deliberate differences, all safer:
