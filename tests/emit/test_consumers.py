@@ -87,6 +87,15 @@ def test_label_members_also_select_the_tree() -> None:
         ASCEND_SUPERPOD: "7",
         ASCEND_TREE_LABEL: "t1",
     }
+    # the default tree's nodes may lack the tree label: matched by the value alone
+    default = hypernodes.build_hypernodes(
+        ascend_superpod().topology,
+        [NodePosition("a", ("0", "7"))],
+        hypernodes.HyperNodeOptions(node_members="labels"),
+    )
+    assert default[0]["spec"]["members"][0]["selector"]["labelMatch"]["matchLabels"] == {
+        ASCEND_SUPERPOD: "7"
+    }
 
 
 def test_one_tier_name_on_static_and_discovered_hypernodes() -> None:
