@@ -64,34 +64,36 @@ def goyaml_v2(text: str) -> str:
     return STR
 
 
+YAML11_RULES = [
+    ("bool", r"y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE"),
+    ("bool", r"on|On|ON|off|Off|OFF"),
+    ("null", r"~|null|Null|NULL|"),
+    ("int", r"[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"),
+    ("int", r"[-+]?[1-9][0-9_]*(:[0-5]?[0-9])+"),
+    ("float", r"[-+]?([0-9][0-9_]*)?\.[0-9.]*([eE][-+][0-9]+)?"),
+    (
+        "float",
+        r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)",
+    ),
+    ("timestamp", r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt ].*)?"),
+    ("merge", r"<<"),
+    ("value", r"="),
+]
+YAML12_CORE_RULES = [
+    ("null", r"null|Null|NULL|~|"),
+    ("bool", r"true|True|TRUE|false|False|FALSE"),
+    ("int", r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+"),
+    ("float", r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?"),
+    ("float", r"[-+]?\.(inf|Inf|INF)|\.nan|\.NaN|\.NAN"),
+]
+
+
 def yaml11(text: str) -> str:
-    rules = [
-        ("bool", r"y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE"),
-        ("bool", r"on|On|ON|off|Off|OFF"),
-        ("null", r"~|null|Null|NULL|"),
-        ("int", r"[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"),
-        ("int", r"[-+]?[1-9][0-9_]*(:[0-5]?[0-9])+"),
-        ("float", r"[-+]?([0-9][0-9_]*)?\.[0-9.]*([eE][-+][0-9]+)?"),
-        (
-            "float",
-            r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)",
-        ),
-        ("timestamp", r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt ].*)?"),
-        ("merge", r"<<"),
-        ("value", r"="),
-    ]
-    return next((tag for tag, rx in rules if re.fullmatch(rx, text)), STR)
+    return next((tag for tag, rx in YAML11_RULES if re.fullmatch(rx, text)), STR)
 
 
 def yaml12_core(text: str) -> str:
-    rules = [
-        ("null", r"null|Null|NULL|~|"),
-        ("bool", r"true|True|TRUE|false|False|FALSE"),
-        ("int", r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+"),
-        ("float", r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?"),
-        ("float", r"[-+]?\.(inf|Inf|INF)|\.nan|\.NaN|\.NAN"),
-    ]
-    return next((tag for tag, rx in rules if re.fullmatch(rx, text)), STR)
+    return next((tag for tag, rx in YAML12_CORE_RULES if re.fullmatch(rx, text)), STR)
 
 
 READERS = {"go-yaml v2": goyaml_v2, "YAML 1.1": yaml11, "YAML 1.2 core": yaml12_core}
