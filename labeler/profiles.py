@@ -186,8 +186,15 @@ def _parse_levels(raw: Any, problems: list[str]) -> list[Level]:
         if not isinstance(name, str) or not name:
             problems.append(f"{where}: 'name' must be a non-empty string")
         reserved = item.get("reservedNode")
-        if reserved is not None and (not isinstance(reserved, int) or reserved < 0):
-            problems.append(f"{where}: reservedNode must be a whole number ≥ 0")
+        # bool is an int in Python, but JSON true in resource-level-config makes
+        # ascend-for-volcano's json.Unmarshal fail, and it then drops every tree
+        if reserved is not None and (
+            isinstance(reserved, bool) or not isinstance(reserved, int) or reserved < 0
+        ):
+            problems.append(
+                f"{where}: reservedNode must be a whole number ≥ 0, got {reserved!r} "
+                "(ascend-for-volcano reads it as a JSON integer)"
+            )
         if reserved is not None and i != len(raw) - 1:
             problems.append(
                 f"{where}: reservedNode is honoured only on the narrowest level (the last one)"

@@ -27,11 +27,12 @@ from labeler.commands._base import (
     parse_pairs,
     scoped_nodes,
 )
-from labeler.emit import bundle, hypernodes, kueue
+from labeler.emit import bundle, hypernodes, kueue, volcano
 from labeler.emit.configmap import merge_resource_level_config
 from labeler.errors import InputError, LabelerError, UsageError
 from labeler.positions import PositionSet, read_csv, select
 from labeler.profiles import Profile, load_profile
+from labeler.tas.multilevel import check_affinity_flag
 
 if TYPE_CHECKING:
     from labeler.kube.custom import CustomObjects
@@ -135,6 +136,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     _source_options(c, required=True)
     add_report_format(c, "text", "--format")
     c.add_argument("--max-nodes", type=int, default=10, help="nodes listed per problem (10)")
+    c.add_argument(
+        "--affinity-config",
+        metavar="level1=N1,...",
+        help="also check an Ascend job's huawei.com/affinity-config (with --replicas); "
+        "exit 2 naming the rule it breaks",
+    )
+    c.add_argument("--replicas", type=int, help="the job's replica count, for --affinity-config")
     c.set_defaults(handler=run_check)
 
 
@@ -160,11 +168,15 @@ def _positions(args: argparse.Namespace, profile: Profile) -> PositionSet | None
 
 
 def _check(pset: PositionSet, profile: Profile) -> CheckReport:
-    return check_positions(profile.topology, pset.positions, pset.tree_labels)
+    return check_positions(profile.topology, pset.positions, pset.tree_labels, pset.other_trees)
 
 
 def run_check(args: argparse.Namespace) -> int:
     profile = load_profile(args.profile, tree_name=args.topotree_name)
+    if (args.affinity_config is None) != (args.replicas is None):
+        raise UsageError("--affinity-config and --replicas go together")
+    if args.affinity_config is not None:
+        check_affinity_flag(args.affinity_config, args.replicas, profile.topology, profile.name)
     pset = _positions(args, profile)
     assert pset is not None  # the source group is required
     report = _check(pset, profile)
@@ -221,6 +233,7 @@ def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptio
     tolerations = tuple(kueue.parse_toleration(s) for s in args.flavor_toleration)
     if args.reserved_node is not None and args.reserved_node < 0:
         raise UsageError("--reserved-node must be 0 or more")
+    volcano.parse_discovery_interval(args.discovery_interval)
     topo = profile.topology
     return bundle.GenerateOptions(
         topology=topo,
@@ -261,17 +274,21 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def _merge(args: argparse.Namespace, profile: Profile) -> None:
+def _merge(args: argparse.Namespace, profile: Profile, *, network_topology: bool = False) -> None:
     path = Path(args.merge_into)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"--merge-into {path}: cannot read it: {e}") from e
     result = merge_resource_level_config(
-        text, profile.topology, origin=str(path), reserved_node=args.reserved_node
+        text,
+        profile.topology,
+        origin=str(path),
+        reserved_node=args.reserved_node,
+        network_topology=network_topology,
     )
     for note in result.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(note if note.startswith("warning:") else f"note: {note}", file=sys.stderr)
     if not result.changed:
         print(f"{path}: resource-level-config unchanged")
         return
@@ -311,9 +328,11 @@ def run_generate(args: argparse.Namespace) -> int:
                 "HyperNodes (--emit hypernodes, --prune) need --from-csv or --from-cluster"
             )
         print("note: no HyperNodes without --from-csv or --from-cluster", file=sys.stderr)
+    opts = _drop_unusable(args, opts, pset)
     outputs = bundle.build(opts, pset.positions if pset else None)
     if args.merge_into:
-        _merge(args, profile)
+        hn = any(o.filename in bundle.HYPERNODE_FILES for o in outputs)
+        _merge(args, profile, network_topology=hn)
     if args.output_dir:
         d = Path(args.output_dir)
         for o in outputs:
@@ -338,6 +357,22 @@ def run_generate(args: argparse.Namespace) -> int:
     if args.apply:
         _apply(args, outputs, opts)
     return 0
+
+
+def _drop_unusable(
+    args: argparse.Namespace, opts: bundle.GenerateOptions, pset: PositionSet | None
+) -> bundle.GenerateOptions:
+    """Leave out an output its consumer cannot use, saying why (refuse if it was asked for)."""
+    asked = args.emit != ",".join(bundle.KINDS)
+    for kind, reasons in bundle.unusable(
+        opts, pset.positions if pset else None, pset.other_trees if pset else None
+    ).items():
+        if asked:
+            raise InputError(reasons, heading=f"--emit {kind}: not generated:")
+        for reason in reasons:
+            print(f"note: no {kind} output: {reason}", file=sys.stderr)
+        opts = dataclasses.replace(opts, kinds=tuple(k for k in opts.kinds if k != kind))
+    return opts
 
 
 def _apply(
