@@ -34,6 +34,7 @@ from labeler.agent.decide import (
     format_plan,
     node_is_labeled,
 )
+from labeler.backoff import Backoff
 from labeler.errors import LabelerError
 from labeler.kube.errors import KubeError, NotFound
 from labeler.kube.events import NodeEvents
@@ -46,6 +47,8 @@ from labeler.profiles import Profile
 from labeler.sources import NoData, Reading, Source, SourceError
 
 log = logging.getLogger(__name__)
+
+API_MAX_BACKOFF = 60.0  # seconds: the longest wait between two tries of the API server
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,8 @@ class Agent:
         self._clock = clock
         self._state = _State()
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._api_backoff = Backoff(config.api_backoff, API_MAX_BACKOFF)
+        self._source_backoff = Backoff(config.error_backoff, config.interval)
 
     def shutdown(self) -> None:
         """Ask ``run`` to return; safe from a signal handler or another thread."""
@@ -260,8 +265,7 @@ class Agent:
         state = self._state
         if result.status == "error":
             state.failures += 1
-            delay = min(60.0, self.config.api_backoff * 2 ** (state.failures - 1))
-            state.retry_at = self._clock() + delay
+            state.retry_at = self._clock() + self._api_backoff.delay(state.failures)
         else:
             state.failures, state.retry_at = 0, None
 
@@ -276,7 +280,7 @@ class Agent:
             except SourceError as e:
                 outcome = e
                 failures += 1
-                delay = min(cfg.interval, cfg.error_backoff * 2 ** (failures - 1))
+                delay = self._source_backoff.delay(failures)
                 log.warning(
                     "source read failed source=%s failures=%d next_try=%.0fs error=%s",
                     self.source.name,
@@ -316,7 +320,7 @@ class Agent:
                 if self.stop.is_set():
                     return
                 failures += 1
-                delay = min(60.0, cfg.api_backoff * 2 ** (failures - 1))
+                delay = self._api_backoff.delay(failures)
                 log.info("watch ended node=%s error=%s retry_in=%.1fs", cfg.node, e, delay)
                 if self.stop.wait(delay):
                     return
@@ -338,7 +342,7 @@ class Agent:
                 return get_node(self.api, self.config.node)
             except KubeError as e:
                 failures += 1
-                delay = min(60.0, self.config.api_backoff * 2 ** (failures - 1))
+                delay = self._api_backoff.delay(failures)
                 message = self._not_found() if isinstance(e, NotFound) else str(e)
                 log.error(
                     "cannot read node node=%s retry_in=%.1fs error=%s",
