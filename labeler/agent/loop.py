@@ -103,6 +103,8 @@ class Agent:
         self.events = events
         self.stop = stop or threading.Event()
         self.writer = LabelWriter(api)
+        # Which label key each role the source reports is written to: the agent's scope.
+        self.keys = config.profile.keys_for(source.roles)
         self._clock = clock
         self._state = _State()
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -157,7 +159,7 @@ class Agent:
                 cfg.encoding,
                 cfg.node,
                 cfg.on_missing,
-                scope=self.source.keys,
+                keys=self.keys,
             )
         except LabelerError as e:
             return self._error(f"cannot encode the topology of {cfg.node}: {e}")
