@@ -407,18 +407,15 @@ class Agent:
 
 def serve(agent: Agent, *, port: int, address: str = "") -> int:
     """Run the agent with its HTTP endpoints until SIGTERM/SIGINT; 0 on a clean stop."""
-    import signal
+    from labeler.http import ProbeServer, flag_probe, serve_until_signal
 
-    from labeler.http import ProbeServer, flag_probe
-
-    stop = agent.stop
     server = ProbeServer(
         agent.metrics.registry,
         healthz=flag_probe(agent.alive, "reconcile loop stalled"),
         readyz=flag_probe(lambda: agent.ready, "not reconciled yet"),
         port=port,
         address=address,
-    ).start()
+    )
     failed = threading.Event()
 
     def loop() -> None:
@@ -427,20 +424,10 @@ def serve(agent: Agent, *, port: int, address: str = "") -> int:
         except Exception:
             log.exception("agent loop crashed node=%s", agent.config.node)
             failed.set()
-            stop.set()
+            agent.stop.set()
 
-    def on_signal(signum: int, _frame: object) -> None:
-        log.info("stopping signal=%s node=%s", signal.Signals(signum).name, agent.config.node)
-        agent.shutdown()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     thread = threading.Thread(target=loop, name="agent", daemon=True)
     thread.start()
-    # A short wait: CPython runs the signal handler only between waits, so the wait bounds
-    # how long SIGTERM takes to be noticed.
-    while not stop.wait(0.1):
-        pass
+    serve_until_signal(server, agent.stop, on_signal=agent.shutdown)
     thread.join(1.0)  # a write in flight may finish; a hung call is abandoned
-    server.close()
     return EXIT_ERROR if failed.is_set() else EXIT_OK
