@@ -9,7 +9,7 @@ Starts the fake API server as a process seeded with N GPU nodes (95 % fully labe
 - update latency: one label removed or restored through the API → seen in /metrics;
 - a burst of label changes → all reflected;
 - the one-shot `audit -o json` wall time, and one in-process recomputation (build_report).
-Targets (issue 7): first metrics < 10 s, RSS < 200 MB at 10,000 nodes; changes within 1 s.
+Targets: first metrics < 10 s, RSS < 200 MB at 10,000 nodes; changes within 1 s.
 """
 
 from __future__ import annotations

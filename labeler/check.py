@@ -1,6 +1,6 @@
 """Is a labeled node set usable by the schedulers? Completeness, nesting, valid values.
 
-Why each rule matters (DESIGN.md §1, §3, §6):
+Why each rule matters:
 - Kueue silently leaves out a node that lacks any level label, and Volcano label discovery
   publishes nothing while one node is incomplete: so every missing label is listed by level.
 - Volcano discovery and ascend-for-volcano use a label value as a *global* domain ID, so a
@@ -82,7 +82,8 @@ class CheckReport:
         return frozenset(n for v in self.nesting for n in v.nodes)
 
     def node_state(self, position: NodePosition) -> str:
-        """One of labeled / partial / unlabeled / inconsistent (exclusive, DESIGN §6)."""
+        """One of labeled / partial / unlabeled / inconsistent: exclusive, so the states
+        sum to the nodes checked."""
         present = sum(v is not None for v in position.values)
         if present == 0:
             return UNLABELED

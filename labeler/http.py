@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -30,6 +30,7 @@ Probe = Callable[[], tuple[bool, str]]
 
 IDLE_TIMEOUT = 60.0
 TEXT = "text/plain; charset=utf-8"
+HTML = "text/html; charset=utf-8"
 
 
 def flag_probe(check: Callable[[], bool], failing: str) -> Probe:
@@ -53,9 +54,11 @@ class ProbeServer:
         readyz: Probe,
         port: int = 8080,
         address: str = "",
+        pages: Mapping[str, Probe] | None = None,
     ) -> None:
+        handler = _handler(registry, healthz, readyz, pages or {})
         try:
-            self._server = ThreadingHTTPServer((address, port), _handler(registry, healthz, readyz))
+            self._server = ThreadingHTTPServer((address, port), handler)
         except OSError as e:
             raise UsageError(f"cannot listen on {address or '*'}:{port}: {e}") from e
         self._server.daemon_threads = True
@@ -63,7 +66,8 @@ class ProbeServer:
         self.address = str(host)
         self.port = int(bound)
         # serve_forever polls for shutdown; its default 0.5 s would be most of the agent's
-        # SIGTERM budget (the kubelet waits for a prompt exit), so poll more often.
+        # SIGTERM budget (the kubelet waits, then kills; a node agent should exit at once),
+        # so poll more often.
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.05},
@@ -108,7 +112,7 @@ def serve_until_signal(
 
 
 def _handler(
-    registry: CollectorRegistry, healthz: Probe, readyz: Probe
+    registry: CollectorRegistry, healthz: Probe, readyz: Probe, pages: Mapping[str, Probe]
 ) -> type[BaseHTTPRequestHandler]:
     probes = {"/healthz": healthz, "/readyz": readyz}
 
@@ -125,6 +129,9 @@ def _handler(
             elif path in probes:
                 ok, text = probes[path]()
                 self._send(200 if ok else 503, (text + "\n").encode())
+            elif path in pages:  # an HTML page, or the text saying why there is none yet
+                ok, text = pages[path]()
+                self._send(200 if ok else 503, text.encode(), HTML if ok else TEXT)
             else:
                 self._send(404, b"not found: try /metrics, /healthz or /readyz\n")
 

@@ -79,7 +79,7 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
     )
 
 
-# --- audit (issue 7): nodes the topology-aware schedulers cannot see ----------------------
+# --- audit: nodes the topology-aware schedulers cannot see ----------------------
 #
 # Aggregates only, no per-node series: a 10,000-node cluster must not cost 10,000 series.
 # The figures are published from one immutable snapshot per scrape (a custom collector), so

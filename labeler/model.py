@@ -1,9 +1,8 @@
 """The topology model: a tree of levels, widest first, and where each node sits in it.
 
-Every consumer wants the levels in its own order (DESIGN.md §3). The conversions live
-here, and only here, so that Kueue, Volcano and the HyperNodes can never disagree about
-which label is the narrowest.
-"""
+Every consumer wants the levels in its own order (docs/architecture.md, "Level orders").
+The conversions live here, and only here, so that Kueue, Volcano and the HyperNodes can
+never disagree about which label is the narrowest."""
 
 from __future__ import annotations
 
@@ -67,7 +66,7 @@ class Topology:
         """Position of a level, 0 = widest."""
         return self.levels.index(self.level(key_or_name))
 
-    # --- the four orders of DESIGN.md §3 -------------------------------------------
+    # --- the four level orders (docs/architecture.md) ---------------------------------
 
     def kueue_levels(self) -> list[str]:
         """Kueue Topology.spec.levels: widest → narrowest, then the hostname."""

@@ -1,11 +1,10 @@
 """The label diff: what one writer should change on one node, as a pure function.
 
-Ownership rules (DESIGN.md §4): the project owns only the keys it wrote, recorded in the
-``topology-labeler.io/owned-labels`` annotation. A writer removes a key only if the key is
-in its scope and owned. A key that already holds the wanted value is left alone and not
-claimed. A different value that the project does not own is a conflict, overwritten only
-with ``adopt``.
-"""
+Ownership rules (docs/architecture.md, "Label ownership"): the project owns only the keys
+it wrote, recorded in the ``topology-labeler.io/owned-labels`` annotation. A writer removes
+a key only if the key is in its scope and owned. A key that already holds the wanted value
+is left alone and not claimed. A different value that the project does not own is a
+conflict, overwritten only with ``adopt``."""
 
 from __future__ import annotations
 
@@ -137,7 +136,7 @@ def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> L
     ids = node.source_ids
     new_ids = {k: v for k, v in ids.items() if k in owned}
     # Only keys we own: a value someone else set (the same one we want) is not claimed, and
-    # recording its source ID would be a write where DESIGN.md §4 wants none.
+    # recording its source ID would be a write where a node that already agrees needs none.
     new_ids.update(
         (k, v)
         for k, v in desired.source_ids.items()

@@ -1,10 +1,10 @@
 """Where nodes sit, read from the bulk tool's CSV or from today's node labels.
 
-The CSV is MindCluster's format (DESIGN §6), read by :mod:`labeler.bulk.sheet`, the same
-validator ``apply`` uses: the same ``file:line:column`` errors, all reported together before
-anything is generated, and the same leniency (BOM, CRLF, blank rows). An empty cell means
-"no label". This module only adds the profile's demand that every level has a column, and
-picks the nodes of the tree.
+The CSV is MindCluster's format (first column ``nodeName``, then label keys), read by
+:mod:`labeler.bulk.sheet`, the same validator ``apply`` uses: the same ``file:line:column``
+errors, all reported together before anything is generated, and the same leniency (BOM,
+CRLF, blank rows). An empty cell means "no label". This module only adds the profile's
+demand that every level has a column, and picks the nodes of the tree.
 
 For a topology with a tree label (Ascend's ``huawei.com/topotree``) only the nodes of that
 tree are in scope: those whose tree label equals the tree name, or that lack it when the

@@ -1,7 +1,7 @@
 """Profiles: a named topology plus what the agent writes and how it encodes IDs.
 
-Built-in: ``oci-rdma`` and ``ascend-superpod``. A custom profile is a YAML file;
-``--profile`` takes a built-in name or a path.
+Built-in: ``oci-rdma`` and ``ascend-superpod`` (their keys are listed in README.md). A
+custom profile is a YAML file; ``--profile`` takes a built-in name or a path.
 
 Sources report IDs by role (island, network block, superpod...), never by label key: the
 profile alone says which label key each role is written to (``Profile.keys_for``).

@@ -34,5 +34,9 @@ step sed -n '1,40p' "$out/scheduler/kueue-topology.yaml"
 tl advise --profile oci-rdma --from-cluster --pods 3 --request nvidia.com/gpu=8 \
     --required local_block
 tl advise --profile oci-rdma --from-cluster --pods 4 --request nvidia.com/gpu=8 \
-    --required local_block || echo "(advise exits 2: the job does not fit)"
+    --required local_block --html "$out/advise-map.html" \
+    || echo "(advise exits 2: the job does not fit)"
+tl map --profile oci-rdma --from-cluster -o "$out/topology-map.html"
 printf '\nDone. Generated scheduler configuration is in %s/scheduler/\n' "$out"
+printf 'Topology map (open in a browser): %s\n' "$(realpath "$out/topology-map.html")"
+printf 'The same map with the advised placement: %s\n' "$(realpath "$out/advise-map.html")"

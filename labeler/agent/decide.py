@@ -1,8 +1,8 @@
-"""The agent's decisions as pure functions (DESIGN.md §4, §5): what a node's labels should
+"""The agent's decisions as pure functions: what a node's labels should
 be for a source outcome, how a plan reads in ``--dry-run``, whether a node counts as
 labeled, and what one reconcile means for ``--once``'s exit code. No I/O here, so every
 rule is unit-tested without a server (tests/unit/test_agent_desired.py); the threaded loop
-that acts on them is in agent.py.
+that acts on them is in loop.py.
 """
 
 from __future__ import annotations
@@ -108,7 +108,8 @@ Status = Literal["labelled", "no_data", "conflict", "error", "waiting"]
 
 @dataclass(frozen=True)
 class ReconcileResult:
-    """What one reconcile did. ``exit_code`` follows DESIGN.md §4 for ``--once``."""
+    """What one reconcile did. ``exit_code`` is ``--once``'s: 0 labeled or definite no
+    data, 1 error, 3 a conflict was left in place."""
 
     status: Status
     message: str = ""

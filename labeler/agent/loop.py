@@ -1,4 +1,4 @@
-"""The per-node agent (DESIGN.md §5): keep this node's topology labels right.
+"""The per-node agent (the DaemonSet): keep this node's topology labels right.
 
 Data flows one way: source → outcome → ``desired_from_outcome`` (pure, decide.py) →
 ``plan_labels`` (pure) → one merge patch or nothing.

@@ -1,4 +1,4 @@
-"""The audit: which nodes topology-aware schedulers cannot use (DESIGN.md §6, issue 7).
+"""The audit: which nodes topology-aware schedulers cannot use.
 
 - facts.py: what is kept of a node (level values, ownership, accelerators); the scope
   (which nodes) is labeler.scope, shared with check/generate --from-cluster

@@ -1,10 +1,10 @@
 """The audit report: which in-scope nodes the schedulers can use, and what the rest cost.
 
-States (DESIGN.md §6) are exclusive and sum to the nodes in scope; the judgement itself is
-:mod:`labeler.check`'s, so ``check`` and ``audit`` can never disagree. "Foreign" — level
-labels present but not recorded in our owned-labels annotation — is a separate dimension:
-such a node may well be usable, but topology-labeler will not maintain its labels.
-"""
+States (labeled, partial, unlabeled, inconsistent) are exclusive and sum to the nodes in
+scope; the judgement itself is :mod:`labeler.check`'s, so ``check`` and ``audit`` can never
+disagree. "Foreign" — level labels present but not recorded in our owned-labels annotation
+— is a separate dimension: such a node may well be usable, but topology-labeler will not
+maintain its labels."""
 
 from __future__ import annotations
 

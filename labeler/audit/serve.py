@@ -28,6 +28,8 @@ from labeler.scope import Scope
 
 log = logging.getLogger(__name__)
 
+PAGE_REFRESH = 30  # seconds between reloads of the /topology page in the browser
+
 
 @dataclasses.dataclass(frozen=True)
 class ExporterOptions:
@@ -77,6 +79,24 @@ class AuditExporter:
         if report is None:
             return None
         return report.figures(self._last_sync)
+
+    def topology_page(self) -> tuple[bool, str]:
+        """The live map (``/topology``), from the watched facts: no API call of its own."""
+        from labeler.topomap.model import build_map
+        from labeler.topomap.render import render_html
+
+        if self._report is None:
+            return self.readyz()
+        _, facts = self.store.snapshot()
+        topo = build_map(
+            self.profile.topology,
+            facts,
+            profile=self.profile.name,
+            scope=self.scope.describe(),
+            origin="the audit exporter's node watch (free capacity is not watched)",
+            refresh=PAGE_REFRESH,
+        )
+        return True, render_html(topo)
 
     def healthz(self) -> tuple[bool, str]:
         dead = [t.name for t in self._threads if not t.is_alive()]

@@ -1,8 +1,8 @@
 """Bulk labeling from a CSV: plan (a diff per node against one LIST), then apply or delete.
 
 The flow is one-way and validated up front: the whole CSV is checked (labeler.bulk.sheet),
-the nodes are listed once, every node's change is planned with the ownership rules of
-DESIGN.md §4 (labeler.plan), missing nodes stop the run before the first write, and only
+the nodes are listed once, every node's change is planned with the ownership rules
+(labeler.plan, docs/architecture.md), missing nodes stop the run before the first write, and only
 nodes whose plan is not a no-op get one patch each. So a re-run of the same CSV makes zero
 writes, and a label the project does not own is never overwritten or removed without
 ``--adopt``.
@@ -41,7 +41,8 @@ class Action(Enum):
 class BulkOptions:
     """How to read the CSV against the cluster.
 
-    - ``adopt``: take over (apply) or remove (delete) values the project does not own.
+    - ``adopt``: take over (apply) or remove (delete) values the project does not own, as
+      ``kubectl label --overwrite`` / ``key-`` do (the MindCluster twin always does).
     - ``all_keys``: delete only — remove every CSV key, also where the node's cell is empty.
     - ``skip_missing``: nodes of the CSV that are not in the cluster are reported, not fatal.
     """

@@ -4,7 +4,7 @@ Several commands take the same things: a profile and its tree name, a source of 
 (``--from-csv`` / ``--from-cluster`` / ``--from-snapshot``), a node scope
 (``--node-selector`` / ``--resource``), ``KEY=VALUE`` pairs. Declaring them here keeps
 the names, help texts, error messages and exit codes the same in every command
-(DESIGN.md §6 is the contract).
+(scripts depend on them).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def add_report_format(p: argparse.ArgumentParser, human: str, *aliases: str) -> 
     """``-o/--output FORMAT`` of a command that prints a report (``args.output``).
 
     Commands that write data (generate, export, lld) use ``-o`` for the output file
-    instead, as DESIGN.md §6 has it; ``human`` is the default, the other choice is json.
+    instead; ``human`` is the default, the other choice is json.
     """
     p.add_argument(
         "-o",
@@ -91,7 +91,7 @@ TREE_NAME_HELP = (
 def add_tree_name(
     p: Any, *, required: bool = False, short: bool = False, help_text: str = TREE_NAME_HELP
 ) -> None:
-    """``--topotree-name`` (MindCluster's and DESIGN's name), alias ``--tree-name``."""
+    """``--topotree-name`` (MindCluster's name), alias ``--tree-name``."""
     flags = ["-t"] if short else []
     p.add_argument(
         *flags,

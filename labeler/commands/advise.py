@@ -1,4 +1,4 @@
-"""``advise`` and ``domains``: Kueue TAS placement simulation (issue 8).
+"""``advise`` and ``domains``: Kueue TAS placement simulation.
 
 Parsing, reading the cluster or the snapshot file, and printing; the simulation lives in
 ``labeler.tas``.
@@ -83,6 +83,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="LEVEL=SIZE",
         help="an inner slice layer (multi-layer slices, Kueue TASMultiLayerTopology); "
         "repeat for a third layer, outer first",
+    )
+    p.add_argument(
+        "--html", metavar="FILE", help="also write the topology map with this placement drawn"
     )
     p.set_defaults(handler=run_advise)
 
@@ -265,6 +268,12 @@ def run_advise(args: argparse.Namespace) -> int:
     job = make_job(topology, args.pods, mode=mode, level=level, slices=slices)
     result = advise(topology, tree, shape, job)
     _emit(args, advice_text(topology, result, shape.requests), advice_dict(topology, result))
+    if args.html:
+        from labeler.topomap.advice import write_advice_map
+
+        origin = args.from_snapshot or "the cluster"
+        out = write_advice_map(args.html, profile, tree, shape, result, origin=origin)
+        print(f"map with the placement written to {out}", file=sys.stderr)
     return EXIT_FITS if result.outcome.fits else EXIT_DOES_NOT_FIT
 
 

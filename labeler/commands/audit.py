@@ -1,5 +1,5 @@
 """``audit`` and ``placement``: nodes the schedulers cannot see, and where a job landed
-(issue 7). Parsing and printing only; the logic is in ``labeler.audit``."""
+Parsing and printing only; the logic is in ``labeler.audit``."""
 
 from __future__ import annotations
 
@@ -49,8 +49,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     add_scope(p)
     add_report_format(p, "table")
     g = p.add_argument_group("exporter (--serve)")
-    g.add_argument("--serve", action="store_true", help="watch nodes and serve /metrics")
-    g.add_argument("--port", type=int, default=8080, help="port for /metrics, /healthz, /readyz")
+    g.add_argument(
+        "--serve",
+        action="store_true",
+        help="watch nodes and serve /metrics and the map at /topology",
+    )
+    g.add_argument(
+        "--port", type=int, default=8080, help="port for /metrics, /healthz, /readyz, /topology"
+    )
     g.add_argument("--bind", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
     g.add_argument(
         "--watch-timeout",
@@ -112,6 +118,7 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
         readyz=exporter.readyz,
         port=args.port,
         address=args.bind,
+        pages={"/topology": exporter.topology_page},
     )
     exporter.start()
     log.info(

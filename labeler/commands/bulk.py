@@ -1,4 +1,4 @@
-"""``apply``, ``delete``, ``plan``, ``export``, ``lld``: bulk labeling from CSV (issue 5).
+"""``apply``, ``delete``, ``plan``, ``export``, ``lld``: bulk labeling from CSV.
 
 Parsing and printing only; the work is in the labeler.bulk package (sheet, apply, lld).
 Exit codes: 0 done; 1 a node failed, a node is missing, or the input is invalid (nothing
@@ -253,6 +253,8 @@ def cmd_lld(args: argparse.Namespace) -> int:
     table = lld.read_lld(
         args.input, tree_name=args.topotree_name, group_per_rack=args.group_per_rack
     )
+    for warning in table.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.output == "-":
         write_label_csv(sys.stdout, lld.CSV_KEYS, table.rows())
         return 0

@@ -1,4 +1,4 @@
-"""``generate`` and ``check``: scheduler configuration that matches the labels (issue 6).
+"""``generate`` and ``check``: scheduler configuration that matches the labels.
 
 Parsing and printing only; the objects come from :mod:`labeler.emit`, the verdict from
 :mod:`labeler.check`, positions from :mod:`labeler.positions`.

@@ -1,4 +1,4 @@
-"""Read nodes and write their labels with ownership (DESIGN.md §4).
+"""Read nodes and write their labels with ownership (labeler.plan).
 
 Nodes are read as plain JSON (``_preload_content=False``): at 10,000 nodes the client's
 model deserialisation costs more than the API calls, and we need only a few fields.

@@ -69,6 +69,7 @@ class Tree:
     levels: list[list[Domain]]
     leaves: list[Domain]
     outside: list[Outside] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)  # every node given, in and outside
 
     @property
     def depth(self) -> int:
@@ -104,7 +105,9 @@ def build_tree(
     index: dict[tuple[str, ...], Domain] = {}
     leaves: list[Domain] = []
     outside: list[Outside] = []
+    given: list[Node] = []
     for node in nodes:
+        given.append(node)
         reason = outside_reason(node, keys, flavor)
         if reason is None:
             path = tuple(node.labels[k] for k in keys)
@@ -139,6 +142,7 @@ def build_tree(
         levels=levels,
         leaves=leaves,
         outside=outside,
+        nodes=given,
     )
 
 
@@ -204,6 +208,7 @@ class Capacity:
 
     pods: tuple[int, ...]
     stats: ExclusionStats
+    blocked: tuple[str, ...] = ()  # per leaf: why it takes no pod ("" when it takes some)
 
 
 def leaf_capacity(tree: Tree, shape: PodShape, *, empty: bool = False) -> Capacity:
@@ -219,6 +224,7 @@ def leaf_capacity(tree: Tree, shape: PodShape, *, empty: bool = False) -> Capaci
     resources: dict[str, int] = {}
     selector_misses = 0
     counts: list[int] = []
+    blocked: list[str] = []
     for leaf in tree.leaves:
         node = leaf.node
         assert node is not None
@@ -226,19 +232,22 @@ def leaf_capacity(tree: Tree, shape: PodShape, *, empty: bool = False) -> Capaci
         if taint is not None:
             taints[str(taint)] = taints.get(str(taint), 0) + 1
             counts.append(0)
+            blocked.append(f"taint {taint}")
             continue
         if any(node.labels.get(k) != v for k, v in shape.node_selector.items()):
             selector_misses += 1
             counts.append(0)
+            blocked.append("nodeSelector")
             continue
         n, limiting = count_in(requests, node.free(empty=empty))
         if n == 0 and limiting:
             resources[limiting] = resources.get(limiting, 0) + 1
         counts.append(n)
+        blocked.append(f"full ({limiting})" if n == 0 and limiting else "")
     stats = ExclusionStats(
         total_nodes=len(tree.leaves),
         taints=taints,
         node_selector=selector_misses,
         resources=resources,
     )
-    return Capacity(pods=tuple(counts), stats=stats)
+    return Capacity(pods=tuple(counts), stats=stats, blocked=tuple(blocked))

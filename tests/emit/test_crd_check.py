@@ -28,7 +28,7 @@ def _crd_check() -> Path | None:
 
 
 CRD_CHECK = _crd_check()
-pytestmark = pytest.mark.skipif(CRD_CHECK is None, reason="../shared/bin/crd-check not found")
+pytestmark = pytest.mark.skipif(CRD_CHECK is None, reason="no crd-check: set CRD_CHECK")
 
 KUEUE_SETS = ["kueue/v0.19.2__*", "kueue/main-*"]
 VOLCANO_1_14 = ["volcano/volcano-v1.14.0_*", "volcano/volcano-master-*"]

@@ -52,6 +52,10 @@ def test_daemonset_privileges_are_the_documented_minimum(rendered: list[dict[str
     assert pod["securityContext"]["runAsUser"] != 0
     sc = container["securityContext"]
     assert sc["readOnlyRootFilesystem"] is True
+    # privileged is needed for the NPU devices; everything else is dropped
+    assert sc["privileged"] is True and sc["capabilities"]["drop"] == ["ALL"]
+    assert sc["runAsNonRoot"] is True and sc["runAsUser"] != 0
+    assert sc["seccompProfile"]["type"] == "RuntimeDefault"
     mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
     for path in ("/usr/local/Ascend/driver", "/usr/local/bin/npu-smi", "/usr/local/dcmi"):
         assert mounts[path]["readOnly"] is True, path
@@ -101,6 +105,12 @@ def test_policy_cel_allows_only_own_node_and_agent_keys(
 ) -> None:
     verdicts = policy.verdicts(_node(BASE), new, node_name=claim)
     assert all(verdicts) is allowed, verdicts
+
+
+def test_policy_cel_forbids_other_metadata_changes(policy: Policy) -> None:
+    new = _node(BASE)
+    new["metadata"]["finalizers"] = ["example.com/keep"]
+    assert not all(policy.verdicts(_node(BASE), new, node_name="npu-1"))
 
 
 def test_policy_cel_forbids_spec_changes(policy: Policy) -> None:

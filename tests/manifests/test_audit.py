@@ -28,6 +28,7 @@ def test_every_rendered_object_validates(rendered: list[dict[str, Any]]) -> None
     assert kinds == [
         "ClusterRole",
         "ClusterRoleBinding",
+        "ConfigMap",
         "Deployment",
         "Service",
         "ServiceAccount",

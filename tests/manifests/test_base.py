@@ -6,6 +6,8 @@ order, then every validation — with cel-python, on allowed and denied node upd
 
 from __future__ import annotations
 
+import re
+import sys
 from typing import Any
 
 import celpy
@@ -187,3 +189,104 @@ def test_a_spec_change_is_denied(policy: Policy) -> None:
 
 def test_other_users_are_not_matched(policy: Policy) -> None:
     assert policy.admit(node("n2"), node("n2", labels={"team": "a"}), user="admin") == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"ownerReferences": [{"apiVersion": "v1", "kind": "X", "name": "x", "uid": "1"}]},
+        {"finalizers": ["example.com/keep"]},
+        {"generateName": "gpu-"},
+    ],
+)
+def test_other_metadata_changes_are_denied(policy: Policy, change: dict[str, Any]) -> None:
+    new = node(labels={LOCAL: "abc"})
+    new["metadata"].update(change)
+    failed = policy.admit(node(), new)
+    assert len(failed) == 1 and "ownerReferences, finalizers" in failed[0]
+    # ... and an agent write that leaves them as they are is still allowed
+    old = node()
+    old["metadata"].update(change)
+    assert policy.admit(old, new) == []
+
+
+# --- where the DaemonSet runs --------------------------------------------------------------
+
+
+def schedulable_on(pod: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Required node affinity as the scheduler reads it: terms ORed, expressions ANDed."""
+
+    def matches(expr: dict[str, Any]) -> bool:
+        value = labels.get(expr["key"])
+        if expr["operator"] == "Exists":
+            return value is not None
+        assert expr["operator"] == "In", expr
+        return value in expr["values"]
+
+    terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    return any(all(matches(e) for e in t["matchExpressions"]) for t in terms["nodeSelectorTerms"])
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        {"nvidia.com/gpu": "true"},  # OKE's label on every NVIDIA GPU node
+        {"amd.com/gpu": "true"},  # ... and on AMD GPU nodes
+        {"nvidia.com/gpu.present": "true"},  # the NVIDIA GPU operator's
+        *(
+            {"node.kubernetes.io/instance-type": shape}
+            for shape in (
+                "BM.GPU.B300.8",
+                "BM.GPU.GB200-v2.4",
+                "BM.GPU.GB200-v3.4",
+                "BM.GPU.GB300.4",
+                "BM.GPU.MI355X.8",
+                "BM.GPU.MI355X-v1.8",
+                "BM.GPU.RTXPRO.8",
+                "BM.GPU.H100.8",
+                "BM.HPC.E5.144",
+            )
+        ),
+    ],
+)
+def test_the_agent_reaches_every_gpu_and_rdma_node(labels: dict[str, str]) -> None:
+    pod = by_kind(raw_documents(), "DaemonSet")["spec"]["template"]["spec"]
+    assert schedulable_on(pod, labels)
+
+
+def test_the_agent_stays_off_plain_cpu_nodes() -> None:
+    pod = by_kind(raw_documents(), "DaemonSet")["spec"]["template"]["spec"]
+    assert not schedulable_on(pod, {"node.kubernetes.io/instance-type": "VM.Standard.E5.Flex"})
+
+
+@pytest.mark.parametrize("kustomization", ["", "ascend"])
+def test_node_agents_are_not_evicted_before_user_pods(kustomization: str) -> None:
+    pod = by_kind(render(MANIFESTS / kustomization), "DaemonSet")["spec"]["template"]["spec"]
+    assert pod["priorityClassName"] == "system-node-critical"
+
+
+# --- the image the manifests deploy --------------------------------------------------------
+
+ROOT = MANIFESTS.parent
+
+
+def test_the_image_runs_the_python_the_tests_run_on() -> None:
+    (image_python,) = set(re.findall(r"^FROM python:(\d+\.\d+)", dockerfile(), re.M))
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert image_python == here, f"the tests run on Python {here}, the image on {image_python}"
+
+
+def dockerfile() -> str:
+    return (ROOT / "Dockerfile").read_text()
+
+
+@pytest.mark.parametrize("kustomization", ["", "ascend", "audit"])
+def test_the_manifests_deploy_the_image_the_readme_builds(kustomization: str) -> None:
+    (tag,) = re.findall(r"^docker build -t (\S+) \.", (ROOT / "README.md").read_text(), re.M)
+    images = {
+        c["image"]
+        for d in render(MANIFESTS / kustomization)
+        if d["kind"] in ("DaemonSet", "Deployment")
+        for c in d["spec"]["template"]["spec"]["containers"]
+    }
+    assert images == {tag}

@@ -1,4 +1,4 @@
-"""The four level orders of DESIGN.md §3, from one model."""
+"""The four level orders (docs/architecture.md), from one model."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The ownership rules of DESIGN.md §4, as a pure function."""
+"""The ownership rules (docs/architecture.md), as a pure function."""
 
 import json
 

@@ -1,5 +1,5 @@
 """A value someone else already set to what we want is not claimed, so no write at all
-(DESIGN.md §4: e.g. Ascend's device plugin already set the same superpodid)."""
+(e.g. Ascend's device plugin already set the same superpodid)."""
 
 from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
 from labeler.plan import Desired, plan_labels

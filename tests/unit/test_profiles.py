@@ -1,4 +1,4 @@
-"""Profile files: every problem reported at once; built-ins as DESIGN.md §3 says."""
+"""Profile files: every problem reported at once; built-ins as README.md lists them."""
 
 from pathlib import Path
 

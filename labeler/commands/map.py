@@ -1,0 +1,86 @@
+"""``map``: the topology as one self-contained HTML page. Parsing, reading and writing
+only; the model and the page are in ``labeler.topomap``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+from labeler.audit.facts import NodeFacts
+from labeler.commands._base import add_command, add_profile, add_scope, add_source, node_scope
+from labeler.profiles import load_profile
+from labeler.topomap.model import (
+    TopologyMap,
+    build_map,
+    details_from_nodes,
+    facts_from_nodes,
+)
+from labeler.topomap.render import write_html
+
+log = logging.getLogger(__name__)
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = add_command(
+        sub,
+        common,
+        "map",
+        "draw the topology as one self-contained HTML page: nested domains, node states, "
+        "free accelerators, nodes outside the topology",
+        exits={0: "the page was written"},
+    )
+    add_profile(p)
+    add_source(p, required=True, csv=True, snapshot=True, cluster_help="read nodes and pods live")
+    add_scope(p, when="--from-cluster and --from-snapshot")
+    p.add_argument(
+        "-o",
+        "--output",
+        default="topology-map.html",
+        metavar="FILE",
+        help="the HTML file to write (default: topology-map.html)",
+    )
+    p.add_argument("--title", default="", help="page title (default: 'Topology of PROFILE')")
+    p.set_defaults(handler=run_map)
+
+
+def run_map(args: argparse.Namespace) -> int:
+    profile = load_profile(args.profile, tree_name=args.topotree_name)
+    topology = profile.topology
+    if args.from_csv:
+        from labeler.positions import read_csv
+
+        positions = read_csv(args.from_csv, topology)
+        facts = [NodeFacts(position=p, foreign=(), accelerators=()) for p in positions.positions]
+        topo = build_map(
+            topology,
+            facts,
+            profile=profile.name,
+            scope="every node of the CSV",
+            origin=args.from_csv,
+            title=args.title,
+        )
+    else:
+        from labeler.commands.advise import read_cluster, read_snapshot
+
+        snap = read_cluster(args) if args.from_cluster else read_snapshot(args.from_snapshot)
+        scope = node_scope(args)
+        facts = facts_from_nodes(topology, scope, snap.nodes)
+        resources = {f.name: [r for r, _ in f.accelerators] for f in facts}
+        topo = build_map(
+            topology,
+            facts,
+            profile=profile.name,
+            scope=scope.describe(),
+            origin="the cluster" if args.from_cluster else args.from_snapshot,
+            details=details_from_nodes(snap.nodes, resources),
+            title=args.title,
+        )
+    path = write_html(args.output, topo)
+    print(f"{path}: {_summary(topo)}")
+    return 0
+
+
+def _summary(topo: TopologyMap) -> str:
+    counts = ", ".join(f"{n} {s}" for s, n in topo.counts.items())
+    return f"map of {len(topo.nodes)} node(s) ({counts}) in {len(topo.domains)} domain(s)"

@@ -1,0 +1,3 @@
+from tests.topomap.browser import chrome
+
+__all__ = ["chrome"]

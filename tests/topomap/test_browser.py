@@ -1,0 +1,222 @@
+"""The generated pages in a real browser (headless Chromium): what the DOM shows after the
+page's script ran, checked against what ``audit`` and ``advise -o json`` say."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from labeler.audit.serve import AuditExporter, ExporterOptions
+from labeler.cli import main
+from labeler.http import ProbeServer
+from labeler.profiles import oci_rdma
+from labeler.scope import Scope
+from tests.fakekube import FakeKube
+from tests.helpers import http_get, wait_for
+from tests.kube.test_audit_fake import seed_mixed
+from tests.topomap.pages import open_page, page_state
+
+SNAPSHOT = str(Path(__file__).parents[2] / "examples" / "snapshot-oci.yaml")
+GPU8 = [{"name": "main", "image": "x", "resources": {"requests": {"nvidia.com/gpu": "8"}}}]
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def mixed(fake_kube: FakeKube, tmp_path: Path) -> Path:
+    """A cluster with a node in every state, and an 8-GPU pod on gpu-a1."""
+    seed_mixed(fake_kube)
+    fake_kube.add_pod("train-0", namespace="ml", node_name="gpu-a1", containers=GPU8)
+    return fake_kube.write_kubeconfig(tmp_path / "kubeconfig")
+
+
+def test_map_matches_the_audit(
+    chrome: Any, mixed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kc = ["--kubeconfig", str(mixed)]
+    code, out, _ = cli(capsys, "audit", "--profile", "oci-rdma", "-o", "json", *kc)
+    assert code == 3
+    audit = json.loads(out)
+    state_of = {n: s for s, names in audit["nodes"].items() for n in names}
+    page = tmp_path / "map.html"
+    code, out, _ = cli(
+        capsys, "map", "--profile", "oci-rdma", "--from-cluster", "-o", str(page), *kc
+    )
+    assert code == 0 and str(page) in out
+
+    dom = open_page(chrome, page.as_uri())
+    boxes = dom["boxes"]
+    assert sorted(b["name"] for b in boxes) == sorted(state_of)  # one box per node in scope
+    assert len(boxes) == audit["nodesInScope"]
+    assert set(Counter(state_of.values())) == set(dom["states"])  # the fixture has all four
+    for b in boxes:
+        state = state_of[b["name"]]
+        assert f"s{dom['states'].index(state)}" in b["cls"].split(), b
+        assert b["colour"] == dom["legend"][state], b
+    assert len(set(dom["legend"].values())) == 4  # four states, four colours
+    unusable = audit["nodes"]["unlabeled"] + audit["nodes"]["partial"]
+    assert sorted(dom["outside"]) == sorted(unusable)
+    assert {b["name"] for b in boxes if b["where"] == "outside"} == set(unusable)
+    drawn = {b["name"]: b["path"] for b in boxes if b["where"] == "map"}
+    assert drawn["gpu-a1"] == ["i1", "n1", "l1"]
+    # gpu-a1's pod takes all 8 GPUs: drawn as "none free"; gpu-a2 is all free.
+    shade = {b["name"]: b["cls"].split()[2] for b in boxes}
+    assert (shade["gpu-a1"], shade["gpu-a2"]) == ("f0", "f4")
+
+
+def test_search_hover_and_zoom(
+    chrome: Any, mixed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "map.html"
+    code, _, err = cli(
+        capsys,
+        "map",
+        "--profile",
+        "oci-rdma",
+        "--from-cluster",
+        "-o",
+        str(page),
+        "--kubeconfig",
+        str(mixed),
+    )
+    assert code == 0, err
+    chrome.get(page.as_uri())
+    search = chrome.find_element(By.ID, "search")
+    search.send_keys("gpu-d2")
+    dom = page_state(chrome)
+    hit = [b for b in dom["boxes"] if "hit" in b["cls"].split()]
+    assert [b["name"] for b in hit] == ["gpu-d2"]
+    assert dom["found"] == "found gpu-d2"
+    assert "gpu-d2" in dom["info"] and "inconsistent" in dom["info"]
+    search.clear()
+    search.send_keys("no-such-node")
+    assert page_state(chrome)["found"] == "no node matches no-such-node"
+
+    # Zoom into network block n2, then back to every domain.
+    chrome.find_element(By.CSS_SELECTOR, "#map .d .d .dh").click()
+    zoomed = page_state(chrome)
+    in_map = {b["name"] for b in zoomed["boxes"] if b["where"] == "map"}
+    assert in_map == {"gpu-a1", "gpu-a2"}, chrome.current_url
+    assert "#focus=i1/n1" in chrome.current_url
+    chrome.find_element(By.CSS_SELECTOR, '#crumbs a[data-f="-1"]').click()
+    again = page_state(chrome)
+    assert len([b for b in again["boxes"] if b["where"] == "map"]) == 4
+    # A link with #focus opens zoomed in.
+    chrome.get("about:blank")
+    chrome.get(page.as_uri() + "#focus=i1/n1/l1")
+    assert {b["name"] for b in page_state(chrome)["boxes"] if b["where"] == "map"} == in_map
+
+    # Hovering a node shows its details; clicking pins them.
+    el = chrome.find_element(By.CSS_SELECTOR, "#map i.n[title=gpu-a1]")
+    el.click()
+    info = page_state(chrome)["info"]
+    assert "gpu-a1" in info and "0/8" in info and "local_block: l1" in info
+
+
+def _advise(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, pods: int
+) -> tuple[int, dict[str, Any], Path]:
+    page = tmp_path / f"advise-{pods}.html"
+    code, out, err = cli(
+        capsys,
+        "advise",
+        "--profile",
+        "oci-rdma",
+        "--from-snapshot",
+        SNAPSHOT,
+        "--pods",
+        str(pods),
+        "--request",
+        "nvidia.com/gpu=8",
+        "--required",
+        "local_block",
+        "-o",
+        "json",
+        "--html",
+        str(page),
+    )
+    assert str(page) in err
+    return code, json.loads(out), page
+
+
+def test_advise_html_highlights_the_placement(
+    chrome: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, advice, page = _advise(capsys, tmp_path, 3)
+    assert code == 0 and advice["fits"]
+    dom = open_page(chrome, page.as_uri())
+    keys = oci_rdma().topology.keys
+    depth = keys.index(advice["level"]) + 1
+    named = [advice["assignment"][0]["domains"][k] for k in keys[:depth]]
+    assert dom["hl"] == [{"role": "placement", "path": named}]
+    placed = {b["name"]: int(b["text"]) for b in dom["boxes"] if "p" in b["cls"].split()}
+    assert placed == {a["node"]: a["count"] for a in advice["assignment"]}
+
+
+def test_advise_html_shows_the_best_domain_and_blockers(
+    chrome: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, advice, page = _advise(capsys, tmp_path, 4)
+    assert code == 2 and not advice["fits"]
+    code, out, _ = cli(
+        capsys,
+        "domains",
+        "--profile",
+        "oci-rdma",
+        "--from-snapshot",
+        SNAPSHOT,
+        "--request",
+        "nvidia.com/gpu=8",
+        "-o",
+        "json",
+    )
+    level = next(lv for lv in json.loads(out)["levels"] if lv["name"] == "local_block")
+    best = max(level["domains"], key=lambda d: d["free"])
+    dom = open_page(chrome, page.as_uri())
+    assert dom["hl"] == [{"role": "best", "path": best["path"]}]
+    blocked = {b["name"] for b in dom["boxes"] if "b" in b["cls"].split()}
+    assert {"gpu-01", "gpu-02", "gpu-05", "gpu-09"} <= blocked  # full, full, tainted, outside
+    text = chrome.find_element(By.ID, "job").text
+    assert "does NOT fit" in text and "tainted" in text and "outside the topology" in text
+    chrome.find_element(By.CSS_SELECTOR, "#map i.n[title=gpu-05]").click()
+    assert "taint nvidia.com/gpu-health=degraded:NoSchedule" in page_state(chrome)["info"]
+
+
+def test_exporter_serves_the_live_map(chrome: Any, fake_kube: FakeKube) -> None:
+    seed_mixed(fake_kube)
+    exporter = AuditExporter(
+        fake_kube.api_client(), oci_rdma(), Scope(), options=ExporterOptions(debounce=0.01)
+    )
+    server = ProbeServer(
+        exporter.registry,
+        healthz=exporter.healthz,
+        readyz=exporter.readyz,
+        port=0,
+        address="127.0.0.1",
+        pages={"/topology": exporter.topology_page},
+    )
+    assert exporter.topology_page()[0] is False  # nothing listed yet: 503, not an empty map
+    exporter.start()
+    server.start()
+    try:
+        url = f"http://127.0.0.1:{server.port}/topology"
+        wait_for(lambda: http_get(url)[0] == 200, 10, what="/topology")
+        lists = fake_kube.count("list")
+        dom = open_page(chrome, url)
+        assert len(dom["boxes"]) == 7
+        assert sorted(dom["outside"]) == ["gpu-b1", "gpu-c1", "npu-e1"]
+        fake_kube.set_node_labels("gpu-a2", {oci_rdma().topology.keys[2]: None})
+        wait_for(lambda: "gpu-a2" in open_page(chrome, url)["outside"], 5, what="gpu-a2 outside")
+        assert fake_kube.count("list") == lists  # the page is served from the watch cache
+    finally:
+        server.close()
+        exporter.stop()
