@@ -66,6 +66,18 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--html", metavar="FILE", help="also write the topology map with this placement drawn"
     )
+    p.add_argument(
+        "--volcano-version",
+        default="1.14",
+        help="Volcano the job runs on: before 1.14 the stanza uses highestTierAllowed "
+        "(default 1.14)",
+    )
+    p.add_argument(
+        "--affinity-config",
+        metavar="level1=N1,level2=N2",
+        help="Ascend trees: check this huawei.com/affinity-config against ascend-for-volcano's "
+        "rules and print it (default: derived from the request)",
+    )
     p.set_defaults(handler=run_advise)
 
     d = add_command(
@@ -248,8 +260,10 @@ def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> int:
+    from labeler.emit.hypernodes import parse_version
     from labeler.tas.advice import advise, make_job
     from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
+    from labeler.tas.multilevel import check_affinity_flag
     from labeler.tas.report import advice_dict, advice_text
 
     shape = _shape(args)
@@ -263,7 +277,16 @@ def run_advise(args: argparse.Namespace) -> int:
     else:
         mode, level = UNCONSTRAINED, None
     job = make_job(topology, args.pods, mode=mode, level=level, slices=slices)
-    result = advise(topology, tree, shape, job)
+    if args.affinity_config is not None:
+        check_affinity_flag(args.affinity_config, args.pods, profile.topology, profile.name)
+    result = advise(
+        topology,
+        tree,
+        shape,
+        job,
+        volcano_version=parse_version(args.volcano_version),
+        affinity_config=args.affinity_config,
+    )
     _emit(args, advice_text(topology, result, shape.requests), advice_dict(topology, result))
     if args.html:
         from labeler.topomap.advice import write_advice_map

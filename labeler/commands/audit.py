@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import signal
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -106,7 +105,7 @@ def run_audit(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
     from labeler.audit.serve import AuditExporter, ExporterOptions
-    from labeler.http import ProbeServer
+    from labeler.http import ProbeServer, serve_until_signal
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a TCP port (0–65535)")
@@ -124,16 +123,7 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
         address=args.bind,
         pages={"/topology": exporter.topology_page},
     )
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: Any) -> None:
-        log.info("signal=%s received; stopping", signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     exporter.start()
-    server.start()
     log.info(
         "serving audit metrics profile=%s scope=%r on http://%s:%s/metrics",
         profile.name,
@@ -141,8 +131,7 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
         server.address,
         server.port,
     )
-    stop.wait()
-    server.close()
+    serve_until_signal(server, threading.Event())
     exporter.stop()
     return 0
 

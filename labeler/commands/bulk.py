@@ -100,6 +100,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         default=lld.DEFAULT_GROUP_PER_RACK,
         help="frames per group: groupid = (frame - 1) // N (default: %(default)s)",
     )
+    p.add_argument(
+        "--group-offset",
+        type=int,
+        default=0,
+        metavar="N",
+        help="first groupid of this tree; give each tree's workbook its own range so group "
+        "IDs stay unique in the cluster (default: 0)",
+    )
     p.set_defaults(handler=cmd_lld)
 
 
@@ -267,7 +275,10 @@ def cmd_lld(args: argparse.Namespace) -> int:
     from labeler.bulk.sheet import write_label_csv
 
     table = lld.read_lld(
-        args.input, tree_name=args.topotree_name, group_per_rack=args.group_per_rack
+        args.input,
+        tree_name=args.topotree_name,
+        group_per_rack=args.group_per_rack,
+        group_offset=args.group_offset,
     )
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -276,6 +287,10 @@ def cmd_lld(args: argparse.Namespace) -> int:
         return 0
     output = args.output or lld.default_output(args.input)
     count = lld.write_lld_csv(table, output)
-    print(f"sheet {table.sheet!r}: {count} hosts, {len({h.group for h in table.hosts})} groups")
+    groups = {h.group for h in table.hosts}
+    print(
+        f"sheet {table.sheet!r}: {count} hosts, {len(groups)} groups "
+        f"({min(groups)}..{max(groups)}; the next tree can use --group-offset {max(groups) + 1})"
+    )
     print(f"CSV file successfully generated: {output}")
     return 0

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from labeler.backoff import Backoff
 from labeler.errors import LabelerError
 
 log = logging.getLogger(__name__)
@@ -185,6 +185,7 @@ def call(
     sleep: Callable[[float], None] = time.sleep,
 ) -> T:
     """Run one API call, retrying 429/5xx/connection errors with backoff and Retry-After."""
+    backoff = Backoff(base_delay, max_delay, jitter=(0.5, 1.5))
     for attempt in range(1, attempts + 1):
         try:
             return fn()
@@ -200,7 +201,7 @@ def call(
                     resource=resource,
                     retry_after=err.retry_after,
                 ) from exc
-            delay = min(max_delay, base_delay * 2 ** (attempt - 1)) * (0.5 + random.random())
+            delay = backoff.delay(attempt)
             if err.retry_after is not None:
                 delay = max(delay, min(err.retry_after, max_delay * 6))
             log.warning(

@@ -1,4 +1,4 @@
-"""Raw responses (``_preload_content=False``) and the pooled connections behind them.
+"""Raw responses (urllib3, body unread) and the pooled connections behind them.
 
 We skip the client's model deserialisation (at 10,000 nodes it costs more than the API
 calls), so we own the urllib3 response and must leave its keep-alive connection clean:
