@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from labeler.errors import Exit, InputError, UsageError, one_line
-from labeler.kube.client import ClusterOptions, api_client
 from labeler.labels import key_problems, value_problems
 from labeler.profiles import BUILTIN
 
@@ -23,6 +22,7 @@ from labeler.profiles import BUILTIN
 PROFILE_HELP = f"{', '.join(BUILTIN)}, or a profile YAML file"
 
 if TYPE_CHECKING:
+    from labeler.kube.client import Api
     from labeler.node import NodeInfo
     from labeler.scope import Scope
 
@@ -71,9 +71,37 @@ def flag_value(parse: Callable[[str], T]) -> Callable[[str], T]:
     return convert
 
 
-def cluster(args: argparse.Namespace) -> Any:
-    """The ApiClient for --kubeconfig/--context (kubectl's rules)."""
-    return api_client(ClusterOptions(kubeconfig=args.kubeconfig, context=args.context))
+def checked(problems: Callable[[str], list[str]]) -> Callable[[str], str]:
+    """An argparse ``type=`` that refuses a value for which ``problems`` finds any."""
+
+    def check(text: str) -> str:
+        found = problems(text)
+        if found:
+            raise argparse.ArgumentTypeError(f"{text!r} {'; '.join(found)}")
+        return text
+
+    check.__name__ = getattr(problems, "__name__", "value")
+    return check
+
+
+def _volcano_version(text: str) -> tuple[int, int]:
+    from labeler.emit.hypernodes import parse_version
+
+    return parse_version(text)
+
+
+# ``--volcano-version`` of generate and advise: MAJOR.MINOR, checked while parsing.
+volcano_version = flag_value(_volcano_version)
+
+
+def cluster(args: argparse.Namespace, *, concurrency: int = 0) -> Api:
+    """The API client for --kubeconfig/--context (kubectl's rules), with a pooled
+    connection for each of ``concurrency`` writers. Imported here, not at the top: commands
+    that never talk to a cluster must not pay for loading the client."""
+    from labeler.kube.client import ClusterOptions, connect
+
+    pool = max(ClusterOptions.pool_size, concurrency)
+    return connect(ClusterOptions(args.kubeconfig, args.context, pool_size=pool))
 
 
 # --- -o for report commands --------------------------------------------------------------
@@ -240,16 +268,3 @@ def parse_pairs(values: Iterable[str], flag: str, *, labels: bool = True) -> dic
                 raise UsageError(f"{flag}: {key} is given twice ({out[key]!r} and {value!r})")
             out[key] = value
     return out
-
-
-def checked(problems: Callable[[str], list[str]]) -> Callable[[str], str]:
-    """An argparse ``type=`` that refuses a value for which ``problems`` finds any."""
-
-    def check(text: str) -> str:
-        found = problems(text)
-        if found:
-            raise argparse.ArgumentTypeError(f"{text!r} {'; '.join(found)}")
-        return text
-
-    check.__name__ = getattr(problems, "__name__", "value")
-    return check

@@ -1,6 +1,6 @@
 """``advise`` and ``domains``: Kueue TAS placement simulation.
 
-Parsing and printing only; the inputs (snapshot file or cluster) and the simulation live in
+Parsing, reading the cluster or the snapshot file, and printing; the simulation lives in
 ``labeler.tas``.
 """
 
@@ -10,7 +10,7 @@ import argparse
 import json
 import logging
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from labeler.commands._base import (
     add_command,
@@ -19,23 +19,13 @@ from labeler.commands._base import (
     add_source,
     cluster,
     parse_pairs,
+    volcano_version,
 )
 from labeler.errors import Exit, InputError, UsageError
 from labeler.profiles import Profile, load_profile
-from labeler.quantity import QuantityError, quantity_units
-from labeler.tas.advice import advise, make_job, resolve_level
-from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED, SliceLayer
-from labeler.tas.cluster import Toleration
-from labeler.tas.inputs import read_cluster, read_snapshot
-from labeler.tas.inventory import inventory
-from labeler.tas.report import (
-    advice_dict,
-    advice_text,
-    inventory_dict,
-    inventory_text,
-    stats_dict,
-)
-from labeler.tas.tree import PodShape, Tree, build_tree, leaf_capacity
+
+if TYPE_CHECKING:
+    from labeler.tas.tree import PodShape, Tree
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +61,19 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--html", metavar="FILE", help="also write the topology map with this placement drawn"
+    )
+    p.add_argument(
+        "--volcano-version",
+        type=volcano_version,
+        default="1.14",
+        help="Volcano the job runs on: before 1.14 the stanza uses highestTierAllowed "
+        "(default 1.14)",
+    )
+    p.add_argument(
+        "--affinity-config",
+        metavar="level1=N1,level2=N2",
+        help="Ascend trees: check this huawei.com/affinity-config against ascend-for-volcano's "
+        "rules and print it (default: derived from the request)",
     )
     p.set_defaults(handler=run_advise)
 
@@ -132,6 +135,8 @@ def _slice_options(p: argparse.ArgumentParser) -> None:
 
 
 def parse_requests(values: list[str]) -> dict[str, int]:
+    from labeler.quantity import QuantityError, quantity_units
+
     out: dict[str, int] = {}
     for res, qty in parse_pairs(values, "--request", labels=False).items():
         try:
@@ -144,6 +149,9 @@ def parse_requests(values: list[str]) -> dict[str, int]:
 
 
 def _shape(args: argparse.Namespace) -> PodShape:
+    from labeler.tas.cluster import Toleration
+    from labeler.tas.tree import PodShape
+
     try:
         tolerations = tuple(Toleration.parse(t) for t in args.toleration)
     except InputError as e:
@@ -175,6 +183,9 @@ def _slices(args: argparse.Namespace) -> list[tuple[str, int]]:
 
 
 def _load(args: argparse.Namespace) -> tuple[Profile, Tree]:
+    from labeler.tas.inputs import read_cluster, read_snapshot
+    from labeler.tas.tree import build_tree
+
     profile = load_profile(args.profile, tree_name=args.topotree_name)
     snap = read_cluster(cluster(args)) if args.from_cluster else read_snapshot(args.from_snapshot)
     for kind, n in sorted(snap.ignored.items()):
@@ -201,6 +212,11 @@ def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> int:
+    from labeler.tas.advice import advise, make_job
+    from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
+    from labeler.tas.multilevel import check_affinity_flag
+    from labeler.tas.report import advice_dict, advice_text
+
     shape = _shape(args)
     slices = _slices(args)
     profile, tree = _load(args)
@@ -212,7 +228,16 @@ def run_advise(args: argparse.Namespace) -> int:
     else:
         mode, level = UNCONSTRAINED, None
     job = make_job(topology, args.pods, mode=mode, level=level, slices=slices)
-    result = advise(topology, tree, shape, job)
+    if args.affinity_config is not None:
+        check_affinity_flag(args.affinity_config, args.pods, profile.topology, profile.name)
+    result = advise(
+        topology,
+        tree,
+        shape,
+        job,
+        volcano_version=args.volcano_version,
+        affinity_config=args.affinity_config,
+    )
     _emit(args, advice_text(topology, result, shape.requests), advice_dict(topology, result))
     if args.html:
         from labeler.topomap.advice import write_advice_map
@@ -224,6 +249,12 @@ def run_advise(args: argparse.Namespace) -> int:
 
 
 def run_domains(args: argparse.Namespace) -> int:
+    from labeler.tas.advice import resolve_level
+    from labeler.tas.assign import SliceLayer
+    from labeler.tas.inventory import inventory
+    from labeler.tas.report import inventory_dict, inventory_text, stats_dict
+    from labeler.tas.tree import leaf_capacity
+
     shape = _shape(args)
     slices = _slices(args)
     if args.pods is not None and args.pods < 1:

@@ -10,16 +10,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from labeler.bulk import apply as bulk
-from labeler.bulk import lld
-from labeler.bulk.sheet import read_label_csv, write_label_csv, write_label_csv_file
-from labeler.commands._base import add_command, add_profile, add_tree_name
+from labeler.commands._base import add_command, add_profile, add_tree_name, cluster
 from labeler.errors import Exit, UsageError
-from labeler.kube.client import ClusterOptions, api_client
 from labeler.profiles import load_profile
-from labeler.progress import Progress
+
+if TYPE_CHECKING:
+    from labeler.bulk import apply as bulk
 
 _CONFLICTS = "conflicts were left in place: values topology-labeler did not set (see --adopt)"
 _WRITE_EXITS = {
@@ -31,6 +29,8 @@ _WRITE_EXITS = {
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    from labeler.bulk import lld
+
     p = add_command(
         sub,
         common,
@@ -44,19 +44,19 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         },
     )
     _csv_options(p, delete=False, write=False)
-    p.set_defaults(handler=run_plan)
+    p.set_defaults(handler=run_plan, action="apply")
 
     p = add_command(
         sub, common, "apply", "label nodes from a CSV (MindCluster format)", exits=_WRITE_EXITS
     )
     _csv_options(p, delete=False, write=True)
-    p.set_defaults(handler=run_apply)
+    p.set_defaults(handler=run_apply, action="apply")
 
     p = add_command(
         sub, common, "delete", "remove the CSV's label keys from its nodes", exits=_WRITE_EXITS
     )
     _csv_options(p, delete=True, write=True)
-    p.set_defaults(handler=run_delete)
+    p.set_defaults(handler=run_delete, action="delete")
 
     p = add_command(
         sub,
@@ -98,6 +98,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         type=int,
         default=lld.DEFAULT_GROUP_PER_RACK,
         help="frames per group: groupid = (frame - 1) // N (default: %(default)s)",
+    )
+    p.add_argument(
+        "--group-offset",
+        type=int,
+        default=0,
+        metavar="N",
+        help="first groupid of this tree; give each tree's workbook its own range so group "
+        "IDs stay unique in the cluster (default: 0)",
     )
     p.set_defaults(handler=run_lld)
 
@@ -144,9 +152,11 @@ def _csv_options(p: argparse.ArgumentParser, *, delete: bool, write: bool) -> No
         )
 
 
-def _options(args: argparse.Namespace, action: bulk.Action) -> bulk.BulkOptions:
+def _options(args: argparse.Namespace) -> bulk.BulkOptions:
+    from labeler.bulk import apply as bulk
+
     return bulk.BulkOptions(
-        action=action,
+        action=bulk.Action(args.action),
         adopt=args.adopt,
         all_keys=getattr(args, "all_keys", False),
         skip_missing=args.skip_missing_nodes,
@@ -154,8 +164,7 @@ def _options(args: argparse.Namespace, action: bulk.Action) -> bulk.BulkOptions:
 
 
 def _api(args: argparse.Namespace) -> Any:
-    pool = max(32, getattr(args, "concurrency", 16))
-    return api_client(ClusterOptions(args.kubeconfig, args.context, pool_size=pool))
+    return cluster(args, concurrency=getattr(args, "concurrency", 0))
 
 
 def _quiet_writer_logs(args: argparse.Namespace) -> None:
@@ -165,6 +174,8 @@ def _quiet_writer_logs(args: argparse.Namespace) -> None:
 
 
 def _print_plan(plan: bulk.BulkPlan, show_unchanged: bool, out: TextIO) -> int:
+    from labeler.bulk import apply as bulk
+
     for warning in plan.warnings():
         print(f"warning: {warning}", file=sys.stderr)
     for diff in plan.diffs:
@@ -179,20 +190,27 @@ def _print_plan(plan: bulk.BulkPlan, show_unchanged: bool, out: TextIO) -> int:
 
 
 def run_plan(args: argparse.Namespace) -> int:
+    from labeler.bulk import apply as bulk
+    from labeler.bulk.sheet import read_label_csv
+
     sheet = read_label_csv(args.config_path)
-    plan = bulk.cluster_plan(_api(args), sheet, _options(args, bulk.Action.APPLY))
+    plan = bulk.cluster_plan(_api(args), sheet, _options(args))
     return _print_plan(plan, args.show_unchanged, sys.stdout)
 
 
 def run_apply(args: argparse.Namespace) -> int:
-    return _write(args, bulk.Action.APPLY)
+    return _write(args)
 
 
 def run_delete(args: argparse.Namespace) -> int:
-    return _write(args, bulk.Action.DELETE)
+    return _write(args)
 
 
-def _write(args: argparse.Namespace, action: bulk.Action) -> int:
+def _write(args: argparse.Namespace) -> int:
+    from labeler.bulk import apply as bulk
+    from labeler.bulk.sheet import read_label_csv
+    from labeler.progress import Progress
+
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
     if args.qps < 0:
@@ -200,7 +218,7 @@ def _write(args: argparse.Namespace, action: bulk.Action) -> int:
     _quiet_writer_logs(args)
     sheet = read_label_csv(args.config_path)
     api = _api(args)
-    plan = bulk.cluster_plan(api, sheet, _options(args, action))
+    plan = bulk.cluster_plan(api, sheet, _options(args))
     if args.dry_run:
         return _print_plan(plan, args.show_unchanged, sys.stdout)
     for warning in plan.warnings():
@@ -212,7 +230,7 @@ def _write(args: argparse.Namespace, action: bulk.Action) -> int:
         if not diff.changes:
             for line in bulk.describe_diff(diff, show_unchanged=args.show_unchanged):
                 print(line)
-    progress = Progress(len(plan.to_change), label=action.value)
+    progress = Progress(len(plan.to_change), label=args.action)
 
     def done(outcome: bulk.NodeOutcome) -> None:
         if outcome.error:
@@ -233,6 +251,9 @@ def _write(args: argparse.Namespace, action: bulk.Action) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from labeler.bulk import apply as bulk
+    from labeler.bulk.sheet import write_label_csv, write_label_csv_file
+
     profile = load_profile(args.profile)
     export = bulk.cluster_export(_api(args), profile, label_selector=args.selector)
     for warning in export.warnings:
@@ -253,8 +274,14 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_lld(args: argparse.Namespace) -> int:
+    from labeler.bulk import lld
+    from labeler.bulk.sheet import write_label_csv
+
     table = lld.read_lld(
-        args.input, tree_name=args.topotree_name, group_per_rack=args.group_per_rack
+        args.input,
+        tree_name=args.topotree_name,
+        group_per_rack=args.group_per_rack,
+        group_offset=args.group_offset,
     )
     for warning in table.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -263,6 +290,10 @@ def run_lld(args: argparse.Namespace) -> int:
         return Exit.OK
     output = args.output or lld.default_output(args.input)
     count = lld.write_lld_csv(table, output)
-    print(f"sheet {table.sheet!r}: {count} hosts, {len({h.group for h in table.hosts})} groups")
+    groups = {h.group for h in table.hosts}
+    print(
+        f"sheet {table.sheet!r}: {count} hosts, {len(groups)} groups "
+        f"({min(groups)}..{max(groups)}; the next tree can use --group-offset {max(groups) + 1})"
+    )
     print(f"CSV file successfully generated: {output}")
     return Exit.OK

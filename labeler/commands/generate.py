@@ -11,9 +11,8 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from labeler.check import CheckReport, check_positions, render_text, to_json
 from labeler.commands._base import (
     add_command,
     add_profile,
@@ -26,21 +25,26 @@ from labeler.commands._base import (
     node_scope,
     parse_pairs,
     scoped_nodes,
+    volcano_version,
 )
-from labeler.emit import bundle, hypernodes, kueue
-from labeler.emit.configmap import merge_resource_level_config
-from labeler.emit.sync import sync
-from labeler.emit.volcano import discovery_name_problems
 from labeler.errors import Exit, InputError, UsageError
 from labeler.files import write_atomic
-from labeler.labels import dns1123_subdomain_problems
-from labeler.positions import PositionSet, read_csv, select
 from labeler.profiles import Profile, load_profile
+
+if TYPE_CHECKING:
+    from labeler.check import CheckReport
+    from labeler.emit import bundle
+    from labeler.positions import PositionSet
+
 
 SNIPPETS_DIR = "config-snippets"  # under --output-dir: fragments to merge, not objects
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    from labeler.emit import bundle, hypernodes, kueue
+    from labeler.emit.volcano import discovery_name_problems
+    from labeler.labels import dns1123_subdomain_problems
+
     g = add_command(
         sub,
         common,
@@ -113,7 +117,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     v.add_argument(
         "--volcano-version",
-        type=flag_value(hypernodes.parse_version),
+        type=volcano_version,
         default="1.14",
         help="target Volcano version; before 1.14 HyperNodes carry no tierName (default 1.14)",
     )
@@ -152,6 +156,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     _source_options(c, required=True)
     add_report_format(c, "text", "--format")
     c.add_argument("--max-nodes", type=int, default=10, help="nodes listed per problem (10)")
+    c.add_argument(
+        "--affinity-config",
+        metavar="level1=N1,...",
+        help="also check an Ascend job's huawei.com/affinity-config (with --replicas); "
+        "exit 2 naming the rule it breaks",
+    )
+    c.add_argument("--replicas", type=int, help="the job's replica count, for --affinity-config")
     c.set_defaults(handler=run_check)
 
 
@@ -162,6 +173,8 @@ def _source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
 
 
 def _positions(args: argparse.Namespace, profile: Profile) -> PositionSet | None:
+    from labeler.positions import read_csv, select
+
     if not args.from_cluster and (args.node_selector is not None or args.resource):
         raise UsageError("--node-selector and --resource choose cluster nodes: add --from-cluster")
     if args.from_csv:
@@ -177,11 +190,20 @@ def _positions(args: argparse.Namespace, profile: Profile) -> PositionSet | None
 
 
 def _check(pset: PositionSet, profile: Profile) -> CheckReport:
-    return check_positions(profile.topology, pset.positions, pset.tree_labels)
+    from labeler.check import check_positions
+
+    return check_positions(profile.topology, pset.positions, pset.tree_labels, pset.other_trees)
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from labeler.check import render_text, to_json
+    from labeler.tas.multilevel import check_affinity_flag
+
     profile = load_profile(args.profile, tree_name=args.topotree_name)
+    if (args.affinity_config is None) != (args.replicas is None):
+        raise UsageError("--affinity-config and --replicas go together")
+    if args.affinity_config is not None:
+        check_affinity_flag(args.affinity_config, args.replicas, profile.topology, profile.name)
     pset = _positions(args, profile)
     assert pset is not None  # the source group is required
     report = _check(pset, profile)
@@ -207,10 +229,13 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptions:
+    from labeler.emit import bundle, hypernodes, volcano
+
     labels = parse_pairs(args.flavor_node_label, "--flavor-node-label")
     tolerations = tuple(args.flavor_toleration)
     if args.reserved_node is not None and args.reserved_node < 0:
         raise UsageError("--reserved-node must be 0 or more")
+    volcano.parse_discovery_interval(args.discovery_interval)
     topo = profile.topology
     return bundle.GenerateOptions(
         topology=topo,
@@ -232,17 +257,23 @@ def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptio
     )
 
 
-def _merge(args: argparse.Namespace, profile: Profile) -> None:
+def _merge(args: argparse.Namespace, profile: Profile, *, network_topology: bool = False) -> None:
+    from labeler.emit.configmap import merge_resource_level_config
+
     path = Path(args.merge_into)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"--merge-into {path}: cannot read it: {e}") from e
     result = merge_resource_level_config(
-        text, profile.topology, origin=str(path), reserved_node=args.reserved_node
+        text,
+        profile.topology,
+        origin=str(path),
+        reserved_node=args.reserved_node,
+        network_topology=network_topology,
     )
     for note in result.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(note if note.startswith("warning:") else f"note: {note}", file=sys.stderr)
     if not result.changed:
         print(f"{path}: resource-level-config unchanged")
         return
@@ -252,6 +283,8 @@ def _merge(args: argparse.Namespace, profile: Profile) -> None:
 
 
 def run_generate(args: argparse.Namespace) -> int:
+    from labeler.emit import bundle
+
     profile = load_profile(args.profile, tree_name=args.topotree_name)
     wants_objects = bool(args.output_dir or args.output or args.apply)
     if (args.dry_run or args.prune) and not args.apply:
@@ -282,9 +315,11 @@ def run_generate(args: argparse.Namespace) -> int:
                 "HyperNodes (--emit hypernodes, --prune) need --from-csv or --from-cluster"
             )
         print("note: no HyperNodes without --from-csv or --from-cluster", file=sys.stderr)
+    opts = _drop_unusable(args, opts, pset)
     outputs = bundle.build(opts, pset.positions if pset else None)
     if args.merge_into:
-        _merge(args, profile)
+        hn = any(o.filename in bundle.HYPERNODE_FILES for o in outputs)
+        _merge(args, profile, network_topology=hn)
     if args.output_dir:
         d = Path(args.output_dir)
         for o in outputs:
@@ -307,6 +342,8 @@ def run_generate(args: argparse.Namespace) -> int:
     elif args.output == "-" or not wants_objects:
         sys.stdout.write("".join(o.text() for o in outputs))
     if args.apply:
+        from labeler.emit.sync import sync
+
         sync(
             cluster(args),
             outputs,
@@ -316,3 +353,21 @@ def run_generate(args: argparse.Namespace) -> int:
             report=print,
         )
     return Exit.OK
+
+
+def _drop_unusable(
+    args: argparse.Namespace, opts: bundle.GenerateOptions, pset: PositionSet | None
+) -> bundle.GenerateOptions:
+    """Leave out an output its consumer cannot use, saying why (refuse if it was asked for)."""
+    from labeler.emit import bundle
+
+    asked = args.emit != ",".join(bundle.KINDS)
+    for kind, reasons in bundle.unusable(
+        opts, pset.positions if pset else None, pset.other_trees if pset else None
+    ).items():
+        if asked:
+            raise InputError(reasons, heading=f"--emit {kind}: not generated:")
+        for reason in reasons:
+            print(f"note: no {kind} output: {reason}", file=sys.stderr)
+        opts = dataclasses.replace(opts, kinds=tuple(k for k in opts.kinds if k != kind))
+    return opts

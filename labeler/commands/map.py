@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import argparse
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from labeler.audit.facts import NodeFacts
 from labeler.commands._base import (
     add_command,
     add_profile,
@@ -18,13 +17,9 @@ from labeler.commands._base import (
 )
 from labeler.errors import Exit
 from labeler.profiles import load_profile
-from labeler.topomap.model import (
-    TopologyMap,
-    build_map,
-    details_from_nodes,
-    facts_from_nodes,
-)
-from labeler.topomap.render import write_html
+
+if TYPE_CHECKING:
+    from labeler.topomap.model import TopologyMap
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +48,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run_map(args: argparse.Namespace) -> int:
+    from labeler.audit.facts import NodeFacts
+    from labeler.topomap.model import build_map, details_from_nodes, facts_from_nodes
+    from labeler.topomap.render import write_html
+
     profile = load_profile(args.profile, tree_name=args.topotree_name)
     topology = profile.topology
     if args.from_csv:
@@ -71,10 +70,9 @@ def run_map(args: argparse.Namespace) -> int:
     else:
         from labeler.tas.inputs import read_cluster, read_snapshot
 
-        if args.from_cluster:
-            snap = read_cluster(cluster(args))
-        else:
-            snap = read_snapshot(args.from_snapshot)
+        snap = (
+            read_cluster(cluster(args)) if args.from_cluster else read_snapshot(args.from_snapshot)
+        )
         scope = node_scope(args)
         facts = facts_from_nodes(topology, scope, snap.nodes)
         resources = {f.name: [r for r, _ in f.accelerators] for f in facts}
