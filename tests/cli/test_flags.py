@@ -132,3 +132,14 @@ def test_a_bad_flag_value_exits_2_on_one_line_before_reading_anything(
     last = capsys.readouterr().err.splitlines()[-1]
     assert last.startswith(f"topology-labeler generate: error: argument {flags[0]}: ")
     assert message in last
+
+
+def test_advise_volcano_version_is_checked_while_parsing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["advise", "--profile", "oci-rdma", "--from-snapshot", "/nonexistent.yaml"]
+    argv += ["--request", "nvidia.com/gpu=8", "--pods", "1", "--volcano-version", "latest"]
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    assert "argument --volcano-version: Volcano version 'latest'" in capsys.readouterr().err
