@@ -19,6 +19,8 @@ SOURCE_IDS_ANNOTATION = "topology-labeler.io/source-ids"
 # Annotations other tools read (the Slinky topology spec) that we wrote, so only those
 # are ever changed or removed: the same rule as owned-labels, for annotation keys.
 OWNED_ANNOTATIONS_ANNOTATION = "topology-labeler.io/owned-annotations"
+# Slinky's slurm-operator copies it to the Slurm node's dynamic topology (emit/slurm.py).
+SLINKY_ANNOTATION = "topology.slinky.slurm.net/spec"
 
 
 @dataclass(frozen=True)

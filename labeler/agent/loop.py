@@ -21,12 +21,10 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from labeler.agent.decide import (
-    EXIT_ERROR,
-    EXIT_OK,
     OnMissing,
     ReconcileResult,
     Status,
@@ -34,19 +32,22 @@ from labeler.agent.decide import (
     format_plan,
     node_is_labeled,
 )
+from labeler.backoff import Backoff
 from labeler.emit.slurm import Slinky
-from labeler.errors import LabelerError
+from labeler.errors import Exit, LabelerError
 from labeler.kube.errors import KubeError, NotFound
 from labeler.kube.events import NodeEvents
 from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
 from labeler.labels import Encoding
 from labeler.metrics import AgentMetrics
 from labeler.node import NodeInfo
-from labeler.plan import Conflict, Desired
+from labeler.plan import Conflict, Desired, change_lines
 from labeler.profiles import Profile
 from labeler.sources import NoData, Reading, Source, SourceError
 
 log = logging.getLogger(__name__)
+
+API_MAX_BACKOFF = 60.0  # seconds: the longest wait between two tries of the API server
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class AgentConfig:
     node: str
     profile: Profile
     encoding: Encoding
-    on_missing: OnMissing = "skip"
+    on_missing: OnMissing = OnMissing.SKIP
     adopt: bool = False
     dry_run: bool = False
     interval: float = 600.0
@@ -102,9 +103,13 @@ class Agent:
         self.events = events
         self.stop = stop or threading.Event()
         self.writer = LabelWriter(api)
+        # Which label key each role the source reports is written to: the agent's scope.
+        self.keys = config.profile.keys_for(source.roles)
         self._clock = clock
         self._state = _State()
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._api_backoff = Backoff(config.api_backoff, API_MAX_BACKOFF)
+        self._source_backoff = Backoff(config.error_backoff, config.interval)
 
     def shutdown(self) -> None:
         """Ask ``run`` to return; safe from a signal handler or another thread."""
@@ -146,7 +151,7 @@ class Agent:
         if node.uid and self.events is not None:
             self.events.uid = node.uid
         if state.outcome is None:
-            return ReconcileResult("waiting", "no source outcome yet")
+            return ReconcileResult(Status.WAITING, "no source outcome yet")
         try:
             desired = desired_from_outcome(
                 cfg.profile,
@@ -154,7 +159,7 @@ class Agent:
                 cfg.encoding,
                 cfg.node,
                 cfg.on_missing,
-                scope=self.source.keys,
+                keys=self.keys,
             )
         except LabelerError as e:
             return self._error(f"cannot encode the topology of {cfg.node}: {e}")
@@ -163,7 +168,7 @@ class Agent:
         if desired is None:
             reason = state.outcome.reason if isinstance(state.outcome, NoData) else ""
             self._done(node.labels, None, conflicts=())
-            return ReconcileResult("no_data", reason, text=f"node {cfg.node}: {reason}")
+            return ReconcileResult(Status.NO_DATA, reason, text=f"node {cfg.node}: {reason}")
         self._pace()
         try:
             result = self.writer.write(node, desired, adopt=cfg.adopt, dry_run=cfg.dry_run)
@@ -176,9 +181,7 @@ class Agent:
             state.last_write = self._clock()
             state.node = None  # stale now; the watch brings the new version
             self.metrics.label_writes.labels("success").inc()
-            changes = ", ".join(
-                f"{k}={v}" if v is not None else f"-{k}" for k, v in sorted(plan.labels.items())
-            )
+            changes = "; ".join(change_lines(replace(plan, conflicts=()), node.labels))
             if changes:
                 self._event("Normal", "TopologyLabelsUpdated", f"labels updated: {changes}")
         final = {**node.labels, **plan.labels} if result.written else dict(node.labels)
@@ -186,13 +189,13 @@ class Agent:
         self._done(final, desired, conflicts=plan.conflicts)
         if plan.conflicts:
             return ReconcileResult(
-                "conflict",
+                Status.CONFLICT,
                 "; ".join(str(c) for c in plan.conflicts),
                 plan,
                 result.written,
                 text,
             )
-        status: Status = "labelled" if isinstance(state.outcome, Reading) else "no_data"
+        status = Status.LABELLED if isinstance(state.outcome, Reading) else Status.NO_DATA
         return ReconcileResult(status, "", plan, result.written, text)
 
     def once(self) -> ReconcileResult:
@@ -262,10 +265,9 @@ class Agent:
         result = self.reconcile(node)
         self._log(result)
         state = self._state
-        if result.status == "error":
+        if result.status == Status.ERROR:
             state.failures += 1
-            delay = min(60.0, self.config.api_backoff * 2 ** (state.failures - 1))
-            state.retry_at = self._clock() + delay
+            state.retry_at = self._clock() + self._api_backoff.delay(state.failures)
         else:
             state.failures, state.retry_at = 0, None
 
@@ -280,7 +282,7 @@ class Agent:
             except SourceError as e:
                 outcome = e
                 failures += 1
-                delay = min(cfg.interval, cfg.error_backoff * 2 ** (failures - 1))
+                delay = self._source_backoff.delay(failures)
                 log.warning(
                     "source read failed source=%s failures=%d next_try=%.0fs error=%s",
                     self.source.name,
@@ -320,7 +322,7 @@ class Agent:
                 if self.stop.is_set():
                     return
                 failures += 1
-                delay = min(60.0, cfg.api_backoff * 2 ** (failures - 1))
+                delay = self._api_backoff.delay(failures)
                 log.info("watch ended node=%s error=%s retry_in=%.1fs", cfg.node, e, delay)
                 if self.stop.wait(delay):
                     return
@@ -342,7 +344,7 @@ class Agent:
                 return get_node(self.api, self.config.node)
             except KubeError as e:
                 failures += 1
-                delay = min(60.0, self.config.api_backoff * 2 ** (failures - 1))
+                delay = self._api_backoff.delay(failures)
                 message = self._not_found() if isinstance(e, NotFound) else str(e)
                 log.error(
                     "cannot read node node=%s retry_in=%.1fs error=%s",
@@ -377,7 +379,7 @@ class Agent:
             state.ready = True
 
     def _error(self, message: str) -> ReconcileResult:
-        return ReconcileResult("error", message)
+        return ReconcileResult(Status.ERROR, message)
 
     def _event(self, event_type: str, reason: str, message: str) -> None:
         if self.events is not None and not self.config.dry_run:
@@ -391,11 +393,11 @@ class Agent:
 
     def _log(self, result: ReconcileResult) -> None:
         node = self.config.node
-        if result.status == "error":
+        if result.status == Status.ERROR:
             log.error("reconcile failed node=%s error=%s", node, result.message)
-        elif result.status == "conflict":
+        elif result.status == Status.CONFLICT:
             log.warning("label conflict node=%s %s", node, result.message)
-        elif result.status == "no_data":
+        elif result.status == Status.NO_DATA:
             log.info("no topology data node=%s reason=%s", node, result.message)
         elif result.written:
             log.info("labels reconciled node=%s written=true", node)
@@ -405,18 +407,15 @@ class Agent:
 
 def serve(agent: Agent, *, port: int, address: str = "") -> int:
     """Run the agent with its HTTP endpoints until SIGTERM/SIGINT; 0 on a clean stop."""
-    import signal
+    from labeler.http import ProbeServer, flag_probe, serve_until_signal
 
-    from labeler.http import ProbeServer, flag_probe
-
-    stop = agent.stop
     server = ProbeServer(
         agent.metrics.registry,
         healthz=flag_probe(agent.alive, "reconcile loop stalled"),
         readyz=flag_probe(lambda: agent.ready, "not reconciled yet"),
         port=port,
         address=address,
-    ).start()
+    )
     failed = threading.Event()
 
     def loop() -> None:
@@ -425,20 +424,10 @@ def serve(agent: Agent, *, port: int, address: str = "") -> int:
         except Exception:
             log.exception("agent loop crashed node=%s", agent.config.node)
             failed.set()
-            stop.set()
+            agent.stop.set()
 
-    def on_signal(signum: int, _frame: object) -> None:
-        log.info("stopping signal=%s node=%s", signal.Signals(signum).name, agent.config.node)
-        agent.shutdown()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     thread = threading.Thread(target=loop, name="agent", daemon=True)
     thread.start()
-    # A short wait: CPython runs the signal handler only between waits, so the wait bounds
-    # how long SIGTERM takes to be noticed.
-    while not stop.wait(0.1):
-        pass
+    serve_until_signal(server, agent.stop, on_signal=agent.shutdown)
     thread.join(1.0)  # a write in flight may finish; a hung call is abandoned
-    server.close()
-    return EXIT_ERROR if failed.is_set() else EXIT_OK
+    return Exit.ERROR if failed.is_set() else Exit.OK

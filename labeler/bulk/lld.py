@@ -2,7 +2,9 @@
 
 The LLD (low-level design) workbook's sheet named like ``…超节点规划…`` (SuperPoD plan)
 lists every host (``主机名称``, host name) with its frame (``机框编号``, frame number, 1-based).
-A group is ``--group-per-rack`` consecutive frames: groupid = (frame − 1) // g.
+A group is ``--group-per-rack`` consecutive frames: groupid = offset + (frame − 1) // g.
+With several trees (one workbook each), ``--group-offset`` keeps group IDs unique in the
+cluster, as MindCluster asks (Volcano's label discovery would merge equal IDs of two trees).
 
 Differences from MindCluster's ``lld_parser.py``, each a bug there:
 - rows are read as rows: a blank host or frame cell is an error naming the cell, not a
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from labeler.bulk.sheet import write_label_csv
+from labeler.bulk.sheet import write_label_csv_file
 from labeler.errors import InputError
 from labeler.labels import dns1123_subdomain_problems, value_problems
 from labeler.profiles import ASCEND_GROUP, ASCEND_TREE_LABEL
@@ -121,7 +123,7 @@ def _open(path: Path, *, data_only: bool) -> Any:
         raise InputError(f"{path}: cannot read the workbook: {e.strerror or e}") from e
 
 
-def check_options(tree_name: str, group_per_rack: int) -> list[str]:
+def check_options(tree_name: str, group_per_rack: int, group_offset: int = 0) -> list[str]:
     problems = []
     if not tree_name:
         problems.append(
@@ -136,14 +138,20 @@ def check_options(tree_name: str, group_per_rack: int) -> list[str]:
             )
     if group_per_rack < 1:
         problems.append(f"--group-per-rack must be at least 1, got {group_per_rack}")
+    if group_offset < 0:
+        problems.append(f"--group-offset must be 0 or more, got {group_offset}")
     return problems
 
 
 def read_lld(
-    path: str | Path, *, tree_name: str, group_per_rack: int = DEFAULT_GROUP_PER_RACK
+    path: str | Path,
+    *,
+    tree_name: str,
+    group_per_rack: int = DEFAULT_GROUP_PER_RACK,
+    group_offset: int = 0,
 ) -> LldTable:
     """Read and validate the LLD workbook; InputError lists every problem with its cell."""
-    problems = check_options(tree_name, group_per_rack)
+    problems = check_options(tree_name, group_per_rack, group_offset)
     if problems:
         raise InputError(problems)
     p = Path(path)
@@ -163,7 +171,7 @@ def read_lld(
         rows = [tuple(r) for r in ws.iter_rows(min_col=1, values_only=True)]
     finally:
         wb.close()
-    return _table(p, title, rows, tree_name, group_per_rack)
+    return _table(p, title, rows, tree_name, group_per_rack, group_offset)
 
 
 def _find_header(rows: Sequence[Sequence[Any]], text: str) -> tuple[int, int] | None:
@@ -184,6 +192,7 @@ def _table(
     rows: list[tuple[Any, ...]],
     tree_name: str,
     group_per_rack: int,
+    group_offset: int = 0,
 ) -> LldTable:
     where = f"{path}: sheet {title!r}"
     if not any(any(not _blank(v) for v in row) for row in rows):
@@ -287,7 +296,7 @@ def _table(
             )
             continue
         seen[name] = ref(r, hc)
-        hosts.append(LldHost(name, frame_no, (frame_no - 1) // group_per_rack))
+        hosts.append(LldHost(name, frame_no, group_offset + (frame_no - 1) // group_per_rack))
     if not problems and not hosts:
         problems.append(
             f"{where}: no host rows under the headers at {ref(hr, hc)} and {ref(fr, fc)}; "
@@ -435,12 +444,7 @@ def write_lld_csv(table: LldTable, output: str | Path, *, line_end: str = "\n") 
 
     No BOM (MindCluster's label tool rejects one). Returns the number of rows.
     """
-    out = Path(output)
-    try:
-        with out.open("w", encoding="utf-8", newline="") as f:
-            return write_label_csv(f, CSV_KEYS, table.rows(), line_end=line_end)
-    except OSError as e:
-        raise InputError(f"{out}: cannot write the CSV: {e.strerror or e}") from e
+    return write_label_csv_file(output, CSV_KEYS, table.rows(), line_end=line_end)
 
 
 def default_output(input_path: str | Path) -> str:

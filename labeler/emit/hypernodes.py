@@ -23,6 +23,7 @@ from typing import Any
 
 from labeler.errors import InputError
 from labeler.model import Level, NodePosition, Topology
+from labeler.positions import DEFAULT_TREE
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +51,18 @@ class HyperNodeOptions:
 def parse_version(text: str) -> tuple[int, int]:
     m = re.fullmatch(r"v?(\d+)\.(\d+)(\.\d+)?", text.strip())
     if not m:
-        raise InputError(f"--volcano-version {text!r}: use MAJOR.MINOR, e.g. 1.14 or v1.13.2")
+        raise InputError(f"Volcano version {text!r}: use MAJOR.MINOR, e.g. 1.14 or v1.13.2")
     return int(m.group(1)), int(m.group(2))
+
+
+def prefix_problems(prefix: str) -> list[str]:
+    """What is wrong with a HyperNode name prefix ([] when it is fine, or empty)."""
+    if not prefix or _PREFIX_RE.fullmatch(prefix):
+        return []
+    return [
+        "must be lowercase letters, digits and '-', starting with a letter or digit "
+        "(at most 40 characters)"
+    ]
 
 
 def _digest(text: str) -> str:
@@ -128,11 +139,9 @@ def build_hypernodes(
     wider label is missing on all its nodes) becomes a root at its tier.
     """
     opts = options or HyperNodeOptions()
-    if opts.prefix and not _PREFIX_RE.fullmatch(opts.prefix):
-        raise InputError(
-            f"--hypernode-prefix {opts.prefix!r}: use lowercase letters, digits and '-', "
-            "starting with a letter or digit (at most 40 characters)"
-        )
+    problems = prefix_problems(opts.prefix)
+    if problems:
+        raise InputError(f"--hypernode-prefix {opts.prefix!r} {problems[0]}")
     if opts.node_members not in ("names", "labels"):
         raise InputError(f"--node-members {opts.node_members!r}: use names or labels")
     with_tier_name = opts.volcano_version >= TIER_NAME_SINCE
@@ -167,11 +176,14 @@ def build_hypernodes(
                 )
             if i == last:
                 if opts.node_members == "labels":
+                    match = {level.key: value}
+                    if topology.tree_label and topology.name != DEFAULT_TREE:
+                        # a value may recur in another tree: select this tree's nodes only.
+                        # Not for "default": its nodes may lack the tree label altogether
+                        # (ascend-for-volcano counts them in), which matchLabels cannot say
+                        match[topology.tree_label] = topology.name
                     member_list = [
-                        {
-                            "type": "Node",
-                            "selector": {"labelMatch": {"matchLabels": {level.key: value}}},
-                        }
+                        {"type": "Node", "selector": {"labelMatch": {"matchLabels": match}}}
                     ]
                 else:
                     member_list = [node_member(n) for n in sorted(set(members))]

@@ -38,6 +38,7 @@ from labeler.emit.hypernodes import choose_parents, dns_name
 from labeler.emit.yamlio import dump
 from labeler.errors import InputError
 from labeler.model import Level, NodePosition, Topology
+from labeler.node import SLINKY_ANNOTATION
 from labeler.plan import Desired
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,6 @@ MAX_BLOCK_LEVELS = 16  # the block plugin rejects a size more than 2**15 base bl
 MAX_LINE = 4095
 HASH_LEN = 8
 ROOT_SWITCH = "root"  # no generated name lacks a '-', so it cannot collide
-SLINKY_ANNOTATION = "topology.slinky.slurm.net/spec"
 _NAME_OK = re.compile(r"[A-Za-z0-9_-]+")
 _NODE_OK = re.compile(r"[A-Za-z0-9._-]+")
 

@@ -306,7 +306,7 @@ def test_apply_keeps_the_slinky_annotation(
     p = cli(*base, kubeconfig=kubeconfig)
     assert p.returncode == 2 and "--profile" in p.stderr  # the levels come from the profile
     p = cli(*base, "--profile", "ascend-superpod", kubeconfig=kubeconfig)
-    assert p.returncode == 3, p.stderr
+    assert p.returncode == 3, (p.stdout, p.stderr)
     assert "n1: annotate topology.slinky.slurm.net/spec=ascend-superpod:superpod-5" in p.stdout
     assert f"n2: conflict {SLINKY_ANNOTATION}: has 'theirs:s9'" in p.stdout
     ann = fake_kube.get_node("n1")["metadata"]["annotations"]

@@ -13,16 +13,20 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
-from labeler.sources.oci_imds import DEFAULT_KEYS as K
+from labeler.profiles import oci_rdma
+from labeler.sources.oci_imds import ROLES
 from tests.e2e.fake_imds import HOST, RDMA, Answer, FakeImds, rdma_doc
 from tests.fakekube import FakeKube
 from tests.helpers import cli_env, free_port, http_get, wait_for
 
 pytestmark = pytest.mark.slow
+# The label key of each role, e.g. K.local_block, as the oci-rdma profile writes them.
+K = SimpleNamespace(**oci_rdma().keys_for(ROLES))
 LEVELS = (K.hpc_island, K.network_block, K.local_block)
 
 
@@ -180,8 +184,9 @@ def test_a_foreign_value_is_kept_without_adopt(
     fake_kube.clear_journal()
     (dry,) = runner.once(("f1", "--dry-run"))
     (plain,) = runner.once(("f1",))
-    assert dry.returncode == 3 and "! conflict" in dry.stdout, dry.stdout + dry.stderr
-    assert f"+ {K.hpc_island}=" in dry.stdout
+    assert dry.returncode == 3, dry.stdout + dry.stderr
+    assert f"  conflict {K.local_block}: has 'hand-made' (not ours)" in dry.stdout
+    assert f"  add {K.hpc_island}=" in dry.stdout
     assert plain.returncode == 3, plain.stderr
     assert "--adopt" in plain.stderr
     assert labels(fake_kube, "f1")[K.local_block] == "hand-made"

@@ -208,3 +208,11 @@ def test_merged_frame_cells_and_a_note_below_the_table(tmp_path: Path) -> None:
     # Without the merge, n2's blank frame is an error, as before.
     (problem,) = errors(workbook(tmp_path / "n.xlsx", rows))
     assert "'A3超节点规划'!B3: no frame number on this row" in problem
+
+
+def test_group_offset_keeps_ids_unique_across_trees(tmp_path: Path) -> None:
+    # MindCluster wants group IDs unique in the cluster; Volcano's label discovery would
+    # merge group 0 of two trees into one HyperNode
+    p = workbook(tmp_path / "a.xlsx", [["主机名称", "机框编号"], ["node-1", 1], ["node-2", 13]])
+    assert hosts(p, group_offset=2) == [("node-1", 1, 2), ("node-2", 13, 3)]
+    assert any("--group-offset" in e for e in errors(p, group_offset=-1))
