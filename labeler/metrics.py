@@ -36,6 +36,7 @@ class AgentMetrics:
     label_conflicts: Counter
     node_labeled: Gauge
     last_success: Gauge
+    thread_errors: Counter
 
 
 def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
@@ -74,6 +75,13 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
         last_success=Gauge(
             f"{PREFIX}_last_success_timestamp_seconds",
             "Unix time of the last reconcile that completed (labeled, no data or conflict)",
+            registry=registry,
+        ),
+        thread_errors=Counter(
+            f"{PREFIX}_agent_thread_errors",
+            "Unexpected exceptions in the agent's threads (source, watch, loop); the source "
+            "and watch recover, the loop ends the process",
+            ["thread"],
             registry=registry,
         ),
     )

@@ -26,7 +26,7 @@ from labeler.bulk.sheet import CsvRow, LabelSheet
 from labeler.errors import InputError
 from labeler.kube.nodes import LabelWriter, WriteResult, list_nodes
 from labeler.node import NodeLabels
-from labeler.plan import Conflict, Desired, LabelPlan, plan_labels
+from labeler.plan import BULK, Conflict, Desired, LabelPlan, plan_labels
 from labeler.profiles import Profile
 
 log = logging.getLogger(__name__)
@@ -57,9 +57,9 @@ def desired_from_row(row: CsvRow, keys: Sequence[str], opts: BulkOptions) -> Des
     """What the CSV asks of one node; None when the row asks nothing (skipped)."""
     if opts.action is Action.APPLY:
         # An empty cell leaves the key as it is (MindCluster's rule): nothing to prune.
-        return Desired(set=dict(row.values)) if row.values else None
+        return Desired(set=dict(row.values), writer=BULK) if row.values else None
     remove = frozenset(keys) if opts.all_keys else frozenset(row.values)
-    return Desired(remove=remove) if remove else None
+    return Desired(remove=remove, writer=BULK) if remove else None
 
 
 @dataclass(frozen=True)
@@ -181,14 +181,15 @@ def describe(plan: LabelPlan, current: Mapping[str, str]) -> list[str]:
         else:
             lines.append(f"{plan.node}: change {key}: {old} → {value}")
     for c in plan.conflicts:
+        whose = "not ours" if c.owner is None else c.whose
         if c.wanted is None:
             lines.append(
-                f"{plan.node}: conflict {c.key}: has {c.current!r} (not ours), "
+                f"{plan.node}: conflict {c.key}: has {c.current!r} ({whose}), "
                 "left in place (--adopt removes it)"
             )
         else:
             lines.append(
-                f"{plan.node}: conflict {c.key}: has {c.current!r} (not ours), wanted "
+                f"{plan.node}: conflict {c.key}: has {c.current!r} ({whose}), wanted "
                 f"{c.wanted!r} (--adopt takes it over)"
             )
     return lines
