@@ -32,9 +32,9 @@ def imds() -> Iterator[FakeImds]:
 def apply(kubeconfig: Path, csv: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     env = cli_env()
     env.pop("KUBECONFIG", None)
+    args = ["apply", "--config-path", str(csv), "--kubeconfig", str(kubeconfig), *extra]
     return subprocess.run(
-        [sys.executable, "-m", "labeler", "apply", "--config-path", str(csv)]
-        + ["--kubeconfig", str(kubeconfig), *extra],
+        [sys.executable, "-m", "labeler", *args],
         env=env,
         capture_output=True,
         text=True,
@@ -123,6 +123,7 @@ def test_agent_claims_an_equal_value_left_by_another_labeler_then_follows_the_ho
     imds.set("m1", RDMA, rdma_doc("i", "nb", "lb2", "h1"))  # the host moved
     [moved] = runner.once(("m1", "--encoding", "suffix:11"))
     assert moved.returncode == 0, moved.stderr
-    assert labels(fake_kube, "m1")[K.local_block] == rdma_doc("i", "nb", "lb2", "h1")[
-        "customerLocalBlock"
-    ][-11:]
+    assert (
+        labels(fake_kube, "m1")[K.local_block]
+        == rdma_doc("i", "nb", "lb2", "h1")["customerLocalBlock"][-11:]
+    )
