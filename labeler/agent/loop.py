@@ -118,6 +118,8 @@ class Agent:
         self._state = _State()
         self.heartbeats = Heartbeats(clock)
         self._watch_rv = ""  # where the watch resumes; the newest resourceVersion seen
+        # Waiting threads wake this often to beat: well inside the staleness bound.
+        self._beat_every = min(5.0, config.stall_after / 4)
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._api_backoff = Backoff(config.api_backoff, API_MAX_BACKOFF)
         self._source_backoff = Backoff(config.error_backoff, config.interval)
@@ -261,7 +263,8 @@ class Agent:
         while not self.stop.is_set():
             self.heartbeats.beat("loop")
             retry_at = self._state.retry_at
-            timeout = 5.0 if retry_at is None else min(5.0, max(0.0, retry_at - self._clock()))
+            beat = self._beat_every
+            timeout = beat if retry_at is None else min(beat, max(0.0, retry_at - self._clock()))
             try:
                 kind, item = self._queue.get(timeout=timeout)
             except queue.Empty:
@@ -375,7 +378,7 @@ class Agent:
             left = end - self._clock()
             if left <= 0:
                 return self.stop.is_set()
-            if self.stop.wait(min(left, 5.0)):
+            if self.stop.wait(min(left, self._beat_every)):
                 return True
 
     def _watch_loop(self) -> None:
