@@ -64,7 +64,8 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
         ),
         label_conflicts=Counter(
             f"{PREFIX}_label_conflicts",
-            "Label keys found holding a value topology-labeler does not own (each new one once)",
+            "Label keys found holding a value topology-labeler does not own, or that another "
+            "of its writers owns (each new one once)",
             registry=registry,
         ),
         node_labeled=Gauge(

@@ -22,7 +22,10 @@ from labeler.kube.client import ClusterOptions, api_client
 from labeler.profiles import load_profile
 from labeler.progress import Progress
 
-_CONFLICTS = "conflicts were left in place: values topology-labeler did not set (see --adopt)"
+_CONFLICTS = (
+    "conflicts were left in place: values topology-labeler did not set or the agent owns "
+    "(see --adopt)"
+)
 _WRITE_EXITS = {
     0: "done: every node written or already current",
     1: "a node failed; or, before any write, a CSV node is not in the cluster, the CSV is "
