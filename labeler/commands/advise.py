@@ -11,9 +11,7 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from labeler.commands._base import (
     add_command,
@@ -23,33 +21,12 @@ from labeler.commands._base import (
     cluster,
     parse_pairs,
 )
-from labeler.emit.hypernodes import parse_version
 from labeler.errors import InputError, UsageError, yaml_problem
-from labeler.node import TERMINATED_PHASES
 from labeler.profiles import Profile, load_profile
-from labeler.quantity import QuantityError, quantity_units
-from labeler.tas import kubeyaml
-from labeler.tas.advice import advise, make_job, resolve_level
-from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED, SliceLayer
-from labeler.tas.cluster import (
-    Node,
-    Snapshot,
-    Toleration,
-    node_from_info,
-    snapshot_from_objects,
-    usage_by_node,
-    with_usage,
-)
-from labeler.tas.inventory import inventory
-from labeler.tas.multilevel import check_affinity_flag
-from labeler.tas.report import (
-    advice_dict,
-    advice_text,
-    inventory_dict,
-    inventory_text,
-    stats_dict,
-)
-from labeler.tas.tree import PodShape, Tree, build_tree, leaf_capacity
+
+if TYPE_CHECKING:
+    from labeler.tas.cluster import Node, Snapshot
+    from labeler.tas.tree import PodShape, Tree
 
 log = logging.getLogger(__name__)
 
@@ -161,6 +138,8 @@ def _slice_options(p: argparse.ArgumentParser) -> None:
 
 
 def parse_requests(values: list[str]) -> dict[str, int]:
+    from labeler.quantity import QuantityError, quantity_units
+
     out: dict[str, int] = {}
     for res, qty in parse_pairs(values, "--request", labels=False).items():
         try:
@@ -173,6 +152,9 @@ def parse_requests(values: list[str]) -> dict[str, int]:
 
 
 def _shape(args: argparse.Namespace) -> PodShape:
+    from labeler.tas.cluster import Toleration
+    from labeler.tas.tree import PodShape
+
     try:
         tolerations = tuple(Toleration.parse(t) for t in args.toleration)
     except InputError as e:
@@ -205,6 +187,11 @@ def _slices(args: argparse.Namespace) -> list[tuple[str, int]]:
 
 def read_snapshot(path: str) -> Snapshot:
     """Read a snapshot file (YAML stream or JSON) into nodes with usage."""
+    import yaml
+
+    from labeler.tas import kubeyaml
+    from labeler.tas.cluster import snapshot_from_objects
+
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8-sig")
@@ -225,6 +212,8 @@ def read_cluster(args: argparse.Namespace) -> Snapshot:
     """Nodes and non-terminated pods from the API server (paginated)."""
     from labeler.kube.nodes import list_nodes
     from labeler.kube.pods import list_pods
+    from labeler.node import TERMINATED_PHASES
+    from labeler.tas.cluster import Snapshot, node_from_info, usage_by_node, with_usage
 
     api = cluster(args)
     infos, _ = list_nodes(api)
@@ -243,6 +232,8 @@ def read_cluster(args: argparse.Namespace) -> Snapshot:
 
 
 def _load(args: argparse.Namespace) -> tuple[Profile, Tree]:
+    from labeler.tas.tree import build_tree
+
     profile = load_profile(args.profile, tree_name=args.topotree_name)
     snap = read_cluster(args) if args.from_cluster else read_snapshot(args.from_snapshot)
     for kind, n in sorted(snap.ignored.items()):
@@ -269,6 +260,12 @@ def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> int:
+    from labeler.emit.hypernodes import parse_version
+    from labeler.tas.advice import advise, make_job
+    from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
+    from labeler.tas.multilevel import check_affinity_flag
+    from labeler.tas.report import advice_dict, advice_text
+
     shape = _shape(args)
     slices = _slices(args)
     profile, tree = _load(args)
@@ -301,6 +298,12 @@ def run_advise(args: argparse.Namespace) -> int:
 
 
 def run_domains(args: argparse.Namespace) -> int:
+    from labeler.tas.advice import resolve_level
+    from labeler.tas.assign import SliceLayer
+    from labeler.tas.inventory import inventory
+    from labeler.tas.report import inventory_dict, inventory_text, stats_dict
+    from labeler.tas.tree import leaf_capacity
+
     shape = _shape(args)
     slices = _slices(args)
     if args.pods is not None and args.pods < 1:

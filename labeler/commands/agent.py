@@ -9,8 +9,6 @@ import sys
 import threading
 from typing import Any
 
-from prometheus_client import CollectorRegistry
-
 from labeler.commands._base import PROFILE_HELP, add_command, add_tree_name, cluster
 from labeler.errors import UsageError
 from labeler.flags import positive_number
@@ -72,6 +70,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from prometheus_client import CollectorRegistry
+
     from labeler.agent.loop import Agent, AgentConfig, serve
     from labeler.kube.events import NodeEvents
     from labeler.metrics import agent_metrics

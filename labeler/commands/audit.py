@@ -7,12 +7,8 @@ import argparse
 import json
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from labeler.audit.facts import node_facts
-from labeler.audit.jobview import JobPlacement, job_placement
-from labeler.audit.render import render_table
-from labeler.audit.report import build_report
 from labeler.commands._base import (
     add_command,
     add_profile,
@@ -23,7 +19,10 @@ from labeler.commands._base import (
 )
 from labeler.errors import UsageError
 from labeler.profiles import Profile, load_profile
-from labeler.scope import Scope
+
+if TYPE_CHECKING:
+    from labeler.audit.jobview import JobPlacement
+    from labeler.scope import Scope
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +81,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run_audit(args: argparse.Namespace) -> int:
+    from labeler.audit.facts import node_facts
+    from labeler.audit.render import render_table
+    from labeler.audit.report import build_report
+
     profile = load_profile(args.profile, tree_name=args.topotree_name)
     scope = node_scope(args)
     if args.serve:
@@ -134,6 +137,7 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
 
 
 def run_placement(args: argparse.Namespace) -> int:
+    from labeler.audit.jobview import job_placement
     from labeler.kube.errors import NotFound
     from labeler.kube.nodes import get_node, list_nodes
     from labeler.kube.pods import list_pods

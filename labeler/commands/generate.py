@@ -15,7 +15,6 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from labeler.check import CheckReport, check_positions, render_text, state_counts
 from labeler.commands._base import (
     add_command,
     add_profile,
@@ -27,15 +26,14 @@ from labeler.commands._base import (
     parse_pairs,
     scoped_nodes,
 )
-from labeler.emit import bundle, hypernodes, kueue, volcano
-from labeler.emit.configmap import merge_resource_level_config
 from labeler.errors import InputError, LabelerError, UsageError
-from labeler.positions import PositionSet, read_csv, select
 from labeler.profiles import Profile, load_profile
-from labeler.tas.multilevel import check_affinity_flag
 
 if TYPE_CHECKING:
+    from labeler.check import CheckReport
+    from labeler.emit import bundle
     from labeler.kube.custom import CustomObjects
+    from labeler.positions import PositionSet
 
 EXIT_CHECK_FAILED = 3  # the check ran and the labels are not usable (as audit's 3)
 
@@ -44,6 +42,8 @@ SNIPPETS_DIR = "config-snippets"  # under --output-dir: fragments to merge, not 
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    from labeler.emit import bundle
+
     g = add_command(
         sub,
         common,
@@ -153,6 +153,8 @@ def _source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
 
 
 def _positions(args: argparse.Namespace, profile: Profile) -> PositionSet | None:
+    from labeler.positions import read_csv, select
+
     if not args.from_cluster and (args.node_selector is not None or args.resource):
         raise UsageError("--node-selector and --resource choose cluster nodes: add --from-cluster")
     if args.from_csv:
@@ -168,10 +170,15 @@ def _positions(args: argparse.Namespace, profile: Profile) -> PositionSet | None
 
 
 def _check(pset: PositionSet, profile: Profile) -> CheckReport:
+    from labeler.check import check_positions
+
     return check_positions(profile.topology, pset.positions, pset.tree_labels, pset.other_trees)
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from labeler.check import render_text
+    from labeler.tas.multilevel import check_affinity_flag
+
     profile = load_profile(args.profile, tree_name=args.topotree_name)
     if (args.affinity_config is None) != (args.replicas is None):
         raise UsageError("--affinity-config and --replicas go together")
@@ -195,6 +202,8 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _report_json(report: CheckReport, pset: PositionSet) -> dict[str, Any]:
+    from labeler.check import state_counts
+
     sizes = {}
     for level in report.topology.levels:
         s = report.size_stats(level.key)
@@ -229,6 +238,8 @@ def _report_json(report: CheckReport, pset: PositionSet) -> dict[str, Any]:
 
 
 def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptions:
+    from labeler.emit import bundle, hypernodes, kueue, volcano
+
     labels = parse_pairs(args.flavor_node_label, "--flavor-node-label")
     tolerations = tuple(kueue.parse_toleration(s) for s in args.flavor_toleration)
     if args.reserved_node is not None and args.reserved_node < 0:
@@ -275,6 +286,8 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def _merge(args: argparse.Namespace, profile: Profile, *, network_topology: bool = False) -> None:
+    from labeler.emit.configmap import merge_resource_level_config
+
     path = Path(args.merge_into)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -298,6 +311,8 @@ def _merge(args: argparse.Namespace, profile: Profile, *, network_topology: bool
 
 
 def run_generate(args: argparse.Namespace) -> int:
+    from labeler.emit import bundle
+
     profile = load_profile(args.profile, tree_name=args.topotree_name)
     wants_objects = bool(args.output_dir or args.output or args.apply)
     if (args.dry_run or args.prune) and not args.apply:
@@ -363,6 +378,8 @@ def _drop_unusable(
     args: argparse.Namespace, opts: bundle.GenerateOptions, pset: PositionSet | None
 ) -> bundle.GenerateOptions:
     """Leave out an output its consumer cannot use, saying why (refuse if it was asked for)."""
+    from labeler.emit import bundle
+
     asked = args.emit != ",".join(bundle.KINDS)
     for kind, reasons in bundle.unusable(
         opts, pset.positions if pset else None, pset.other_trees if pset else None
@@ -378,6 +395,7 @@ def _drop_unusable(
 def _apply(
     args: argparse.Namespace, outputs: list[bundle.Output], opts: bundle.GenerateOptions
 ) -> None:
+    from labeler.emit import hypernodes
     from labeler.kube.custom import DELETED, CustomObjects
 
     objs = CustomObjects(cluster(args))
@@ -415,6 +433,8 @@ def _refuse_foreign_hypernodes(
     whose groupids both start at 0, or a hand-made HyperNode) can want the same name;
     replacing it would silently move it to this topology. One LIST finds them all.
     """
+    from labeler.emit import hypernodes
+
     wanted = {
         d["metadata"]["name"] for o in outputs for d in o.docs if d.get("kind") == "HyperNode"
     }

@@ -29,8 +29,8 @@ from labeler.bulk.sheet import (
     TooFewRows,
     read_label_csv,
 )
+from labeler.commands._base import cluster
 from labeler.errors import LabelerError
-from labeler.kube.client import ClusterOptions, api_client
 from labeler.logs import setup_logging
 
 
@@ -163,9 +163,7 @@ def _label_tool(args: argparse.Namespace) -> int:
         skip_missing=True,
     )
     try:
-        api = api_client(
-            ClusterOptions(args.kubeconfig, args.context, pool_size=max(32, args.concurrency))
-        )
+        api = cluster(args, concurrency=args.concurrency)
         plan = bulk.cluster_plan(api, sheet, opts)
         report = bulk.run(api, plan, concurrency=args.concurrency)
     except LabelerError as e:
