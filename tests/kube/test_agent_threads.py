@@ -6,7 +6,7 @@ server, with the real probe server over HTTP."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -62,32 +62,6 @@ class Stuck:
         return Reading(IDS)
 
 
-@pytest.fixture
-def running(fake_kube: FakeKube) -> Iterator[Callable[..., Agent]]:
-    started: list[tuple[Agent, threading.Thread, list[Any]]] = []
-
-    def start(source: Any, **overrides: Any) -> Agent:
-        api = fake_kube.api_client()
-        settings: dict[str, Any] = {
-            "interval": 0.1,
-            "jitter": 0.0,
-            "error_backoff": 0.05,
-            "min_write_interval": 0.0,
-            **overrides,
-        }
-        config = AgentConfig(node="n1", profile=P, encoding=parse_encoding("hash"), **settings)
-        agent = Agent(api, source, config, metrics=agent_metrics(CollectorRegistry()))
-        thread = threading.Thread(target=agent.run, daemon=True)
-        thread.start()
-        started.append((agent, thread, []))
-        return agent
-
-    yield start
-    for agent, thread, _ in started:
-        agent.shutdown()
-        thread.join(2)
-
-
 def errors(agent: Agent, thread: str) -> float:
     got = agent.metrics.registry.get_sample_value(
         "topology_labeler_agent_thread_errors_total", {"thread": thread}
@@ -133,9 +107,7 @@ def test_once_reports_an_unexpected_source_exception_as_a_one_line_error(
 ) -> None:
     fake_kube.add_node("n1")
     config = AgentConfig(node="n1", profile=P, encoding=parse_encoding("hash"))
-    agent = Agent(
-        fake_kube.api_client(), Deep(1), config, metrics=agent_metrics(CollectorRegistry())
-    )
+    agent = Agent(fake_kube.cluster(), Deep(1), config, metrics=agent_metrics(CollectorRegistry()))
     result = agent.once()
     assert result.exit_code == 1
     assert result.message.startswith("unexpected RecursionError: maximum recursion depth")
@@ -187,9 +159,7 @@ def test_a_dead_loop_fails_healthz_naming_it(
 ) -> None:
     fake_kube.add_node("n1")
     config = AgentConfig(node="n1", profile=P, encoding=parse_encoding("hash"), interval=0.1)
-    agent = Agent(
-        fake_kube.api_client(), Deep(0), config, metrics=agent_metrics(CollectorRegistry())
-    )
+    agent = Agent(fake_kube.cluster(), Deep(0), config, metrics=agent_metrics(CollectorRegistry()))
 
     def broken(node: Any) -> None:
         raise RuntimeError("a bug in reconcile")
