@@ -40,6 +40,7 @@ class AgentMetrics:
     label_conflicts: Counter
     node_labeled: Gauge
     last_success: Gauge
+    thread_errors: Counter
 
 
 def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
@@ -67,7 +68,8 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
         ),
         label_conflicts=Counter(
             f"{PREFIX}_label_conflicts",
-            "Label keys found holding a value topology-labeler does not own (each new one once)",
+            "Label keys found holding a value topology-labeler does not own, or that another "
+            "of its writers owns (each new one once)",
             registry=registry,
         ),
         node_labeled=Gauge(
@@ -78,6 +80,13 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
         last_success=Gauge(
             f"{PREFIX}_last_success_timestamp_seconds",
             "Unix time of the last reconcile that completed (labeled, no data or conflict)",
+            registry=registry,
+        ),
+        thread_errors=Counter(
+            f"{PREFIX}_agent_thread_errors",
+            "Unexpected exceptions in the agent's threads (source, watch, loop); the source "
+            "and watch recover, the loop ends the process",
+            ["thread"],
             registry=registry,
         ),
     )

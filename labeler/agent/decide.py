@@ -54,6 +54,7 @@ def desired_from_outcome(
       scope is pruned, so an owned key the reading no longer has goes away. Every full ID
       is recorded in ``source_ids`` (also for ``raw``: the annotation then lists exactly
       the keys the source set, which is simpler to read than a partial list).
+    - A wanted value already on the node is claimed when no writer of ours owns it.
     - The profile's tree label is only a default (``fill``): the planning sheet (lld/apply)
       decides tree membership, so an agent started with another --topotree-name never
       moves a node to another tree, and the two writers never rewrite each other.
@@ -68,7 +69,10 @@ def desired_from_outcome(
         ids = {keys[role]: sid for role, sid in outcome.ids.items() if role in keys}
         wanted = {key: encoding.encode(key, sid) for key, sid in sorted(ids.items())}
         scope = frozenset(keys.values()) - set(tree)
-        return Desired(set=wanted, fill=tree, prune=scope, source_ids=ids)
+        # claim: a value already equal (set by oci-hpc-oke's labeler, Ascend's device plugin,
+        # an earlier version of ours) becomes ours, so a later change of the host is ours
+        # to make rather than a conflict forever.
+        return Desired(set=wanted, fill=tree, prune=scope, source_ids=ids, claim=True)
     if on_missing == OnMissing.SKIP:
         return None
     fill = {key: isolated_value(node) for key in profile.level_keys}
@@ -84,7 +88,8 @@ def format_plan(plan: LabelPlan, node: NodeLabels, desired: Desired | None) -> s
         f"  {line}" for line in change_lines(plan, node.labels, source_ids=desired.source_ids)
     ]
     for key in plan.unchanged:
-        lines.append(f"  keep {key}={node.labels.get(key)}")
+        claim = "  (claimed)" if key in plan.claimed else ""
+        lines.append(f"  keep {key}={node.labels.get(key)}{claim}")
     for key, ann in sorted(plan.annotations.items()):
         lines.append(f"  annotation {key}: " + ("(removed)" if ann is None else ann))
     if plan.is_noop and not plan.conflicts:

@@ -53,7 +53,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--dry-run", action="store_true", help="print the plan, write nothing (implies --once)"
     )
     p.add_argument(
-        "--adopt", action="store_true", help="take over label values topology-labeler did not set"
+        "--adopt",
+        action="store_true",
+        help="take over label values topology-labeler did not set, or that apply owns",
     )
     p.add_argument(
         "--interval",
