@@ -27,6 +27,8 @@ class Desired:
       (the agent's profile keys; empty for ``apply``, whose empty cells mean "leave it").
     - ``remove``: keys to delete outright if owned, or with adopt (``delete``).
     - ``source_ids``: key → full source ID, recorded so a hashed value can be traced back.
+    - ``placeholders``: values that mean "nothing known" (another labeler's): a key holding
+      one counts as absent for ``set`` and ``fill``, so it is replaced without adopt.
     """
 
     set: Mapping[str, str] = field(default_factory=dict)
@@ -34,6 +36,7 @@ class Desired:
     prune: frozenset[str] = frozenset()
     remove: frozenset[str] = frozenset()
     source_ids: Mapping[str, str] = field(default_factory=dict)
+    placeholders: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -103,13 +106,16 @@ def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> L
     conflicts: list[Conflict] = []
     unchanged: list[str] = []
 
+    placeholder = desired.placeholders
     wanted = dict(desired.set)
-    wanted.update((k, v) for k, v in desired.fill.items() if not node.labels.get(k))
+    wanted.update(
+        (k, v) for k, v in desired.fill.items() if node.labels.get(k) in (None, "", *placeholder)
+    )
     for key, value in sorted(wanted.items()):
         current = node.labels.get(key)
         if current == value:
             unchanged.append(key)
-        elif current is None or key in owned or adopt:
+        elif current is None or current in placeholder or key in owned or adopt:
             changes[key] = value
             owned.add(key)
         else:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from labeler.labels import Encoding
+from labeler.labels import Encoding, check_value
 from labeler.node import NodeLabels
 from labeler.plan import Desired, LabelPlan
 from labeler.profiles import Profile
@@ -20,6 +20,9 @@ from labeler.sources import NoData, Reading
 
 OnMissing = Literal["skip", "isolate"]
 ISOLATED_PREFIX = "isolated-"
+# Values other labelers write when they know nothing: never a topology value, so a label
+# holding one counts as absent (oci-hpc-oke writes "no-imds-data" when IMDS has no answer).
+PLACEHOLDERS = frozenset({"no-imds-data"})
 EXIT_OK, EXIT_ERROR, EXIT_CONFLICT = 0, 1, 3
 
 
@@ -47,6 +50,10 @@ def desired_from_outcome(
       scope is pruned, so an owned key the reading no longer has goes away. Every full ID
       is recorded in ``source_ids`` (also for ``raw``: the annotation then lists exactly
       the keys the source set, which is simpler to read than a partial list).
+    - ``values`` are written as they are (checked as label values); a role in ``unknown``
+      is neither written nor pruned: the read could not tell it, so its label stays.
+    - A label holding a known placeholder of another labeler (``PLACEHOLDERS``) counts as
+      absent: it is replaced without ``--adopt``.
     - The profile's tree label is only a default (``fill``): the planning sheet (lld/apply)
       decides tree membership, so an agent started with another --topotree-name never
       moves a node to another tree, and the two writers never rewrite each other.
@@ -60,12 +67,26 @@ def desired_from_outcome(
     if isinstance(outcome, Reading):
         ids = {keys[role]: sid for role, sid in outcome.ids.items() if role in keys}
         wanted = {key: encoding.encode(key, sid) for key, sid in sorted(ids.items())}
-        scope = frozenset(keys.values()) - set(tree)
-        return Desired(set=wanted, fill=tree, prune=scope, source_ids=ids)
+        for role, value in outcome.values.items():
+            if role in keys:
+                wanted[keys[role]] = check_value(keys[role], value, hint="check the source")
+        unknown = {keys[role] for role in outcome.unknown if role in keys}
+        scope = frozenset(keys.values()) - set(tree) - unknown
+        return Desired(
+            set=wanted, fill=tree, prune=scope, source_ids=ids, placeholders=PLACEHOLDERS
+        )
     if on_missing == "skip":
         return None
     fill = {key: isolated_value(node) for key in profile.level_keys}
-    return Desired(fill={**fill, **tree})
+    return Desired(fill={**fill, **tree}, placeholders=PLACEHOLDERS)
+
+
+def unknown_levels(profile: Profile, outcome: Reading | NoData, keys: Mapping[str, str]) -> str:
+    """Why some level of the profile is unknown in this reading; '' when none is."""
+    if not isinstance(outcome, Reading):
+        return ""
+    levels = set(profile.level_keys)
+    return "; ".join(reason for role, reason in outcome.unknown.items() if keys.get(role) in levels)
 
 
 def format_plan(plan: LabelPlan, node: NodeLabels, desired: Desired | None) -> str:
@@ -96,20 +117,21 @@ def format_plan(plan: LabelPlan, node: NodeLabels, desired: Desired | None) -> s
 def node_is_labeled(profile: Profile, labels: Mapping[str, str], desired: Desired | None) -> bool:
     """Every level label present, and equal to the wanted value when there is one."""
     for key in profile.level_keys:
-        if key not in labels:
+        if key not in labels or labels[key] in PLACEHOLDERS:
             return False
         if desired is not None and key in desired.set and labels[key] != desired.set[key]:
             return False
     return True
 
 
-Status = Literal["labelled", "no_data", "conflict", "error", "waiting"]
+Status = Literal["labelled", "no_data", "conflict", "error", "incomplete", "waiting"]
 
 
 @dataclass(frozen=True)
 class ReconcileResult:
     """What one reconcile did. ``exit_code`` is ``--once``'s: 0 labeled or definite no
-    data, 1 error, 3 a conflict was left in place."""
+    data, 1 error (also "incomplete": what was known is written, a level is not), 3 a
+    conflict was left in place."""
 
     status: Status
     message: str = ""

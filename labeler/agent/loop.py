@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from labeler.agent.confirm import Confirmation, Signature, recorded_signature, signature
 from labeler.agent.decide import (
     EXIT_ERROR,
     EXIT_OK,
@@ -33,6 +34,7 @@ from labeler.agent.decide import (
     desired_from_outcome,
     format_plan,
     node_is_labeled,
+    unknown_levels,
 )
 from labeler.backoff import Backoff
 from labeler.errors import LabelerError
@@ -65,6 +67,7 @@ class AgentConfig:
     api_backoff: float = 1.0  # first retry after an API error; doubles up to 60 s
     watch_timeout: int = 300
     min_write_interval: float = 1.0  # never more than one patch a second, even in a fight
+    confirm_reads: int = 2  # reads in a row that must agree before a topology change is written
 
 
 @dataclass
@@ -105,6 +108,10 @@ class Agent:
         self.writer = LabelWriter(api)
         # Which label key each role the source reports is written to: the agent's scope.
         self.keys = config.profile.keys_for(source.roles)
+        self._level_roles = tuple(r for r in source.roles.levels if r in self.keys)
+        self._confirmation = Confirmation(config.confirm_reads)
+        self._applied: Signature | None = None  # what the labels were last written from
+        self._reread = threading.Event()  # a change is waiting for confirmation: read soon
         self._clock = clock
         self._state = _State()
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -195,6 +202,9 @@ class Agent:
                 result.written,
                 text,
             )
+        missing = unknown_levels(cfg.profile, state.outcome, self.keys)
+        if missing:
+            return ReconcileResult("incomplete", missing, plan, result.written, text)
         status: Status = "labelled" if isinstance(state.outcome, Reading) else "no_data"
         return ReconcileResult(status, "", plan, result.written, text)
 
@@ -240,7 +250,7 @@ class Agent:
             while True:
                 if kind == "node":
                     latest_node = item
-                elif kind == "outcome":
+                elif kind == "outcome" and self._confirmed(item):
                     outcome_changed = True
                     self._state.outcome = item
                 elif kind == "deleted":
@@ -271,14 +281,43 @@ class Agent:
         else:
             state.failures, state.retry_at = 0, None
 
+    def _confirmed(self, outcome: Reading | NoData) -> bool:
+        """Whether a new outcome may be acted on now (confirm.py). No data never needs
+        confirming: it writes nothing, or (isolate) fills only absent levels."""
+        if not isinstance(outcome, Reading):
+            return True
+        candidate = signature(outcome, self._level_roles)
+        baseline = self._applied
+        node = self._state.node
+        if baseline is None and node is not None:
+            baseline = recorded_signature(node.source_ids, self.keys, self._level_roles)
+        if self._confirmation.offer(baseline, candidate):
+            self._applied = candidate
+            return True
+        self.metrics.unconfirmed_reads.labels(self.source.name).inc()
+        log.warning(
+            "topology change held back until confirmed node=%s source=%s reads=%d/%d document=%s",
+            self.config.node,
+            self.source.name,
+            self._confirmation.pending,
+            self._confirmation.needed,
+            outcome.details.get("document", ""),
+        )
+        self._reread.set()
+        return False
+
     def _source_loop(self) -> None:
         cfg = self.config
         failures = 0
         while not self.stop.is_set():
             try:
-                outcome: Reading | NoData | SourceError = self.read_source()
+                read = self.read_source()
+                outcome: Reading | NoData | SourceError = read
                 failures = 0
                 delay = cfg.interval * (1 + random.uniform(-cfg.jitter, cfg.jitter))
+                if unknown_levels(cfg.profile, read, self.keys):
+                    # What is known gets written; the rest is worth asking again soon.
+                    delay = min(delay, self._source_backoff.delay(1))
             except SourceError as e:
                 outcome = e
                 failures += 1
@@ -293,7 +332,19 @@ class Agent:
             if not isinstance(outcome, SourceError):
                 # An error is not passed on: the last good outcome (and labels) stay.
                 self._queue.put(("outcome", outcome))
-            self.stop.wait(delay)
+            self._source_wait(delay)
+
+    def _source_wait(self, delay: float) -> None:
+        """Wait ``delay`` or until stop; a change waiting for confirmation (``_reread``)
+        shortens the wait to the error backoff, so a real change is written soon."""
+        end = time.monotonic() + delay
+        while not self.stop.is_set():
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            if self._reread.wait(min(left, 0.5)):
+                self._reread.clear()
+                end = min(end, time.monotonic() + self.config.error_backoff)
 
     def _watch_loop(self, resource_version: str) -> None:
         cfg = self.config

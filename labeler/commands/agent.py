@@ -60,6 +60,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         default=600.0,
         help="re-read the source every S seconds (±10%% jitter; default 600)",
     )
+    p.add_argument(
+        "--confirm-reads",
+        type=int,
+        default=2,
+        metavar="N",
+        help="a change of topology source or of any level value is written only after N "
+        "reads in a row agree (default 2; 1 = at once); the first labeling needs none",
+    )
     p.add_argument("--port", type=int, default=8080, help="/metrics /healthz /readyz port")
     p.add_argument("--address", default="", help="address to bind (default: all)")
     add_tree_name(
@@ -92,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
             tree_label,
         )
     encoding = parse_encoding(args.encoding or profile.encoding)
+    if args.confirm_reads < 1:
+        raise UsageError(f"--confirm-reads must be at least 1, got {args.confirm_reads}")
     stop = threading.Event()
     source = make_source(profile, args, stop)
     api = cluster(args)
@@ -104,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         adopt=args.adopt,
         dry_run=args.dry_run,
         interval=args.interval,
+        confirm_reads=args.confirm_reads,
     )
     agent = Agent(
         api,
@@ -118,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     result = agent.once()
     if args.dry_run and result.text:
         print(result.text)
-    if result.status == "error":
+    if result.status in ("error", "incomplete"):
         print(f"error: {result.message}", file=sys.stderr)
     elif result.status == "conflict":
         print(f"conflict: {result.message}", file=sys.stderr)
