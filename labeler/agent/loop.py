@@ -38,6 +38,7 @@ from labeler.agent.decide import (
 )
 from labeler.backoff import Backoff
 from labeler.errors import LabelerError
+from labeler.kube import readiness
 from labeler.kube.errors import KubeError, NotFound
 from labeler.kube.events import NodeEvents
 from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
@@ -68,6 +69,8 @@ class AgentConfig:
     watch_timeout: int = 300
     min_write_interval: float = 1.0  # never more than one patch a second, even in a fight
     confirm_reads: int = 2  # reads in a row that must agree before a topology change is written
+    remove_taint: str | None = None  # readiness gate: this NoSchedule taint goes once labeled
+    set_condition: bool = False  # readiness gate: keep the TopologyLabeled condition
 
 
 @dataclass
@@ -77,6 +80,8 @@ class _State:
     conflicts: frozenset[tuple[str, str, str | None]] = frozenset()
     last_write: float = float("-inf")
     ready: bool = False
+    labeled: bool = False  # every level label present and current, at the last reconcile
+    condition: tuple[str, str] | None = None  # (status, reason) this process last set
     failures: int = 0  # reconciles failed in a row
     retry_at: float | None = None  # when to reconcile again after a failure
     heartbeat: float = field(default_factory=time.monotonic)
@@ -151,7 +156,41 @@ class Agent:
         return outcome
 
     def reconcile(self, node: NodeInfo) -> ReconcileResult:
-        """Bring ``node`` to the last good outcome. Never raises for API errors."""
+        """Bring ``node`` to the last good outcome, then open the readiness gate if asked
+        and due. Never raises for API errors."""
+        result = self._reconcile(node)
+        cfg = self.config
+        if (cfg.remove_taint or cfg.set_condition) and not cfg.dry_run:
+            self._gate(node, result)
+        return result
+
+    def _gate(self, node: NodeInfo, result: ReconcileResult) -> None:
+        """The readiness gate. A transient state (an error, no outcome yet) changes nothing;
+        the taint is only ever removed, never added back."""
+        if result.status in ("error", "waiting"):
+            return
+        cfg = self.config
+        ready = self._state.labeled and result.status != "incomplete"
+        try:
+            if ready and cfg.remove_taint:
+                for index, taint in enumerate(node.taints):
+                    if taint.key == cfg.remove_taint and taint.effect == "NoSchedule":
+                        readiness.remove_taint(self.api, cfg.node, index, taint)
+                        self._event("Normal", "TopologyTaintRemoved", f"removed taint {taint}")
+                        break
+            if cfg.set_condition:
+                wanted = _condition(ready, result)
+                if (wanted[0], wanted[1]) != self._state.condition:
+                    previous = self._state.condition
+                    transition = previous is None or previous[0] != wanted[0]
+                    readiness.set_condition(self.api, cfg.node, *wanted, transition=transition)
+                    self._state.condition = (wanted[0], wanted[1])
+        except KubeError as e:
+            # A taint list changed under us (the patch's test failed) or the API is down:
+            # the watch brings the node again and the next reconcile retries.
+            log.warning("readiness gate not updated node=%s error=%s", cfg.node, e)
+
+    def _reconcile(self, node: NodeInfo) -> ReconcileResult:
         cfg = self.config
         state = self._state
         state.node = node
@@ -418,6 +457,7 @@ class Agent:
     ) -> None:
         state = self._state
         labeled = node_is_labeled(self.config.profile, labels, desired)
+        state.labeled = labeled
         self.metrics.node_labeled.set(1 if labeled and not conflicts else 0)
         self.metrics.last_success.set(time.time())
         seen = frozenset((c.key, c.current, c.wanted) for c in conflicts)
@@ -454,6 +494,19 @@ class Agent:
             log.info("labels reconciled node=%s written=true", node)
         else:
             log.debug("labels current node=%s status=%s", node, result.status)
+
+
+def _condition(ready: bool, result: ReconcileResult) -> tuple[str, str, str]:
+    """(status, reason, message) of the TopologyLabeled condition."""
+    if ready:
+        return "True", "Labeled", "every topology level label is on the node"
+    reasons = {
+        "no_data": "NoTopologyData",
+        "incomplete": "TopologyIncomplete",
+        "conflict": "LabelConflict",
+    }
+    reason = reasons.get(result.status, "NotLabeled")
+    return "False", reason, result.message or "a topology level label is missing"
 
 
 def serve(agent: Agent, *, port: int, address: str = "") -> int:

@@ -14,8 +14,10 @@ from prometheus_client import CollectorRegistry
 from labeler.commands._base import PROFILE_HELP, add_command, add_tree_name, cluster
 from labeler.errors import UsageError
 from labeler.flags import positive_number
-from labeler.labels import dns1123_subdomain_problems, parse_encoding
+from labeler.labels import dns1123_subdomain_problems, key_problems, parse_encoding
 from labeler.sources.select import add_flags as add_source_flags
+
+DEFAULT_GATE_TAINT = "topology-labeler.io/not-ready"
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -68,6 +70,22 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="a change of topology source or of any level value is written only after N "
         "reads in a row agree (default 2; 1 = at once); the first labeling needs none",
     )
+    gate = p.add_argument_group("readiness gate (off unless asked)")
+    gate.add_argument(
+        "--remove-taint",
+        nargs="?",
+        const=DEFAULT_GATE_TAINT,
+        default=None,
+        metavar="KEY",
+        help=f"remove this node's NoSchedule taint KEY (default {DEFAULT_GATE_TAINT}) once "
+        "every level label is on it; never adds it back, never touches another taint",
+    )
+    gate.add_argument(
+        "--set-condition",
+        action="store_true",
+        help="keep the Node condition TopologyLabeled (True/False with a reason) on this "
+        "node, e.g. for a Node Readiness Controller rule",
+    )
     p.add_argument("--port", type=int, default=8080, help="/metrics /healthz /readyz port")
     p.add_argument("--address", default="", help="address to bind (default: all)")
     add_tree_name(
@@ -100,6 +118,13 @@ def run(args: argparse.Namespace) -> int:
             tree_label,
         )
     encoding = parse_encoding(args.encoding or profile.encoding)
+    if args.remove_taint is not None:
+        taint_problems = key_problems(args.remove_taint)
+        if taint_problems:
+            raise UsageError(
+                f"--remove-taint {args.remove_taint!r} is not a valid taint key: "
+                + "; ".join(taint_problems)
+            )
     if args.confirm_reads < 1:
         raise UsageError(f"--confirm-reads must be at least 1, got {args.confirm_reads}")
     stop = threading.Event()
@@ -115,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         interval=args.interval,
         confirm_reads=args.confirm_reads,
+        remove_taint=args.remove_taint,
+        set_condition=args.set_condition,
     )
     agent = Agent(
         api,

@@ -353,3 +353,52 @@ def _unconfirmed(metrics: str) -> str:
     return "\n".join(
         line for line in metrics.splitlines() if line.startswith("topology_labeler_source_unc")
     )
+
+
+# --- the readiness gate ----------------------------------------------------------------
+
+GATE = {"key": "topology-labeler.io/not-ready", "effect": "NoSchedule"}
+OTHER = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+
+
+def condition(fake: FakeKube, node: str) -> dict[str, str] | None:
+    conditions = fake.get_node(node).get("status", {}).get("conditions") or []
+    return next((c for c in conditions if c.get("type") == "TopologyLabeled"), None)
+
+
+def taint_keys(fake: FakeKube, node: str) -> list[str]:
+    return [t["key"] for t in fake.get_node(node)["spec"].get("taints") or []]
+
+
+def test_readiness_gate_opens_only_once_every_level_label_is_on_the_node(
+    fake_kube: FakeKube, imds: FakeImds, runner: Runner
+) -> None:
+    for node in ("gated", "plain"):
+        fake_kube.add_node(node, taints=[OTHER, GATE])
+    gate = ("--remove-taint", "--set-condition")
+    (no_data,) = runner.once(("gated", *gate))
+    assert no_data.returncode == 0, no_data.stderr
+    assert taint_keys(fake_kube, "gated") == [OTHER["key"], GATE["key"]]
+    cond = condition(fake_kube, "gated")
+    assert cond is not None and (cond["status"], cond["reason"]) == ("False", "NoTopologyData")
+    assert any(c["type"] == "Ready" for c in fake_kube.get_node("gated")["status"]["conditions"])
+
+    # A missing level keeps the gate shut, with its reason.
+    doc = rdma_doc("i", "nb", "lb1", "h1")
+    imds.set("gated", RDMA, {k: v for k, v in doc.items() if k != "customerLocalBlock"})
+    (partial,) = runner.once(("gated", *gate))
+    assert partial.returncode == 1
+    assert GATE["key"] in taint_keys(fake_kube, "gated")
+    assert condition(fake_kube, "gated")["reason"] == "TopologyIncomplete"  # type: ignore[index]
+
+    imds.set("gated", RDMA, doc)
+    imds.set("plain", RDMA, doc)
+    gated, plain = runner.once(("gated", *gate), ("plain",))
+    assert gated.returncode == 0 and plain.returncode == 0, gated.stderr + plain.stderr
+    assert all(k in labels(fake_kube, "gated") for k in LEVELS)
+    assert taint_keys(fake_kube, "gated") == [OTHER["key"]]  # only the gate taint went
+    cond = condition(fake_kube, "gated")
+    assert cond is not None and (cond["status"], cond["reason"]) == ("True", "Labeled")
+    # Without the flags nothing of the gate changes.
+    assert taint_keys(fake_kube, "plain") == [OTHER["key"], GATE["key"]]
+    assert condition(fake_kube, "plain") is None
