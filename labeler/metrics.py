@@ -7,12 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from labeler import __version__
+
+if TYPE_CHECKING:
+    from labeler.audit.report import AuditFigures
 
 PREFIX = "topology_labeler"
 
@@ -92,18 +96,6 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
 # Aggregates only, no per-node series: a 10,000-node cluster must not cost 10,000 series.
 # The figures are published from one immutable snapshot per scrape (a custom collector), so
 # a scrape never sees half of one recomputation and half of the next.
-
-
-@dataclass(frozen=True)
-class AuditFigures:
-    """One consistent set of audit numbers (see labeler.audit.report.AuditReport.figures)."""
-
-    states: Mapping[str, int]  # labeled / partial / unlabeled / inconsistent -> nodes
-    unlabeled_accelerators: Mapping[str, int]  # resource -> on partial + unlabeled nodes
-    nesting_violations: Mapping[str, int]  # level name -> values with several parents
-    domains: Mapping[str, int]  # level name -> distinct values
-    foreign_nodes: int  # nodes with level labels not set by topology-labeler
-    last_sync: float | None  # unix time the state was last known current
 
 
 class AuditCollector(Collector):

@@ -95,6 +95,41 @@ class LabelPlan:
         return {"metadata": meta}
 
 
+def change_lines(
+    plan: LabelPlan,
+    current: Mapping[str, str],
+    *,
+    source_ids: Mapping[str, str] | None = None,
+) -> list[str]:
+    """A plan for people, one greppable line per label, without the node name.
+
+    ``add k=v`` / ``change k: a → b`` / ``remove k (was 'a')``, then one ``conflict k: …``
+    line per conflict. ``current`` is the node's labels the plan was made against; with
+    ``source_ids``, an added value that is an encoding of a longer ID shows that ID too.
+    """
+    lines = []
+    for key, value in sorted(plan.labels.items()):
+        old = current.get(key)
+        if value is None:
+            lines.append(f"remove {key} (was {old!r})")
+        elif old is None:
+            sid = (source_ids or {}).get(key)
+            lines.append(f"add {key}={value}" + (f"  ({sid})" if sid and sid != value else ""))
+        else:
+            lines.append(f"change {key}: {old} → {value}")
+    return lines + [conflict_line(c) for c in plan.conflicts]
+
+
+def conflict_line(c: Conflict) -> str:
+    """``conflict k: has 'x' (not ours), …`` and what ``--adopt`` would do about it."""
+    if c.wanted is None:
+        return f"conflict {c.key}: has {c.current!r} (not ours), left in place (--adopt removes it)"
+    return (
+        f"conflict {c.key}: has {c.current!r} (not ours), wanted {c.wanted!r} "
+        "(--adopt takes it over)"
+    )
+
+
 def format_owned(keys: Iterable[str]) -> str:
     return ",".join(sorted(set(keys)))
 

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from labeler.errors import InputError, UsageError, yaml_problem
 from labeler.labels import key_problems, parse_encoding, value_problems
 from labeler.model import Level, Topology
@@ -184,6 +182,8 @@ def load_profile(spec: str, *, tree_name: str | None = None) -> Profile:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: cannot read profile: {e}") from e
+    import yaml  # only for profile files: every command line builds the built-in names
+
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as e:

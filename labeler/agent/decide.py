@@ -10,20 +10,27 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from enum import StrEnum
 
+from labeler.errors import Exit
 from labeler.labels import Encoding, check_value
 from labeler.node import NodeLabels
-from labeler.plan import Desired, LabelPlan
+from labeler.plan import Desired, LabelPlan, change_lines
 from labeler.profiles import Profile
 from labeler.sources import NoData, Reading
 
-OnMissing = Literal["skip", "isolate"]
+
+class OnMissing(StrEnum):
+    """What the agent does when the source has definitely no topology data."""
+
+    SKIP = "skip"  # write nothing
+    ISOLATE = "isolate"  # a unique value per node on each missing level
+
+
 ISOLATED_PREFIX = "isolated-"
 # Values other labelers write when they know nothing: never a topology value, so a label
 # holding one counts as absent (oci-hpc-oke writes "no-imds-data" when IMDS has no answer).
 PLACEHOLDERS = frozenset({"no-imds-data"})
-EXIT_OK, EXIT_ERROR, EXIT_CONFLICT = 0, 1, 3
 
 
 def isolated_value(node: str) -> str:
@@ -36,7 +43,7 @@ def desired_from_outcome(
     outcome: Reading | NoData,
     encoding: Encoding,
     node: str,
-    on_missing: OnMissing = "skip",
+    on_missing: OnMissing = OnMissing.SKIP,
     *,
     keys: Mapping[str, str],
 ) -> Desired | None:
@@ -75,7 +82,7 @@ def desired_from_outcome(
         return Desired(
             set=wanted, fill=tree, prune=scope, source_ids=ids, placeholders=PLACEHOLDERS
         )
-    if on_missing == "skip":
+    if on_missing == OnMissing.SKIP:
         return None
     fill = {key: isolated_value(node) for key in profile.level_keys}
     return Desired(fill={**fill, **tree}, placeholders=PLACEHOLDERS)
@@ -94,21 +101,13 @@ def format_plan(plan: LabelPlan, node: NodeLabels, desired: Desired | None) -> s
     if desired is None:
         return f"node {plan.node}: no data; nothing to write"
     lines = [f"node {plan.node}:"]
-    for key, value in sorted(plan.labels.items()):
-        old = node.labels.get(key)
-        if value is None:
-            lines.append(f"  - {key} (was {old!r})")
-        elif old is None:
-            sid = desired.source_ids.get(key)
-            lines.append(f"  + {key}={value}" + (f"  ({sid})" if sid and sid != value else ""))
-        else:
-            lines.append(f"  ~ {key}: {old} -> {value}")
+    lines += [
+        f"  {line}" for line in change_lines(plan, node.labels, source_ids=desired.source_ids)
+    ]
     for key in plan.unchanged:
-        lines.append(f"  = {key}={node.labels.get(key)}")
+        lines.append(f"  keep {key}={node.labels.get(key)}")
     for key, ann in sorted(plan.annotations.items()):
         lines.append(f"  annotation {key}: " + ("(removed)" if ann is None else ann))
-    for conflict in plan.conflicts:
-        lines.append(f"  ! conflict: {conflict}")
     if plan.is_noop and not plan.conflicts:
         lines.append("  no change")
     return "\n".join(lines)
@@ -124,7 +123,15 @@ def node_is_labeled(profile: Profile, labels: Mapping[str, str], desired: Desire
     return True
 
 
-Status = Literal["labelled", "no_data", "conflict", "error", "incomplete", "waiting"]
+class Status(StrEnum):
+    """The outcome of one reconcile."""
+
+    LABELLED = "labelled"  # labels written or already current
+    NO_DATA = "no_data"  # the source has definitely none; nothing removed
+    CONFLICT = "conflict"  # a value we do not own was left in place
+    ERROR = "error"
+    INCOMPLETE = "incomplete"  # what is known is written; a level is unknown
+    WAITING = "waiting"  # no source outcome yet
 
 
 @dataclass(frozen=True)
@@ -141,8 +148,8 @@ class ReconcileResult:
 
     @property
     def exit_code(self) -> int:
-        if self.status in ("labelled", "no_data"):
-            return EXIT_OK
-        if self.status == "conflict":
-            return EXIT_CONFLICT
-        return EXIT_ERROR
+        if self.status in (Status.LABELLED, Status.NO_DATA):
+            return Exit.OK
+        if self.status == Status.CONFLICT:
+            return Exit.INCOMPLETE
+        return Exit.ERROR

@@ -21,13 +21,11 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from labeler.agent.confirm import Confirmation, Signature, recorded_signature, signature
 from labeler.agent.decide import (
-    EXIT_ERROR,
-    EXIT_OK,
     OnMissing,
     ReconcileResult,
     Status,
@@ -37,7 +35,7 @@ from labeler.agent.decide import (
     unknown_levels,
 )
 from labeler.backoff import Backoff
-from labeler.errors import LabelerError
+from labeler.errors import Exit, LabelerError
 from labeler.kube import readiness
 from labeler.kube.errors import KubeError, NotFound
 from labeler.kube.events import NodeEvents
@@ -45,7 +43,7 @@ from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
 from labeler.labels import Encoding
 from labeler.metrics import AgentMetrics
 from labeler.node import NodeInfo
-from labeler.plan import Conflict, Desired
+from labeler.plan import Conflict, Desired, change_lines
 from labeler.profiles import Profile
 from labeler.sources import NoData, Reading, Source, SourceError
 
@@ -59,7 +57,7 @@ class AgentConfig:
     node: str
     profile: Profile
     encoding: Encoding
-    on_missing: OnMissing = "skip"
+    on_missing: OnMissing = OnMissing.SKIP
     adopt: bool = False
     dry_run: bool = False
     interval: float = 600.0
@@ -167,10 +165,10 @@ class Agent:
     def _gate(self, node: NodeInfo, result: ReconcileResult) -> None:
         """The readiness gate. A transient state (an error, no outcome yet) changes nothing;
         the taint is only ever removed, never added back."""
-        if result.status in ("error", "waiting"):
+        if result.status in (Status.ERROR, Status.WAITING):
             return
         cfg = self.config
-        ready = self._state.labeled and result.status != "incomplete"
+        ready = self._state.labeled and result.status != Status.INCOMPLETE
         try:
             if ready and cfg.remove_taint:
                 for index, taint in enumerate(node.taints):
@@ -197,7 +195,7 @@ class Agent:
         if node.uid and self.events is not None:
             self.events.uid = node.uid
         if state.outcome is None:
-            return ReconcileResult("waiting", "no source outcome yet")
+            return ReconcileResult(Status.WAITING, "no source outcome yet")
         try:
             desired = desired_from_outcome(
                 cfg.profile,
@@ -212,7 +210,7 @@ class Agent:
         if desired is None:
             reason = state.outcome.reason if isinstance(state.outcome, NoData) else ""
             self._done(node.labels, None, conflicts=())
-            return ReconcileResult("no_data", reason, text=f"node {cfg.node}: {reason}")
+            return ReconcileResult(Status.NO_DATA, reason, text=f"node {cfg.node}: {reason}")
         self._pace()
         try:
             result = self.writer.write(node, desired, adopt=cfg.adopt, dry_run=cfg.dry_run)
@@ -225,9 +223,7 @@ class Agent:
             state.last_write = self._clock()
             state.node = None  # stale now; the watch brings the new version
             self.metrics.label_writes.labels("success").inc()
-            changes = ", ".join(
-                f"{k}={v}" if v is not None else f"-{k}" for k, v in sorted(plan.labels.items())
-            )
+            changes = "; ".join(change_lines(replace(plan, conflicts=()), node.labels))
             if changes:
                 self._event("Normal", "TopologyLabelsUpdated", f"labels updated: {changes}")
         final = {**node.labels, **plan.labels} if result.written else dict(node.labels)
@@ -235,7 +231,7 @@ class Agent:
         self._done(final, desired, conflicts=plan.conflicts)
         if plan.conflicts:
             return ReconcileResult(
-                "conflict",
+                Status.CONFLICT,
                 "; ".join(str(c) for c in plan.conflicts),
                 plan,
                 result.written,
@@ -243,8 +239,8 @@ class Agent:
             )
         missing = unknown_levels(cfg.profile, state.outcome, self.keys)
         if missing:
-            return ReconcileResult("incomplete", missing, plan, result.written, text)
-        status: Status = "labelled" if isinstance(state.outcome, Reading) else "no_data"
+            return ReconcileResult(Status.INCOMPLETE, missing, plan, result.written, text)
+        status = Status.LABELLED if isinstance(state.outcome, Reading) else Status.NO_DATA
         return ReconcileResult(status, "", plan, result.written, text)
 
     def once(self) -> ReconcileResult:
@@ -314,7 +310,7 @@ class Agent:
         result = self.reconcile(node)
         self._log(result)
         state = self._state
-        if result.status == "error":
+        if result.status == Status.ERROR:
             state.failures += 1
             state.retry_at = self._clock() + self._api_backoff.delay(state.failures)
         else:
@@ -470,7 +466,7 @@ class Agent:
             state.ready = True
 
     def _error(self, message: str) -> ReconcileResult:
-        return ReconcileResult("error", message)
+        return ReconcileResult(Status.ERROR, message)
 
     def _event(self, event_type: str, reason: str, message: str) -> None:
         if self.events is not None and not self.config.dry_run:
@@ -484,11 +480,11 @@ class Agent:
 
     def _log(self, result: ReconcileResult) -> None:
         node = self.config.node
-        if result.status == "error":
+        if result.status == Status.ERROR:
             log.error("reconcile failed node=%s error=%s", node, result.message)
-        elif result.status == "conflict":
+        elif result.status == Status.CONFLICT:
             log.warning("label conflict node=%s %s", node, result.message)
-        elif result.status == "no_data":
+        elif result.status == Status.NO_DATA:
             log.info("no topology data node=%s reason=%s", node, result.message)
         elif result.written:
             log.info("labels reconciled node=%s written=true", node)
@@ -501,9 +497,9 @@ def _condition(ready: bool, result: ReconcileResult) -> tuple[str, str, str]:
     if ready:
         return "True", "Labeled", "every topology level label is on the node"
     reasons = {
-        "no_data": "NoTopologyData",
-        "incomplete": "TopologyIncomplete",
-        "conflict": "LabelConflict",
+        Status.NO_DATA: "NoTopologyData",
+        Status.INCOMPLETE: "TopologyIncomplete",
+        Status.CONFLICT: "LabelConflict",
     }
     reason = reasons.get(result.status, "NotLabeled")
     return "False", reason, result.message or "a topology level label is missing"
@@ -534,4 +530,4 @@ def serve(agent: Agent, *, port: int, address: str = "") -> int:
     thread.start()
     serve_until_signal(server, agent.stop, on_signal=agent.shutdown)
     thread.join(1.0)  # a write in flight may finish; a hung call is abandoned
-    return EXIT_ERROR if failed.is_set() else EXIT_OK
+    return Exit.ERROR if failed.is_set() else Exit.OK

@@ -23,10 +23,11 @@ from enum import Enum
 from typing import Any, Protocol
 
 from labeler.bulk.sheet import CsvRow, LabelSheet
-from labeler.errors import InputError
-from labeler.kube.nodes import LabelWriter, WriteResult, list_nodes
+from labeler.errors import Exit, InputError
+from labeler.kube.errors import KubeError
+from labeler.kube.nodes import LabelWriter, WriteResult, list_node_labels
 from labeler.node import NodeLabels
-from labeler.plan import Conflict, Desired, LabelPlan, plan_labels
+from labeler.plan import Conflict, Desired, LabelPlan, change_lines, plan_labels
 from labeler.profiles import Profile
 
 log = logging.getLogger(__name__)
@@ -170,28 +171,8 @@ def plan_bulk(
 
 
 def describe(plan: LabelPlan, current: Mapping[str, str]) -> list[str]:
-    """``node: add k=v`` / ``change k: a → b`` / ``remove k (was 'a')`` / ``conflict k: …``."""
-    lines = []
-    for key, value in sorted(plan.labels.items()):
-        old = current.get(key)
-        if value is None:
-            lines.append(f"{plan.node}: remove {key} (was {old!r})")
-        elif old is None:
-            lines.append(f"{plan.node}: add {key}={value}")
-        else:
-            lines.append(f"{plan.node}: change {key}: {old} → {value}")
-    for c in plan.conflicts:
-        if c.wanted is None:
-            lines.append(
-                f"{plan.node}: conflict {c.key}: has {c.current!r} (not ours), "
-                "left in place (--adopt removes it)"
-            )
-        else:
-            lines.append(
-                f"{plan.node}: conflict {c.key}: has {c.current!r} (not ours), wanted "
-                f"{c.wanted!r} (--adopt takes it over)"
-            )
-    return lines
+    """``node: add k=v``, one line per change or conflict (labeler.plan.change_lines)."""
+    return [f"{plan.node}: {line}" for line in change_lines(plan, current)]
 
 
 def describe_diff(diff: NodeDiff, *, show_unchanged: bool = False) -> list[str]:
@@ -282,7 +263,7 @@ def execute(
         try:
             result = writer.write(node, diff.desired, adopt=plan.options.adopt)
         except Exception as exc:  # one node's failure must not stop the others
-            if not hasattr(exc, "status"):
+            if not isinstance(exc, KubeError):
                 log.exception("unexpected error writing node=%s", diff.node)
             return NodeOutcome(diff.node, diff.plan, diff.current, error=str(exc) or repr(exc))
         patches = result.attempts if result.written else result.attempts - 1
@@ -337,8 +318,8 @@ class BulkReport:
     def exit_code(self) -> int:
         """1 if a node failed, 3 if conflicts were left in place, else 0."""
         if self.failed:
-            return 1
-        return 3 if self.conflicts else 0
+            return Exit.ERROR
+        return Exit.INCOMPLETE if self.conflicts else Exit.OK
 
     def summary(self) -> str:
         p = self.plan
@@ -394,8 +375,7 @@ def export_rows(nodes: Iterable[NodeLabels], profile: Profile) -> Export:
 
 def cluster_plan(api: Any, sheet: LabelSheet, opts: BulkOptions = BulkOptions()) -> BulkPlan:
     """One paginated LIST of the nodes, then the pure plan."""
-    nodes, _ = list_nodes(api)
-    return plan_bulk(sheet, nodes, opts)
+    return plan_bulk(sheet, list_node_labels(api), opts)
 
 
 def run(
@@ -416,5 +396,4 @@ def run(
 
 
 def cluster_export(api: Any, profile: Profile, *, label_selector: str | None = None) -> Export:
-    nodes, _ = list_nodes(api, label_selector=label_selector)
-    return export_rows(nodes, profile)
+    return export_rows(list_node_labels(api, label_selector=label_selector), profile)

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import argparse
 import textwrap
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from labeler.errors import UsageError
-from labeler.kube.client import ClusterOptions, api_client
+from labeler.errors import Exit, InputError, UsageError, one_line
 from labeler.labels import key_problems, value_problems
 from labeler.profiles import BUILTIN
 
@@ -23,12 +22,15 @@ from labeler.profiles import BUILTIN
 PROFILE_HELP = f"{', '.join(BUILTIN)}, or a profile YAML file"
 
 if TYPE_CHECKING:
+    from labeler.kube.client import Api
     from labeler.node import NodeInfo
     from labeler.scope import Scope
 
 # Exit codes shared by every command; each command names what 0 (and 3) mean for it.
 EXIT_ERROR = "error: invalid input, cluster or API failure (the message says what to do)"
 EXIT_USAGE = "usage: bad or conflicting flags"
+
+T = TypeVar("T")
 
 
 def add_command(
@@ -37,12 +39,12 @@ def add_command(
     name: str,
     help_text: str,
     *,
-    exits: Mapping[int, str] | None = None,
+    exits: Mapping[Exit, str] | None = None,
 ) -> argparse.ArgumentParser:
     """A subcommand whose --help ends with its exit codes (0 and 3 from ``exits``)."""
-    codes = {1: EXIT_ERROR, 2: EXIT_USAGE, **(exits or {})}
+    codes = {Exit.ERROR: EXIT_ERROR, Exit.USAGE: EXIT_USAGE, **(exits or {})}
     epilog = "exit codes:\n" + "\n".join(
-        textwrap.fill(codes[c], width=88, initial_indent=f"  {c}  ", subsequent_indent="     ")
+        textwrap.fill(codes[c], width=88, initial_indent=f"  {int(c)}  ", subsequent_indent="     ")
         for c in sorted(codes)
     )
     return sub.add_parser(  # type: ignore[no-any-return]
@@ -55,9 +57,51 @@ def add_command(
     )
 
 
-def cluster(args: argparse.Namespace) -> Any:
-    """The ApiClient for --kubeconfig/--context (kubectl's rules)."""
-    return api_client(ClusterOptions(kubeconfig=args.kubeconfig, context=args.context))
+def flag_value(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse ``type=`` from a parser that raises InputError: a bad value is then a
+    usage error (exit 2) reported on one line by argparse, before anything is read."""
+
+    def convert(text: str) -> T:
+        try:
+            return parse(text)
+        except InputError as e:
+            raise argparse.ArgumentTypeError(one_line(e)) from None
+
+    convert.__name__ = getattr(parse, "__name__", "value")
+    return convert
+
+
+def checked(problems: Callable[[str], list[str]]) -> Callable[[str], str]:
+    """An argparse ``type=`` that refuses a value for which ``problems`` finds any."""
+
+    def check(text: str) -> str:
+        found = problems(text)
+        if found:
+            raise argparse.ArgumentTypeError(f"{text!r} {'; '.join(found)}")
+        return text
+
+    check.__name__ = getattr(problems, "__name__", "value")
+    return check
+
+
+def _volcano_version(text: str) -> tuple[int, int]:
+    from labeler.emit.hypernodes import parse_version
+
+    return parse_version(text)
+
+
+# ``--volcano-version`` of generate and advise: MAJOR.MINOR, checked while parsing.
+volcano_version = flag_value(_volcano_version)
+
+
+def cluster(args: argparse.Namespace, *, concurrency: int = 0) -> Api:
+    """The API client for --kubeconfig/--context (kubectl's rules), with a pooled
+    connection for each of ``concurrency`` writers. Imported here, not at the top: commands
+    that never talk to a cluster must not pay for loading the client."""
+    from labeler.kube.client import ClusterOptions, connect
+
+    pool = max(ClusterOptions.pool_size, concurrency)
+    return connect(ClusterOptions(args.kubeconfig, args.context, pool_size=pool))
 
 
 # --- -o for report commands --------------------------------------------------------------

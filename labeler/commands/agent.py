@@ -9,10 +9,9 @@ import sys
 import threading
 from typing import Any
 
-from prometheus_client import CollectorRegistry
-
-from labeler.commands._base import PROFILE_HELP, add_command, add_tree_name, cluster
-from labeler.errors import UsageError
+from labeler.agent.decide import OnMissing, Status
+from labeler.commands._base import PROFILE_HELP, add_command, add_tree_name, cluster, flag_value
+from labeler.errors import Exit, UsageError
 from labeler.flags import positive_number
 from labeler.labels import dns1123_subdomain_problems, key_problems, parse_encoding
 from labeler.sources.select import add_flags as add_source_flags
@@ -27,9 +26,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "agent",
         "keep topology labels on this node (DaemonSet)",
         exits={
-            0: "--once: labeled, already current, or definite no data; "
+            Exit.OK: "--once: labeled, already current, or definite no data; "
             "otherwise: stopped by SIGTERM",
-            3: "--once: done, but a conflict was left in place (see --adopt)",
+            Exit.INCOMPLETE: "--once: done, but a conflict was left in place (see --adopt)",
         },
     )
     p.add_argument("--profile", required=True, help=PROFILE_HELP)
@@ -38,14 +37,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--encoding",
+        type=flag_value(parse_encoding),
         default=None,
         help="hash[:N] (default for oci-rdma), suffix:N (suffix:11 = Oracle's oci-hpc-oke "
         "labeler), raw; default: the profile's",
     )
     p.add_argument(
         "--on-missing",
-        choices=["skip", "isolate"],
-        default="skip",
+        type=OnMissing,
+        choices=list(OnMissing),
+        default=OnMissing.SKIP,
         help="no topology data: skip (write nothing) or isolate (a unique value per node "
         "on each missing level, so Kueue still sees the node)",
     )
@@ -92,10 +93,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         p, help_text="value of huawei.com/topotree, the tree name (default: 'default'; never empty)"
     )
     add_source_flags(p)
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run_agent)
 
 
-def run(args: argparse.Namespace) -> int:
+def run_agent(args: argparse.Namespace) -> int:
+    from prometheus_client import CollectorRegistry
+
     from labeler.agent.loop import Agent, AgentConfig, serve
     from labeler.kube.events import NodeEvents
     from labeler.metrics import agent_metrics
@@ -117,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             profile.topology.name if args.topotree_name is None else args.topotree_name,
             tree_label,
         )
-    encoding = parse_encoding(args.encoding or profile.encoding)
+    encoding = args.encoding or parse_encoding(profile.encoding)
     if args.remove_taint is not None:
         taint_problems = key_problems(args.remove_taint)
         if taint_problems:
@@ -156,12 +159,12 @@ def run(args: argparse.Namespace) -> int:
     result = agent.once()
     if args.dry_run and result.text:
         print(result.text)
-    if result.status in ("error", "incomplete"):
+    if result.status in (Status.ERROR, Status.INCOMPLETE):
         print(f"error: {result.message}", file=sys.stderr)
-    elif result.status == "conflict":
+    elif result.status == Status.CONFLICT:
         print(f"conflict: {result.message}", file=sys.stderr)
     elif not args.dry_run:
-        if result.status == "no_data":
+        if result.status == Status.NO_DATA:
             print(f"node {node}: no topology data ({result.message}); nothing written")
         elif result.written and result.plan is not None:
             print(f"node {node}: labels written ({len(result.plan.labels)} changed)")

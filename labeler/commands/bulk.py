@@ -10,61 +10,60 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from labeler.bulk import apply as bulk
-from labeler.bulk import lld
-from labeler.bulk.sheet import read_label_csv, write_label_csv
-from labeler.commands._base import add_command, add_profile, add_tree_name
-from labeler.errors import InputError, UsageError
-from labeler.kube.client import ClusterOptions, api_client
+from labeler.commands._base import add_command, add_profile, add_tree_name, cluster
+from labeler.errors import Exit, UsageError
 from labeler.profiles import load_profile
-from labeler.progress import Progress
+
+if TYPE_CHECKING:
+    from labeler.bulk import apply as bulk
 
 _CONFLICTS = "conflicts were left in place: values topology-labeler did not set (see --adopt)"
 _WRITE_EXITS = {
-    0: "done: every node written or already current",
-    1: "a node failed; or, before any write, a CSV node is not in the cluster, the CSV is "
+    Exit.OK: "done: every node written or already current",
+    Exit.ERROR: "a node failed; or, before any write, a CSV node is not in the cluster, the CSV is "
     "invalid, or the cluster cannot be read",
-    3: f"done, but {_CONFLICTS}",
+    Exit.INCOMPLETE: f"done, but {_CONFLICTS}",
 }
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    from labeler.bulk import lld
+
     p = add_command(
         sub,
         common,
         "plan",
         "show what apply would change; no writes",
         exits={
-            0: "planned",
-            1: "a CSV node is not in the cluster, the CSV is invalid, or the cluster cannot "
-            "be read",
-            3: f"planned, but {_CONFLICTS}",
+            Exit.OK: "planned",
+            Exit.ERROR: "a CSV node is not in the cluster, the CSV is invalid, or the cluster "
+            "cannot be read",
+            Exit.INCOMPLETE: f"planned, but {_CONFLICTS}",
         },
     )
     _csv_options(p, delete=False, write=False)
-    p.set_defaults(handler=cmd_plan, action=bulk.Action.APPLY)
+    p.set_defaults(handler=run_plan, action="apply")
 
     p = add_command(
         sub, common, "apply", "label nodes from a CSV (MindCluster format)", exits=_WRITE_EXITS
     )
     _csv_options(p, delete=False, write=True)
-    p.set_defaults(handler=cmd_write, action=bulk.Action.APPLY)
+    p.set_defaults(handler=run_apply, action="apply")
 
     p = add_command(
         sub, common, "delete", "remove the CSV's label keys from its nodes", exits=_WRITE_EXITS
     )
     _csv_options(p, delete=True, write=True)
-    p.set_defaults(handler=cmd_write, action=bulk.Action.DELETE)
+    p.set_defaults(handler=run_delete, action="delete")
 
     p = add_command(
         sub,
         common,
         "export",
         "write today's topology labels as a CSV",
-        exits={0: "the CSV was written"},
+        exits={Exit.OK: "the CSV was written"},
     )
     add_profile(p, tree_name=False)
     p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
@@ -77,14 +76,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="only nodes matching this label selector (default: every node that has a "
         "label of the profile)",
     )
-    p.set_defaults(handler=cmd_export)
+    p.set_defaults(handler=run_export)
 
     p = add_command(
         sub,
         common,
         "lld",
         "turn an Ascend LLD workbook into a label CSV",
-        exits={0: "the CSV was written"},
+        exits={Exit.OK: "the CSV was written"},
     )
     p.add_argument("-i", "--input", required=True, help="the LLD workbook (.xlsx)")
     p.add_argument(
@@ -108,7 +107,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="first groupid of this tree; give each tree's workbook its own range so group "
         "IDs stay unique in the cluster (default: 0)",
     )
-    p.set_defaults(handler=cmd_lld)
+    p.set_defaults(handler=run_lld)
 
 
 def _csv_options(p: argparse.ArgumentParser, *, delete: bool, write: bool) -> None:
@@ -154,8 +153,10 @@ def _csv_options(p: argparse.ArgumentParser, *, delete: bool, write: bool) -> No
 
 
 def _options(args: argparse.Namespace) -> bulk.BulkOptions:
+    from labeler.bulk import apply as bulk
+
     return bulk.BulkOptions(
-        action=args.action,
+        action=bulk.Action(args.action),
         adopt=args.adopt,
         all_keys=getattr(args, "all_keys", False),
         skip_missing=args.skip_missing_nodes,
@@ -163,8 +164,7 @@ def _options(args: argparse.Namespace) -> bulk.BulkOptions:
 
 
 def _api(args: argparse.Namespace) -> Any:
-    pool = max(32, getattr(args, "concurrency", 16))
-    return api_client(ClusterOptions(args.kubeconfig, args.context, pool_size=pool))
+    return cluster(args, concurrency=getattr(args, "concurrency", 0))
 
 
 def _quiet_writer_logs(args: argparse.Namespace) -> None:
@@ -174,6 +174,8 @@ def _quiet_writer_logs(args: argparse.Namespace) -> None:
 
 
 def _print_plan(plan: bulk.BulkPlan, show_unchanged: bool, out: TextIO) -> int:
+    from labeler.bulk import apply as bulk
+
     for warning in plan.warnings():
         print(f"warning: {warning}", file=sys.stderr)
     for diff in plan.diffs:
@@ -183,17 +185,32 @@ def _print_plan(plan: bulk.BulkPlan, show_unchanged: bool, out: TextIO) -> int:
     err = plan.missing_error()
     if err is not None:
         print(f"error: {err}", file=sys.stderr)
-        return 1
-    return 3 if plan.with_conflicts else 0
+        return Exit.ERROR
+    return Exit.INCOMPLETE if plan.with_conflicts else Exit.OK
 
 
-def cmd_plan(args: argparse.Namespace) -> int:
+def run_plan(args: argparse.Namespace) -> int:
+    from labeler.bulk import apply as bulk
+    from labeler.bulk.sheet import read_label_csv
+
     sheet = read_label_csv(args.config_path)
     plan = bulk.cluster_plan(_api(args), sheet, _options(args))
     return _print_plan(plan, args.show_unchanged, sys.stdout)
 
 
-def cmd_write(args: argparse.Namespace) -> int:
+def run_apply(args: argparse.Namespace) -> int:
+    return _write(args)
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    return _write(args)
+
+
+def _write(args: argparse.Namespace) -> int:
+    from labeler.bulk import apply as bulk
+    from labeler.bulk.sheet import read_label_csv
+    from labeler.progress import Progress
+
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
     if args.qps < 0:
@@ -213,7 +230,7 @@ def cmd_write(args: argparse.Namespace) -> int:
         if not diff.changes:
             for line in bulk.describe_diff(diff, show_unchanged=args.show_unchanged):
                 print(line)
-    progress = Progress(len(plan.to_change), label=args.action.value)
+    progress = Progress(len(plan.to_change), label=args.action)
 
     def done(outcome: bulk.NodeOutcome) -> None:
         if outcome.error:
@@ -233,7 +250,10 @@ def cmd_write(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+def run_export(args: argparse.Namespace) -> int:
+    from labeler.bulk import apply as bulk
+    from labeler.bulk.sheet import write_label_csv, write_label_csv_file
+
     profile = load_profile(args.profile)
     export = bulk.cluster_export(_api(args), profile, label_selector=args.selector)
     for warning in export.warnings:
@@ -246,18 +266,17 @@ def cmd_export(args: argparse.Namespace) -> int:
         )
     keys = export.keys or profile.all_keys
     if args.output and args.output != "-":
-        try:
-            with Path(args.output).open("w", encoding="utf-8", newline="") as f:
-                count = write_label_csv(f, keys, export.rows)
-        except OSError as e:
-            raise InputError(f"{args.output}: cannot write: {e.strerror or e}") from e
+        count = write_label_csv_file(args.output, keys, export.rows)
         print(f"exported {count} nodes, {len(export.keys)} keys to {args.output}", file=sys.stderr)
     else:
         write_label_csv(sys.stdout, keys, export.rows)
-    return 0
+    return Exit.OK
 
 
-def cmd_lld(args: argparse.Namespace) -> int:
+def run_lld(args: argparse.Namespace) -> int:
+    from labeler.bulk import lld
+    from labeler.bulk.sheet import write_label_csv
+
     table = lld.read_lld(
         args.input,
         tree_name=args.topotree_name,
@@ -268,7 +287,7 @@ def cmd_lld(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     if args.output == "-":
         write_label_csv(sys.stdout, lld.CSV_KEYS, table.rows())
-        return 0
+        return Exit.OK
     output = args.output or lld.default_output(args.input)
     count = lld.write_lld_csv(table, output)
     groups = {h.group for h in table.hosts}
@@ -277,4 +296,4 @@ def cmd_lld(args: argparse.Namespace) -> int:
         f"({min(groups)}..{max(groups)}; the next tree can use --group-offset {max(groups) + 1})"
     )
     print(f"CSV file successfully generated: {output}")
-    return 0
+    return Exit.OK

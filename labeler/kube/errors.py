@@ -10,10 +10,8 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
-
-from kubernetes.client.exceptions import ApiException
 
 from labeler.backoff import Backoff
 from labeler.errors import LabelerError
@@ -75,17 +73,30 @@ class Retryable(KubeError):
     retryable = True
 
 
-def _status_body(exc: ApiException) -> dict[str, Any]:
+class ApiStatus(Exception):
+    """An answer with an error status, as it came (``labeler.kube.client.Api`` raises it;
+    :func:`translate` turns it into one of the errors above)."""
+
+    def __init__(
+        self, status: int, reason: str, body: bytes = b"", headers: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(f"{status} {reason}")
+        self.status = status
+        self.reason = reason
+        self.body = body
+        self.headers: Mapping[str, str] = headers or {}
+
+
+def _status_body(exc: ApiStatus) -> dict[str, Any]:
     try:
-        body = json.loads(exc.body or "")
+        body = json.loads(exc.body or b"")
     except (TypeError, ValueError):
         return {}
     return body if isinstance(body, dict) else {}
 
 
-def _retry_after(exc: ApiException) -> float | None:
-    headers = exc.headers or {}
-    value = headers.get("Retry-After") if hasattr(headers, "get") else None
+def _retry_after(exc: ApiStatus) -> float | None:
+    value = exc.headers.get("Retry-After")
     try:
         return float(value) if value is not None else None
     except ValueError:
@@ -117,14 +128,14 @@ def translate(exc: BaseException, verb: str, resource: str) -> KubeError:
     if isinstance(exc, KubeError):
         return exc
     what = f"{verb} {resource}"
-    if not isinstance(exc, ApiException):
+    if not isinstance(exc, ApiStatus):
         return Retryable(
             f"{what}: no answer from the API server{_no_answer(exc)}; "
             "check the server address and network, then retry",
             verb=verb,
             resource=resource,
         )
-    status = int(exc.status or 0)
+    status = exc.status
     body = _status_body(exc)
     message = str(body.get("message") or exc.reason or "").strip()
     kw: dict[str, Any] = {"status": status, "verb": verb, "resource": resource}

@@ -11,11 +11,12 @@ Both are opt-in (``agent --remove-taint``, ``--set-condition``) and small on pur
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import UTC, datetime
-from typing import Any
 
-from labeler.kube.nodes import core
+from labeler.kube.client import Api
+from labeler.kube.nodes import node_path
 from labeler.kube.raw import call_discard
 from labeler.node import Taint
 
@@ -26,15 +27,16 @@ STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 CONDITION_TYPE = "TopologyLabeled"
 
 
-def remove_taint(api: Any, node: str, index: int, taint: Taint) -> None:
+def remove_taint(api: Api, node: str, index: int, taint: Taint) -> None:
     """Remove ``taint``, found at ``index`` of ``spec.taints``; fails if it moved."""
     ops = [
         {"op": "test", "path": f"/spec/taints/{index}/key", "value": taint.key},
         {"op": "test", "path": f"/spec/taints/{index}/effect", "value": taint.effect},
         {"op": "remove", "path": f"/spec/taints/{index}"},
     ]
+    data = json.dumps(ops).encode()
     call_discard(
-        lambda: core(api).patch_node(node, ops, _content_type=JSON_PATCH, _preload_content=False),
+        lambda: api.request("PATCH", node_path(node), body=data, content_type=JSON_PATCH),
         verb="patch",
         resource=f"nodes/{node}",
     )
@@ -42,7 +44,7 @@ def remove_taint(api: Any, node: str, index: int, taint: Taint) -> None:
 
 
 def set_condition(
-    api: Any, node: str, status: str, reason: str, message: str, *, transition: bool
+    api: Api, node: str, status: str, reason: str, message: str, *, transition: bool
 ) -> None:
     """Set the TopologyLabeled condition; ``transition``: its status changed."""
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -55,10 +57,10 @@ def set_condition(
     }
     if transition:
         condition["lastTransitionTime"] = now
-    body = {"status": {"conditions": [condition]}}
+    body = json.dumps({"status": {"conditions": [condition]}}).encode()
     call_discard(
-        lambda: core(api).patch_node_status(
-            node, body, _content_type=STRATEGIC_MERGE_PATCH, _preload_content=False
+        lambda: api.request(
+            "PATCH", node_path(node) + "/status", body=body, content_type=STRATEGIC_MERGE_PATCH
         ),
         verb="patch",
         resource=f"nodes/{node}/status",

@@ -55,7 +55,7 @@ def running(fake_kube: FakeKube) -> Iterator[Callable[..., Agent]]:
     agents: list[tuple[Agent, threading.Thread]] = []
 
     def start(source: Scripted, **overrides: Any) -> Agent:
-        api = fake_kube.api_client()
+        api = fake_kube.cluster()
         settings: dict[str, Any] = {
             "interval": 0.1,
             "jitter": 0.0,
@@ -143,7 +143,7 @@ def test_first_read_error_then_no_data_becomes_ready_without_writing(
 def test_event_failures_are_not_fatal_and_repeats_are_suppressed(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1")
     now = [0.0]
-    events = NodeEvents(fake_kube.api_client(), "n1", clock=lambda: now[0])
+    events = NodeEvents(fake_kube.cluster(), "n1", clock=lambda: now[0])
     events.uid = "u-1"
     assert events.emit("Normal", "TopologyLabelsUpdated", "a=1")
     (event,) = fake_kube.objects("Event")
@@ -188,7 +188,7 @@ def test_after_a_410_the_watch_starts_again_from_a_fresh_get(
         fake.add_node("n1")
         fake.add_node("other")
         agent = Agent(
-            fake.api_client(),
+            fake.cluster(),
             Scripted(Reading(IDS)),
             AgentConfig(
                 node="n1",
@@ -284,7 +284,7 @@ def _once_while_bulk_apply_lands(fake_kube: FakeKube, agent: Agent, bulk: dict[s
 
 
 def _agent(fake_kube: FakeKube, source: Scripted, profile: Any = P, **kw: Any) -> Agent:
-    api = fake_kube.api_client()
+    api = fake_kube.cluster()
     encoding = parse_encoding(profile.encoding)
     config = AgentConfig(node="n1", profile=profile, encoding=encoding, **kw)
     return Agent(api, source, config, metrics=agent_metrics(CollectorRegistry()))

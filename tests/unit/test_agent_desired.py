@@ -8,6 +8,7 @@ import pytest
 
 from labeler.agent.decide import (
     ReconcileResult,
+    Status,
     desired_from_outcome,
     format_plan,
     isolated_value,
@@ -207,7 +208,7 @@ def test_format_plan_shows_additions_and_source_ids() -> None:
     assert d is not None
     node = NodeLabels("n1")
     text = format_plan(plan_labels(node, d), node, d)
-    assert f"+ {K[LOCAL_BLOCK]}={h(OCID)}  ({OCID})" in text
+    assert f"  add {K[LOCAL_BLOCK]}={h(OCID)}  ({OCID})" in text
     assert OWNED_ANNOTATION in text
 
 
@@ -216,4 +217,4 @@ def test_format_plan_shows_additions_and_source_ids() -> None:
     [("labelled", 0), ("no_data", 0), ("conflict", 3), ("error", 1), ("waiting", 1)],
 )
 def test_exit_codes_follow_the_design(status: str, code: int) -> None:
-    assert ReconcileResult(status).exit_code == code  # type: ignore[arg-type]
+    assert ReconcileResult(Status(status)).exit_code == code
