@@ -36,6 +36,7 @@ class AgentMetrics:
     registry: CollectorRegistry
     source_reads: Counter
     source_read_duration: Histogram
+    unconfirmed_reads: Counter
     label_writes: Counter
     label_conflicts: Counter
     node_labeled: Gauge
@@ -58,6 +59,13 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
             "Time to read the topology source, retries included",
             ["source"],
             buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+            registry=registry,
+        ),
+        unconfirmed_reads=Counter(
+            f"{PREFIX}_source_unconfirmed_reads",
+            "Source reads whose topology differed from the labels' and was held back, "
+            "waiting for --confirm-reads reads in a row (a one-off answer stays here)",
+            ["source"],
             registry=registry,
         ),
         label_writes=Counter(

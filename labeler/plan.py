@@ -45,6 +45,8 @@ class Desired:
     - ``writer``: who asks (``AGENT``, ``BULK``); recorded as the owner of what it writes.
     - ``claim``: a ``set`` key that already holds the wanted value and that no writer of
       ours owns is recorded as this writer's (an annotation write, the label untouched).
+    - ``placeholders``: values that mean "nothing known" (another labeler's): a key holding
+      one counts as absent for ``set`` and ``fill``, so it is replaced without adopt.
     """
 
     set: Mapping[str, str] = field(default_factory=dict)
@@ -54,6 +56,7 @@ class Desired:
     source_ids: Mapping[str, str] = field(default_factory=dict)
     writer: str = AGENT
     claim: bool = False
+    placeholders: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -180,7 +183,8 @@ def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> L
     unchanged: list[str] = []
     claimed: list[str] = []
 
-    fill = {k: v for k, v in desired.fill.items() if not node.labels.get(k)}
+    placeholder = desired.placeholders
+    fill = {k: v for k, v in desired.fill.items() if node.labels.get(k) in (None, "", *placeholder)}
     wanted = {**desired.set, **fill}
     for key, value in sorted(wanted.items()):
         current = node.labels.get(key)
@@ -192,7 +196,12 @@ def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> L
                     claimed.append(key)
                 owned.add(key)
                 owners[key] = me
-        elif current is None or adopt or (key in owned and other(key) is None):
+        elif (
+            current is None
+            or current in placeholder
+            or adopt
+            or (key in owned and other(key) is None)
+        ):
             changes[key] = value
             owned.add(key)
             if key in fill:

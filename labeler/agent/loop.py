@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from labeler.agent.confirm import Confirmation, Signature, recorded_signature, signature
 from labeler.agent.decide import (
     OnMissing,
     ReconcileResult,
@@ -37,10 +38,12 @@ from labeler.agent.decide import (
     desired_from_outcome,
     format_plan,
     node_is_labeled,
+    unknown_levels,
 )
 from labeler.agent.health import Heartbeats
 from labeler.backoff import Backoff
 from labeler.errors import Exit, LabelerError
+from labeler.kube import readiness
 from labeler.kube.errors import KubeError, NotFound
 from labeler.kube.events import NodeEvents
 from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
@@ -73,6 +76,9 @@ class AgentConfig:
     # The longest one blocking call (a source read, an API request) may take before its
     # thread counts as stuck; the watch may also wait a whole watch request for an event.
     stall_after: float = 300.0
+    confirm_reads: int = 2  # reads in a row that must agree before a topology change is written
+    remove_taint: str | None = None  # readiness gate: this NoSchedule taint goes once labeled
+    set_condition: bool = False  # readiness gate: keep the TopologyLabeled condition
 
 
 @dataclass
@@ -82,6 +88,8 @@ class _State:
     conflicts: frozenset[tuple[str, str, str | None]] = frozenset()
     last_write: float = float("-inf")
     ready: bool = False
+    labeled: bool = False  # every level label present and current, at the last reconcile
+    condition: tuple[str, str] | None = None  # (status, reason) this process last set
     failures: int = 0  # reconciles failed in a row
     retry_at: float | None = None  # when to reconcile again after a failure
 
@@ -112,6 +120,10 @@ class Agent:
         self.writer = LabelWriter(api)
         # Which label key each role the source reports is written to: the agent's scope.
         self.keys = config.profile.keys_for(source.roles)
+        self._level_roles = tuple(r for r in source.roles.levels if r in self.keys)
+        self._confirmation = Confirmation(config.confirm_reads)
+        self._applied: Signature | None = None  # what the labels were last written from
+        self._reread = threading.Event()  # a change is waiting for confirmation: read soon
         self._clock = clock
         self._state = _State()
         self.heartbeats = Heartbeats(clock)
@@ -166,7 +178,41 @@ class Agent:
         return outcome
 
     def reconcile(self, node: NodeInfo) -> ReconcileResult:
-        """Bring ``node`` to the last good outcome. Never raises for API errors."""
+        """Bring ``node`` to the last good outcome, then open the readiness gate if asked
+        and due. Never raises for API errors."""
+        result = self._reconcile(node)
+        cfg = self.config
+        if (cfg.remove_taint or cfg.set_condition) and not cfg.dry_run:
+            self._gate(node, result)
+        return result
+
+    def _gate(self, node: NodeInfo, result: ReconcileResult) -> None:
+        """The readiness gate. A transient state (an error, no outcome yet) changes nothing;
+        the taint is only ever removed, never added back."""
+        if result.status in (Status.ERROR, Status.WAITING):
+            return
+        cfg = self.config
+        ready = self._state.labeled and result.status != Status.INCOMPLETE
+        try:
+            if ready and cfg.remove_taint:
+                for index, taint in enumerate(node.taints):
+                    if taint.key == cfg.remove_taint and taint.effect == "NoSchedule":
+                        readiness.remove_taint(self.api, cfg.node, index, taint)
+                        self._event("Normal", "TopologyTaintRemoved", f"removed taint {taint}")
+                        break
+            if cfg.set_condition:
+                wanted = _condition(ready, result)
+                if (wanted[0], wanted[1]) != self._state.condition:
+                    previous = self._state.condition
+                    transition = previous is None or previous[0] != wanted[0]
+                    readiness.set_condition(self.api, cfg.node, *wanted, transition=transition)
+                    self._state.condition = (wanted[0], wanted[1])
+        except KubeError as e:
+            # A taint list changed under us (the patch's test failed) or the API is down:
+            # the watch brings the node again and the next reconcile retries.
+            log.warning("readiness gate not updated node=%s error=%s", cfg.node, e)
+
+    def _reconcile(self, node: NodeInfo) -> ReconcileResult:
         cfg = self.config
         state = self._state
         state.node = node
@@ -215,6 +261,9 @@ class Agent:
                 result.written,
                 text,
             )
+        missing = unknown_levels(cfg.profile, state.outcome, self.keys)
+        if missing:
+            return ReconcileResult(Status.INCOMPLETE, missing, plan, result.written, text)
         status = Status.LABELLED if isinstance(state.outcome, Reading) else Status.NO_DATA
         return ReconcileResult(status, "", plan, result.written, text)
 
@@ -273,7 +322,7 @@ class Agent:
             while True:
                 if kind == "node":
                     latest_node = item
-                elif kind == "outcome":
+                elif kind == "outcome" and self._confirmed(item):
                     outcome_changed = True
                     self._state.outcome = item
                 elif kind == "deleted":
@@ -340,15 +389,44 @@ class Agent:
 
         threading.Thread(target=supervised, name=name, daemon=True).start()
 
+    def _confirmed(self, outcome: Reading | NoData) -> bool:
+        """Whether a new outcome may be acted on now (confirm.py). No data never needs
+        confirming: it writes nothing, or (isolate) fills only absent levels."""
+        if not isinstance(outcome, Reading):
+            return True
+        candidate = signature(outcome, self._level_roles)
+        baseline = self._applied
+        node = self._state.node
+        if baseline is None and node is not None:
+            baseline = recorded_signature(node.source_ids, self.keys, self._level_roles)
+        if self._confirmation.offer(baseline, candidate):
+            self._applied = candidate
+            return True
+        self.metrics.unconfirmed_reads.labels(self.source.name).inc()
+        log.warning(
+            "topology change held back until confirmed node=%s source=%s reads=%d/%d document=%s",
+            self.config.node,
+            self.source.name,
+            self._confirmation.pending,
+            self._confirmation.needed,
+            outcome.details.get("document", ""),
+        )
+        self._reread.set()
+        return False
+
     def _source_loop(self) -> None:
         cfg = self.config
         failures = 0
         while not self.stop.is_set():
             self.heartbeats.beat("source")
             try:
-                outcome: Reading | NoData | SourceError = self.read_source()
+                read = self.read_source()
+                outcome: Reading | NoData | SourceError = read
                 failures = 0
                 delay = cfg.interval * (1 + random.uniform(-cfg.jitter, cfg.jitter))
+                if unknown_levels(cfg.profile, read, self.keys):
+                    # What is known gets written; the rest is worth asking again soon.
+                    delay = min(delay, self._source_backoff.delay(1))
             except SourceError as e:
                 outcome = e
                 failures += 1
@@ -363,7 +441,21 @@ class Agent:
             if not isinstance(outcome, SourceError):
                 # An error is not passed on: the last good outcome (and labels) stay.
                 self._queue.put(("outcome", outcome))
-            self._wait("source", delay)
+            self._source_wait(delay)
+
+    def _source_wait(self, delay: float) -> None:
+        """Wait ``delay`` or until stop, beating as the source thread meanwhile; a change
+        waiting for confirmation (``_reread``) shortens the wait to the error backoff, so a
+        real change is written soon."""
+        end = self._clock() + delay
+        while not self.stop.is_set():
+            self.heartbeats.beat("source")
+            left = end - self._clock()
+            if left <= 0:
+                return
+            if self._reread.wait(min(left, self._beat_every, 0.5)):
+                self._reread.clear()
+                end = min(end, self._clock() + self.config.error_backoff)
 
     def _wait(self, name: str, seconds: float) -> bool:
         """Wait on ``stop`` for ``seconds``, beating as ``name`` meanwhile (a wait between
@@ -451,6 +543,7 @@ class Agent:
     ) -> None:
         state = self._state
         labeled = node_is_labeled(self.config.profile, labels, desired)
+        state.labeled = labeled
         self.metrics.node_labeled.set(1 if labeled and not conflicts else 0)
         self.metrics.last_success.set(time.time())
         seen = frozenset((c.key, c.current, c.wanted) for c in conflicts)
@@ -493,6 +586,19 @@ def _short(e: BaseException, limit: int = 200) -> str:
     """An exception's message on one bounded line (a RecursionError's can be long)."""
     text = " ".join(str(e).split()) or repr(e)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _condition(ready: bool, result: ReconcileResult) -> tuple[str, str, str]:
+    """(status, reason, message) of the TopologyLabeled condition."""
+    if ready:
+        return "True", "Labeled", "every topology level label is on the node"
+    reasons = {
+        Status.NO_DATA: "NoTopologyData",
+        Status.INCOMPLETE: "TopologyIncomplete",
+        Status.CONFLICT: "LabelConflict",
+    }
+    reason = reasons.get(result.status, "NotLabeled")
+    return "False", reason, result.message or "a topology level label is missing"
 
 
 def serve(agent: Agent, *, port: int, address: str = "") -> int:
