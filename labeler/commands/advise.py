@@ -10,16 +10,20 @@ import argparse
 import json
 import logging
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from labeler.commands import advise_workload
 from labeler.commands._base import (
+    PROFILE_HELP,
     add_command,
     add_profile,
     add_report_format,
     add_source,
+    add_tree_name,
     cluster,
     parse_pairs,
 )
@@ -63,8 +67,18 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "would a job fit now, where, and at which topology level",
         exits={0: "the job fits", EXIT_DOES_NOT_FIT: "usage error, or the job does not fit"},
     )
-    _common(p)
-    p.add_argument("--pods", type=int, required=True, help="pods in the job (PodSet count)")
+    p.description = (
+        "Simulate Kueue TAS placement. Either a quick single-PodSet question (--pods, "
+        "--request, a mode) or a whole Workload: -f FILE (Workload, Job, JobSet, "
+        "LeaderWorkerSet) or --workload NS/NAME, whose PodSets are placed in order, "
+        "leader/worker groups together, with admitted Workloads' capacity subtracted; the "
+        "Topology and ResourceFlavor are read from the snapshot or cluster (or --profile). "
+        "Not modelled: balanced placement (alpha), node replacement, elastic Workloads, "
+        "preferred node affinity."
+    )
+    _common(p, workload=True)
+    advise_workload.add_arguments(p)
+    p.add_argument("--pods", type=int, help="pods in the job (PodSet count)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--required", metavar="LEVEL", help="all pods in one domain at LEVEL")
     mode.add_argument(
@@ -103,13 +117,17 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     d.set_defaults(handler=run_domains)
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    add_profile(p)
+def _common(p: argparse.ArgumentParser, *, workload: bool = False) -> None:
+    if workload:  # a Workload's levels can come from Kueue's Topology instead
+        p.add_argument("--profile", help=PROFILE_HELP + " (optional with -f/--workload)")
+        add_tree_name(p)
+    else:
+        add_profile(p)
     add_source(p, required=True, snapshot=True, cluster_help="read nodes and pods live")
     p.add_argument(
         "--request",
         action="append",
-        required=True,
+        required=not workload,
         metavar="RES=QTY",
         help="per-pod request, e.g. nvidia.com/gpu=8 (repeat, or comma-separate)",
     )
@@ -207,8 +225,9 @@ def read_snapshot(path: str) -> Snapshot:
     return snapshot_from_objects(doc, path)
 
 
-def read_cluster(args: argparse.Namespace) -> Snapshot:
-    """Nodes and non-terminated pods from the API server (paginated)."""
+def read_cluster(args: argparse.Namespace, *, skip_tas: bool = False) -> Snapshot:
+    """Nodes and non-terminated pods from the API server (paginated); with ``skip_tas``
+    TAS pods are left to their Workloads' topology assignments."""
     from labeler.kube.nodes import list_nodes
     from labeler.kube.pods import list_pods
 
@@ -224,7 +243,7 @@ def read_cluster(args: argparse.Namespace) -> Snapshot:
             problems.extend(e.problems)
     if problems:
         raise InputError(problems, heading="the cluster has nodes the simulator cannot read:")
-    usage = usage_by_node(pods)
+    usage = usage_by_node(pods, skip_tas=skip_tas)
     return Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pods))
 
 
@@ -255,6 +274,27 @@ def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> int:
+    if args.file or args.workload:
+        if args.html:
+            raise UsageError("--html draws one PodSet: use it without -f/--workload")
+        if args.from_cluster:
+            objects = advise_workload.cluster_objects(args)
+            snap = read_cluster(args, skip_tas=any(o.get("kind") == "Workload" for o in objects))
+            snap = replace(snap, kueue=tuple(objects))
+        else:
+            snap = read_snapshot(args.from_snapshot)
+        return advise_workload.run(args, snap)
+    missing = [
+        flag
+        for flag, value in (
+            ("--pods", args.pods),
+            ("--request", args.request),
+            ("--profile", args.profile),
+        )
+        if not value
+    ]
+    if missing:
+        raise UsageError(f"give {', '.join(missing)} (or -f FILE / --workload NS/NAME)")
     shape = _shape(args)
     slices = _slices(args)
     profile, tree = _load(args)

@@ -128,7 +128,9 @@ def place_workload(
                 parts.insert(0, (leader, "leader", outcome))
             for ps, role, out in parts:
                 results.append(
-                    PodSetResult(ps, role if leader else "", out, None, None, None, now.stats, reached)
+                    PodSetResult(
+                        ps, role if leader else "", out, None, None, None, now.stats, reached
+                    )
                 )
             reached = False
             continue
@@ -146,9 +148,7 @@ def place_workload(
             if leader:
                 add_usage(empty_used, tree, empty_outcome.leader_assignment, leader.shape.requests)
         if leader:
-            lead_out = replace(
-                outcome, assignment=outcome.leader_assignment, leader_assignment=()
-            )
+            lead_out = replace(outcome, assignment=outcome.leader_assignment, leader_assignment=())
             results.append(
                 PodSetResult(
                     leader, "leader", lead_out, job, narrow_now, narrow_empty, now.stats, reached

@@ -135,14 +135,14 @@ def build_tree(
 
 
 def build_tree_for_levels(
-    levels: Sequence[str],
+    level_keys: Sequence[str],
     nodes: Iterable[Node],
     *,
     flavor_labels: Mapping[str, str] | None = None,
     topology_name: str,
 ) -> Tree:
     """The domain tree of a Kueue Topology's ``spec.levels`` (label keys, widest first)."""
-    keys = tuple(levels)
+    keys = tuple(level_keys)
     if not keys:
         raise ValueError("a topology needs at least one level")
     by_node = keys[-1] == HOSTNAME_LABEL

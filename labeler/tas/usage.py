@@ -107,7 +107,9 @@ def admitted_usage(
             if flavor is not None and flavors and flavor not in flavors:
                 continue
             where = f"Workload {ns}/{name} podSet {psa.get('name')}"
-            single = pod_requests({"spec": _map(_map(templates.get(str(psa.get("name")))).get("spec"))}, where)
+            single = pod_requests(
+                {"spec": _map(_map(templates.get(str(psa.get("name")))).get("spec"))}, where
+            )
             for values, count in assignment_domains(ta, where):
                 leaf = by_leaf.setdefault(",".join(values), {})
                 for res, v in single.items():

@@ -225,9 +225,7 @@ def workloads_from_object(obj: Mapping[str, Any], where: str) -> list[Workload]:
         podsets.append(
             _template_podset(workers_name, workers, lwt.get("workerTemplate"), f"{at}.worker")
         )
-        out = [
-            Workload(f"{label} group {g}", tuple(podsets), ns, uid) for g in range(replicas)
-        ]
+        out = [Workload(f"{label} group {g}", tuple(podsets), ns, uid) for g in range(replicas)]
     else:
         raise InputError(
             f"{where}: kind {kind!r} is not a Workload, Job, JobSet or LeaderWorkerSet"

@@ -144,7 +144,9 @@ def test_leader_with_sliced_workers() -> None:
     ]
     wl = workload(
         podset("leader", 1, {"cpu": "1"}, required=RACK, group="g"),
-        podset("workers", 8, {"cpu": "1"}, required=RACK, group="g", slice_level=HOST, slice_size=2),
+        podset(
+            "workers", 8, {"cpu": "1"}, required=RACK, group="g", slice_level=HOST, slice_size=2
+        ),
     )
     got = placed(place_workload(tree([RACK, HOST], nodes), wl))
     assert got == {"leader": {"h3": 1}, "workers": {"h1": 2, "h2": 4, "h3": 2}}
@@ -280,7 +282,9 @@ def test_not_ready_and_cordoned_nodes_are_no_capacity() -> None:
     }
 
 
-def admitted(name: str, podsets: list[dict[str, Any]], assignments: list[dict[str, Any]]) -> dict[str, Any]:
+def admitted(
+    name: str, podsets: list[dict[str, Any]], assignments: list[dict[str, Any]]
+) -> dict[str, Any]:
     return {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "Workload",
@@ -318,7 +322,9 @@ def test_admitted_workloads_hold_capacity_v1beta1_and_v1beta2() -> None:
                     "slices": [
                         {
                             "domainCount": 2,
-                            "valuesPerLevel": [{"individual": {"prefix": "h", "roots": ["1", "2"]}}],
+                            "valuesPerLevel": [
+                                {"individual": {"prefix": "h", "roots": ["1", "2"]}}
+                            ],
                             "podCounts": {"universal": 1},
                         }
                     ],
@@ -333,7 +339,10 @@ def test_admitted_workloads_hold_capacity_v1beta1_and_v1beta2() -> None:
             {
                 "name": "main",
                 "flavors": {"cpu": "other"},
-                "topologyAssignment": {"levels": [HOST], "domains": [{"values": ["h2"], "count": 4}]},
+                "topologyAssignment": {
+                    "levels": [HOST],
+                    "domains": [{"values": ["h2"], "count": 4}],
+                },
             }
         ],
     )
@@ -355,7 +364,9 @@ def test_admitted_workloads_hold_capacity_v1beta1_and_v1beta2() -> None:
 
 def test_finished_and_unadmitted_workloads_hold_nothing() -> None:
     ta = {"levels": [HOST], "domains": [{"values": ["h1"], "count": 1}]}
-    done = admitted("done", [podset("main", 1, {"cpu": "1"})], [{"name": "main", "topologyAssignment": ta}])
+    done = admitted(
+        "done", [podset("main", 1, {"cpu": "1"})], [{"name": "main", "topologyAssignment": ta}]
+    )
     done["status"]["conditions"] = [{"type": "Finished", "status": "True"}]
     pending = {"kind": "Workload", "metadata": {"name": "p"}, "spec": {}, "status": {}}
     assert admitted_usage([done, pending]).workloads == 0
@@ -382,20 +393,31 @@ def test_compressed_assignment_with_suffix_and_individual_counts() -> None:
 
 def test_flavor_and_topology_from_kueue_objects() -> None:
     objs = [
-        {"kind": "Topology", "metadata": {"name": "topo"}, "spec": {"levels": [{"nodeLabel": BLOCK}, {"nodeLabel": HOST}]}},
+        {
+            "kind": "Topology",
+            "metadata": {"name": "topo"},
+            "spec": {"levels": [{"nodeLabel": BLOCK}, {"nodeLabel": HOST}]},
+        },
         {
             "kind": "ResourceFlavor",
             "metadata": {"name": "gpu"},
             "spec": {
                 "topologyName": "topo",
                 "nodeLabels": {"pool": "gpu"},
-                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                "tolerations": [
+                    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+                ],
             },
         },
         {"kind": "ResourceFlavor", "metadata": {"name": "plain"}, "spec": {}},
     ]
     f = tas_flavor(objs, None, "snap")
-    assert (f.name, f.topology, f.levels, dict(f.node_labels)) == ("gpu", "topo", (BLOCK, HOST), {"pool": "gpu"})
+    assert (f.name, f.topology, f.levels, dict(f.node_labels)) == (
+        "gpu",
+        "topo",
+        (BLOCK, HOST),
+        {"pool": "gpu"},
+    )
     assert f.tolerations[0].operator == "Exists"
     with pytest.raises(InputError, match="no TAS ResourceFlavor 'plain'"):
         tas_flavor(objs, "plain", "snap")
@@ -414,7 +436,11 @@ def test_job_jobset_and_lws_become_podsets_as_kueue_builds_them() -> None:
     job = {
         "kind": "Job",
         "metadata": {"name": "j", "namespace": "ns"},
-        "spec": {"parallelism": 4, "completions": 3, "template": _template({"kueue.x-k8s.io/podset-preferred-topology": RACK})},
+        "spec": {
+            "parallelism": 4,
+            "completions": 3,
+            "template": _template({"kueue.x-k8s.io/podset-preferred-topology": RACK}),
+        },
     }
     (wl,) = workloads_from_object(job, "f")
     (ps,) = wl.podsets
@@ -450,7 +476,10 @@ def test_job_jobset_and_lws_become_podsets_as_kueue_builds_them() -> None:
         ("workers", 8, "required"),
     ]
     assert wl.podsets[1].request.slices == ((RACK, 4),)
-    grouped = {"kueue.x-k8s.io/podset-required-topology": RACK, "kueue.x-k8s.io/podset-group-name": "g"}
+    grouped = {
+        "kueue.x-k8s.io/podset-required-topology": RACK,
+        "kueue.x-k8s.io/podset-group-name": "g",
+    }
     lws = {
         "kind": "LeaderWorkerSet",
         "metadata": {"name": "l"},
