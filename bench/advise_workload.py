@@ -195,9 +195,10 @@ def main() -> None:
         out = json.loads(proc.stdout)
         verdicts = [(p["name"], p["fits"]) for p in out["workloads"][0]["podsets"]]
         size = snap.stat().st_size / 1e6
+    fmt = snap.suffix[1:].upper()
     print(
         f"| advise -f JobSet (3 PodSets), {args.nodes} nodes, {args.workloads} admitted "
-        f"Workloads, {snap.suffix[1:].upper()} {size:.0f} MB, end to end | {elapsed:.2f} s | {verdicts} |"
+        f"Workloads, {fmt} {size:.0f} MB, end to end | {elapsed:.2f} s | {verdicts} |"
     )
 
 

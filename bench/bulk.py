@@ -3,12 +3,17 @@
     /work/venv/bin/python bench/bulk.py [--nodes 10000] [--sample 200] [--latency-ms 5]
 
 Phases, each against the fake API server running in its own process with LATENCY ms added
-to every request:
+to every request (so its CPU is not counted as ours):
 1. cold: ``topology-labeler apply`` (a subprocess, as a user runs it) of a CSV that gives
    every node two labels (huawei.com/topotree.groupid and huawei.com/topotree);
 2. warm: the same command again (must make zero PATCH requests);
-3. kubectl: MindCluster's method, ``kubectl label nodes <n> --overwrite k=v…`` once per
+3. export, audit (one-shot): the other commands that read the whole LIST;
+4. delete: removes the two labels again (one PATCH per node);
+5. kubectl: MindCluster's method, ``kubectl label nodes <n> --overwrite k=v…`` once per
    node, sequentially, on the first SAMPLE nodes of a fresh server, extrapolated.
+
+For each of our commands: wall time, the process's CPU seconds (user + sys) and its peak
+RSS, from GNU time.
 
 Request counts by verb are read from the fake's journal. The fake is the one of
 ``python -m tests.fakekube`` (FakeKube + seed_nodes); it is started here through a small
@@ -104,18 +109,37 @@ def write_csv(path: Path, n: int) -> None:
             f.write(f"node-{i:05d},{i // 48},bench\n")
 
 
-def timed_apply(fake: Fake, csv: Path, concurrency: int) -> tuple[float, dict[str, int], str]:
-    fake.clear()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "labeler", "apply", "--config-path", str(csv)]
-    cmd += ["--kubeconfig", str(fake.kubeconfig), "--concurrency", str(concurrency)]
-    start = time.monotonic()
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-    seconds = time.monotonic() - start
-    if out.returncode != 0:
-        raise SystemExit(f"apply failed ({out.returncode}):\n{out.stderr[-2000:]}")
-    summary = out.stdout.strip().splitlines()[-1]
-    return seconds, fake.counts(), summary
+class Timed:
+    """One run of our command line: wall s, CPU s (user + sys), peak RSS MB, requests."""
+
+    def __init__(self, fake: Fake, args: list[str], ok: tuple[int, ...] = (0,)) -> None:
+        fake.clear()
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        stats = fake.kubeconfig.with_suffix(".time")
+        cmd = ["/usr/bin/time", "-o", str(stats), "-f", "%U %S %M"]
+        cmd += [sys.executable, "-m", "labeler", *args, "--kubeconfig", str(fake.kubeconfig)]
+        start = time.monotonic()
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+        self.wall = time.monotonic() - start
+        if out.returncode not in ok:
+            raise SystemExit(f"{args[0]} failed ({out.returncode}):\n{out.stderr[-2000:]}")
+        user, system, rss_kb = stats.read_text().split()[-3:]
+        self.cpu = float(user) + float(system)
+        self.rss = int(rss_kb) / 1024
+        lines = out.stdout.strip().splitlines()
+        self.summary = lines[-1] if lines else ""
+        self.counts = fake.counts()
+
+    def line(self, name: str, nodes: int) -> str:
+        return (
+            f"{name:12s}: {self.wall:7.2f} s wall  {self.cpu:6.2f} s CPU "
+            f"({self.cpu / nodes * 1000:.3f} ms/node)  peak RSS {self.rss:6.1f} MB  "
+            f"requests: {fmt(self.counts)}"
+        )
+
+
+def timed_apply(fake: Fake, csv: Path, concurrency: int, verb: str = "apply") -> Timed:
+    return Timed(fake, [verb, "--config-path", str(csv), "--concurrency", str(concurrency)])
 
 
 def kubectl_method(fake: Fake, n: int) -> tuple[float, dict[str, int]]:
@@ -152,15 +176,32 @@ def main() -> int:
 
         fake = Fake(args.nodes, args.latency_ms, work)
         try:
-            cold_s, cold_c, cold_sum = timed_apply(fake, csv, args.concurrency)
-            warm_s, warm_c, warm_sum = timed_apply(fake, csv, args.concurrency)
+            cold = timed_apply(fake, csv, args.concurrency)
+            warm = timed_apply(fake, csv, args.concurrency)
+            export = Timed(fake, ["export", "--profile=ascend-superpod", "-o", str(work / "x.csv")])
+            audit = Timed(
+                fake,
+                ["audit", "--profile=ascend-superpod", "--tree-name=bench", "-o", "json"],
+                ok=(0, 3),
+            )
+            delete = timed_apply(fake, csv, args.concurrency, verb="delete")
         finally:
             fake.stop()
-        print(f"nodes={args.nodes} latency={args.latency_ms}ms concurrency={args.concurrency}")
-        print(f"cold apply : {cold_s:7.2f} s  requests: {fmt(cold_c)}")
-        print(f"             {cold_sum}")
-        print(f"warm re-run: {warm_s:7.2f} s  requests: {fmt(warm_c)}")
-        print(f"             {warm_sum}")
+        print(
+            f"nodes={args.nodes} latency={args.latency_ms}ms concurrency={args.concurrency} "
+            f"load average {os.getloadavg()[0]:.1f}"
+        )
+        for name, run in (
+            ("cold apply", cold),
+            ("warm re-run", warm),
+            ("export", export),
+            ("audit", audit),
+            ("delete", delete),
+        ):
+            print(run.line(name, args.nodes))
+            if name != "audit":
+                print(f"              {run.summary}")
+        cold_s = cold.wall
         if args.skip_kubectl:
             return 0
         fake = Fake(args.sample, args.latency_ms, work)

@@ -2,10 +2,15 @@
 
 Why each rule matters:
 - Kueue silently leaves out a node that lacks any level label, and Volcano label discovery
-  publishes nothing while one node is incomplete: so every missing label is listed by level.
+  stops at a node's first missing label (that node is left out of that tier and the wider
+  ones; the other nodes are published): so every missing label is listed by level.
 - Volcano discovery and ascend-for-volcano use a label value as a *global* domain ID, so a
   narrower value must sit under exactly one value of the next wider level, cluster-wide.
 - ascend-for-volcano rejects a node whose tree label is present but empty.
+- With several trees (``huawei.com/topotree``), a level value must not be used by two
+  trees: Volcano's label discovery ignores the tree label and makes one HyperNode per
+  (label, value) across all nodes, so the trees would merge there, and MindCluster asks
+  level values to be unique in the whole cluster.
 
 Everything here is one linear pass over the positions (the audit runs it on 100,000 nodes),
 with value validation cached per distinct value.
@@ -116,7 +121,7 @@ class CheckReport:
             if nodes:
                 out.append(
                     f"{len(nodes)} node(s) lack {key} (Kueue ignores them; Volcano discovery "
-                    f"stops): {_sample(nodes, max_nodes)}"
+                    f"leaves them out at this tier and above): {_sample(nodes, max_nodes)}"
                 )
         out += [v.message(self.parent_level(v), max_nodes=max_nodes) for v in self.nesting]
         out += list(self.invalid)
@@ -130,15 +135,50 @@ class CheckReport:
         return out
 
 
+def shared_across_trees(
+    topology: Topology,
+    positions: Sequence[NodePosition],
+    other_trees: Mapping[str, Sequence[NodePosition]],
+    *,
+    max_nodes: int = 3,
+) -> list[str]:
+    """One message per level value this tree shares with another tree, naming both."""
+    out: list[str] = []
+    for i, level in enumerate(topology.levels):
+        ours: defaultdict[str, list[str]] = defaultdict(list)
+        for p in positions:
+            v = p.values[i]
+            if v is not None:
+                ours[v].append(p.node)
+        for tree, theirs in other_trees.items():
+            shared: defaultdict[str, list[str]] = defaultdict(list)
+            for p in theirs:
+                v = p.values[i]
+                if v is not None and v in ours:
+                    shared[v].append(p.node)
+            for v in sorted(shared):
+                out.append(
+                    f"{level.key}={v} is used by tree {topology.name!r} (nodes "
+                    f"{_sample(sorted(ours[v]), max_nodes)}) and tree {tree!r} (nodes "
+                    f"{_sample(sorted(shared[v]), max_nodes)}): Volcano label discovery "
+                    "ignores the tree label and would make one HyperNode of both trees, and "
+                    "MindCluster wants level values unique in the cluster; renumber one tree "
+                    "(e.g. 'lld --group-offset')"
+                )
+    return out
+
+
 def check_positions(
     topology: Topology,
     positions: Sequence[NodePosition],
     tree_labels: Mapping[str, str] | None = None,
+    other_trees: Mapping[str, Sequence[NodePosition]] | None = None,
 ) -> CheckReport:
     """Check completeness, nesting and validity of the level labels of a node set.
 
     ``tree_labels`` maps node → its tree label value, for nodes that carry the tree label
-    (only meaningful when the topology has one, e.g. ``huawei.com/topotree``).
+    (only meaningful when the topology has one, e.g. ``huawei.com/topotree``);
+    ``other_trees`` the nodes of the other trees, whose level values must differ.
     """
     levels = topology.levels
     n_levels = len(levels)
@@ -198,6 +238,9 @@ def check_positions(
                     )
                 )
     nesting.sort(key=lambda v: (topology.index(v.level.key), v.value))
+
+    if other_trees:
+        invalid += shared_across_trees(topology, positions, other_trees)
 
     empty_tree: list[str] = []
     if topology.tree_label and tree_labels:

@@ -14,6 +14,7 @@ scrape, so ``TCP_NODELAY`` is set. An idle kept-alive connection is dropped afte
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -83,6 +84,31 @@ class ProbeServer:
         if self._thread.is_alive():
             self._server.shutdown()
         self._server.server_close()
+
+
+def serve_until_signal(
+    server: ProbeServer, stop: threading.Event, on_signal: Callable[[], None] | None = None
+) -> None:
+    """Start ``server`` and serve until SIGTERM/SIGINT or until ``stop`` is set; then
+    close it.
+
+    A signal calls ``on_signal`` (default: set ``stop``), which must end with ``stop`` set.
+    Call from the main thread (only it may install signal handlers), after starting the
+    work the server reports on.
+    """
+
+    def handler(signum: int, _frame: object) -> None:
+        log.info("stopping signal=%s", signal.Signals(signum).name)
+        (on_signal or stop.set)()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    server.start()
+    # A short wait: CPython runs a signal handler only between waits, so the wait bounds
+    # how long SIGTERM takes to be noticed.
+    while not stop.wait(0.1):
+        pass
+    server.close()
 
 
 def _handler(

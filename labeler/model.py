@@ -19,11 +19,17 @@ class Level:
     key: str
     name: str
     reserved_node: int | None = None  # ascend-for-volcano honours it on level1 only
-    tier_name: str | None = None  # Volcano HyperNode spec.tierName; defaults to name
+    tier_name: str | None = None  # Volcano HyperNode spec.tierName; defaults to the key
 
     @property
     def tier(self) -> str:
-        return self.tier_name or self.name
+        """The HyperNode ``tierName``: the label key unless the profile says otherwise.
+
+        Volcano's label discovery (1.14+) names each tier after its label key, so with the
+        key a job's ``highestTierName`` means the same tier on static and discovered
+        HyperNodes alike.
+        """
+        return self.tier_name or self.key
 
 
 @dataclass(frozen=True)

@@ -32,13 +32,18 @@ class PositionSet:
     out_of_scope: int = 0  # nodes of other trees
     scope: str | None = None  # from a cluster: which nodes were looked at (labeler.scope)
     not_in_scope: int = 0  # cluster nodes outside that scope (CPU, control plane, ...)
+    # nodes of other trees, by tree name: their values must not reuse this tree's
+    other_trees: Mapping[str, tuple[NodePosition, ...]] = field(default_factory=dict)
+
+
+DEFAULT_TREE = "default"  # the tree of a node without the tree label
 
 
 def in_tree(topology: Topology, tree_value: str | None) -> bool:
     if topology.tree_label is None:
         return True
     if tree_value is None:
-        return topology.name == "default"
+        return topology.name == DEFAULT_TREE
     return tree_value in ("", topology.name)
 
 
@@ -51,16 +56,27 @@ def select(
     skipped = 0
     tree_label = topology.tree_label
     keys = topology.keys
+    others: dict[str, list[NodePosition]] = {}
     for name, labels in nodes:
         tree = labels.get(tree_label) if tree_label else None
         if not in_tree(topology, tree):
             skipped += 1
+            other = DEFAULT_TREE if tree is None else tree
+            others.setdefault(other, []).append(
+                NodePosition(name, tuple(labels.get(k) for k in keys))
+            )
             continue
         if tree is not None:
             trees[name] = tree
         positions.append(NodePosition(name, tuple(labels.get(k) for k in keys)))
     positions.sort(key=lambda p: p.node)
-    return PositionSet(origin, positions, trees, skipped)
+    return PositionSet(
+        origin,
+        positions,
+        trees,
+        skipped,
+        other_trees={t: tuple(ps) for t, ps in sorted(others.items())},
+    )
 
 
 def read_csv(path: str | Path, topology: Topology, *, flag: str = "--from-csv") -> PositionSet:

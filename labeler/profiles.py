@@ -1,7 +1,11 @@
 """Profiles: a named topology plus what the agent writes and how it encodes IDs.
 
 Built-in: ``oci-rdma`` and ``ascend-superpod`` (their keys are listed in README.md). A
-custom profile is a YAML file; ``--profile`` takes a built-in name or a path."""
+custom profile is a YAML file; ``--profile`` takes a built-in name or a path.
+
+Sources report IDs by role (island, network block, superpod...), never by label key: the
+profile alone says which label key each role is written to (``Profile.keys_for``).
+"""
 
 from __future__ import annotations
 
@@ -10,10 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from labeler.errors import InputError, yaml_problem
-from labeler.labels import key_problems, parse_encoding
+from labeler.errors import InputError, UsageError, yaml_problem
+from labeler.labels import key_problems, parse_encoding, value_problems
 from labeler.model import Level, Topology
 
 OCI_PREFIX = "oci.oraclecloud.com/"
@@ -26,6 +28,18 @@ ASCEND_SUPERPOD = "huawei.com/topotree.superpodid"
 ASCEND_RACK = "huawei.com/topotree.rackid"
 ASCEND_SERVER = "huawei.com/topotree.serverid"
 DEFAULT_TREE_NAME = "default"
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The roles a topology source reports, as a profile maps them to label keys.
+
+    ``levels``: roles a profile's levels can take, widest first; a level takes the role its
+    ``name`` spells. ``extras``: the roles of the profile's extra labels, in their order.
+    """
+
+    levels: tuple[str, ...]
+    extras: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,6 +65,38 @@ class Profile:
         """Every label key the profile may write: tree label, levels, extras."""
         tree = (self.topology.tree_label,) if self.topology.tree_label else ()
         return (*tree, *self.topology.keys, *self.extra_keys)
+
+    def keys_for(self, roles: Roles) -> dict[str, str]:
+        """Which label key each of a source's roles is written to; a role the profile does
+        not write is absent. Raises a UsageError when the profile cannot take the source.
+
+        Levels are matched by ``name``. When not every level name is a role and the profile
+        has exactly as many levels as the source has level roles, they are taken by
+        position, widest first (so a profile file can rename every key); a level whose name
+        is no role is otherwise not the source's (the Ascend group ID is the planning
+        sheet's). Extra labels take the extra roles in order; more than there are roles is
+        an error.
+        """
+        levels = self.topology.levels
+        names = [lv.name for lv in levels]
+        matched = [n for n in names if n in roles.levels]
+        source = f"profile {self.name!r}: source {self.source}"
+        if matched and (len(matched) == len(names) or len(names) != len(roles.levels)):
+            keys = {lv.name: lv.key for lv in levels if lv.name in roles.levels}
+        elif len(names) == len(roles.levels):
+            keys = {role: lv.key for role, lv in zip(roles.levels, levels, strict=True)}
+        else:
+            raise UsageError(
+                f"{source} needs levels named {', '.join(roles.levels)} (or exactly "
+                f"{len(roles.levels)} levels, widest first); got {', '.join(names)}"
+            )
+        if len(self.extra_keys) > len(roles.extras):
+            raise UsageError(
+                f"{source} writes at most {len(roles.extras)} extra label(s) "
+                f"({', '.join(roles.extras) or 'none'}); got {', '.join(self.extra_keys)}"
+            )
+        keys.update(zip(roles.extras, self.extra_keys, strict=False))
+        return keys
 
 
 def oci_rdma() -> Profile:
@@ -86,6 +132,23 @@ def ascend_superpod(tree_name: str = DEFAULT_TREE_NAME) -> Profile:
 
 BUILTIN = {"oci-rdma": oci_rdma, "ascend-superpod": ascend_superpod}
 
+
+def check_tree_name(name: str, tree_label: str = ASCEND_TREE_LABEL) -> str:
+    """A tree name is a label value, and never empty (ascend-for-volcano rejects '')."""
+    if not name:
+        raise UsageError(
+            f"--topotree-name must not be empty: ascend-for-volcano rejects an empty "
+            f"{tree_label}; leave the flag out for {DEFAULT_TREE_NAME!r}"
+        )
+    problems = value_problems(name)
+    if problems:
+        raise UsageError(
+            f"--topotree-name {name!r} is not a valid value for {tree_label}: "
+            + "; ".join(problems)
+        )
+    return name
+
+
 _TOP_KEYS = {"name", "treeName", "treeLabel", "levels", "extraLabels", "encoding", "source"}
 _LEVEL_KEYS = {"key", "name", "reservedNode", "tierName"}
 _SOURCES = {"static", "oci-imds", "ascend"}
@@ -107,6 +170,8 @@ def load_profile(spec: str, *, tree_name: str | None = None) -> Profile:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: cannot read profile: {e}") from e
+    import yaml  # only for profile files: every command line builds the built-in names
+
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as e:
@@ -186,8 +251,15 @@ def _parse_levels(raw: Any, problems: list[str]) -> list[Level]:
         if not isinstance(name, str) or not name:
             problems.append(f"{where}: 'name' must be a non-empty string")
         reserved = item.get("reservedNode")
-        if reserved is not None and (not isinstance(reserved, int) or reserved < 0):
-            problems.append(f"{where}: reservedNode must be a whole number ≥ 0")
+        # bool is an int in Python, but JSON true in resource-level-config makes
+        # ascend-for-volcano's json.Unmarshal fail, and it then drops every tree
+        if reserved is not None and (
+            isinstance(reserved, bool) or not isinstance(reserved, int) or reserved < 0
+        ):
+            problems.append(
+                f"{where}: reservedNode must be a whole number ≥ 0, got {reserved!r} "
+                "(ascend-for-volcano reads it as a JSON integer)"
+            )
         if reserved is not None and i != len(raw) - 1:
             problems.append(
                 f"{where}: reservedNode is honoured only on the narrowest level (the last one)"

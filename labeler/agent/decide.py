@@ -35,15 +35,18 @@ def desired_from_outcome(
     node: str,
     on_missing: OnMissing = "skip",
     *,
-    scope: tuple[str, ...] | None = None,
+    keys: Mapping[str, str],
 ) -> Desired | None:
     """What this node's labels should be, or None for "write nothing at all".
 
-    - A reading: every ID encoded (raises a LabelError if the encoding cannot make a valid
-      value); the scope (source keys) is pruned, so an owned key the reading no longer has
-      goes away. Every full ID is recorded in ``source_ids`` (also for ``raw``: the
-      annotation then lists exactly the keys the source set, which is simpler to read than
-      a partial list).
+    ``keys``: the label key of each role the source reports (``Profile.keys_for``); they
+    are the agent's scope.
+
+    - A reading: every ID is written to its role's key and encoded (raises a LabelError if
+      the encoding cannot make a valid value); a role without a key is not written. The
+      scope is pruned, so an owned key the reading no longer has goes away. Every full ID
+      is recorded in ``source_ids`` (also for ``raw``: the annotation then lists exactly
+      the keys the source set, which is simpler to read than a partial list).
     - The profile's tree label is only a default (``fill``): the planning sheet (lld/apply)
       decides tree membership, so an agent started with another --topotree-name never
       moves a node to another tree, and the two writers never rewrite each other.
@@ -55,9 +58,10 @@ def desired_from_outcome(
     tree_label = profile.topology.tree_label
     tree = {tree_label: profile.topology.name} if tree_label else {}
     if isinstance(outcome, Reading):
-        wanted = {key: encoding.encode(key, sid) for key, sid in sorted(outcome.ids.items())}
-        keys = set(scope if scope is not None else profile.all_keys) - set(tree)
-        return Desired(set=wanted, fill=tree, prune=frozenset(keys), source_ids=dict(outcome.ids))
+        ids = {keys[role]: sid for role, sid in outcome.ids.items() if role in keys}
+        wanted = {key: encoding.encode(key, sid) for key, sid in sorted(ids.items())}
+        scope = frozenset(keys.values()) - set(tree)
+        return Desired(set=wanted, fill=tree, prune=scope, source_ids=ids)
     if on_missing == "skip":
         return None
     fill = {key: isolated_value(node) for key in profile.level_keys}

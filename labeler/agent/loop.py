@@ -34,6 +34,7 @@ from labeler.agent.decide import (
     format_plan,
     node_is_labeled,
 )
+from labeler.backoff import Backoff
 from labeler.errors import LabelerError
 from labeler.kube.errors import KubeError, NotFound
 from labeler.kube.events import NodeEvents
@@ -46,6 +47,8 @@ from labeler.profiles import Profile
 from labeler.sources import NoData, Reading, Source, SourceError
 
 log = logging.getLogger(__name__)
+
+API_MAX_BACKOFF = 60.0  # seconds: the longest wait between two tries of the API server
 
 
 @dataclass(frozen=True)
@@ -100,9 +103,13 @@ class Agent:
         self.events = events
         self.stop = stop or threading.Event()
         self.writer = LabelWriter(api)
+        # Which label key each role the source reports is written to: the agent's scope.
+        self.keys = config.profile.keys_for(source.roles)
         self._clock = clock
         self._state = _State()
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._api_backoff = Backoff(config.api_backoff, API_MAX_BACKOFF)
+        self._source_backoff = Backoff(config.error_backoff, config.interval)
 
     def shutdown(self) -> None:
         """Ask ``run`` to return; safe from a signal handler or another thread."""
@@ -152,7 +159,7 @@ class Agent:
                 cfg.encoding,
                 cfg.node,
                 cfg.on_missing,
-                scope=self.source.keys,
+                keys=self.keys,
             )
         except LabelerError as e:
             return self._error(f"cannot encode the topology of {cfg.node}: {e}")
@@ -260,8 +267,7 @@ class Agent:
         state = self._state
         if result.status == "error":
             state.failures += 1
-            delay = min(60.0, self.config.api_backoff * 2 ** (state.failures - 1))
-            state.retry_at = self._clock() + delay
+            state.retry_at = self._clock() + self._api_backoff.delay(state.failures)
         else:
             state.failures, state.retry_at = 0, None
 
@@ -276,7 +282,7 @@ class Agent:
             except SourceError as e:
                 outcome = e
                 failures += 1
-                delay = min(cfg.interval, cfg.error_backoff * 2 ** (failures - 1))
+                delay = self._source_backoff.delay(failures)
                 log.warning(
                     "source read failed source=%s failures=%d next_try=%.0fs error=%s",
                     self.source.name,
@@ -316,7 +322,7 @@ class Agent:
                 if self.stop.is_set():
                     return
                 failures += 1
-                delay = min(60.0, cfg.api_backoff * 2 ** (failures - 1))
+                delay = self._api_backoff.delay(failures)
                 log.info("watch ended node=%s error=%s retry_in=%.1fs", cfg.node, e, delay)
                 if self.stop.wait(delay):
                     return
@@ -338,7 +344,7 @@ class Agent:
                 return get_node(self.api, self.config.node)
             except KubeError as e:
                 failures += 1
-                delay = min(60.0, self.config.api_backoff * 2 ** (failures - 1))
+                delay = self._api_backoff.delay(failures)
                 message = self._not_found() if isinstance(e, NotFound) else str(e)
                 log.error(
                     "cannot read node node=%s retry_in=%.1fs error=%s",
@@ -401,18 +407,15 @@ class Agent:
 
 def serve(agent: Agent, *, port: int, address: str = "") -> int:
     """Run the agent with its HTTP endpoints until SIGTERM/SIGINT; 0 on a clean stop."""
-    import signal
+    from labeler.http import ProbeServer, flag_probe, serve_until_signal
 
-    from labeler.http import ProbeServer, flag_probe
-
-    stop = agent.stop
     server = ProbeServer(
         agent.metrics.registry,
         healthz=flag_probe(agent.alive, "reconcile loop stalled"),
         readyz=flag_probe(lambda: agent.ready, "not reconciled yet"),
         port=port,
         address=address,
-    ).start()
+    )
     failed = threading.Event()
 
     def loop() -> None:
@@ -421,20 +424,10 @@ def serve(agent: Agent, *, port: int, address: str = "") -> int:
         except Exception:
             log.exception("agent loop crashed node=%s", agent.config.node)
             failed.set()
-            stop.set()
+            agent.stop.set()
 
-    def on_signal(signum: int, _frame: object) -> None:
-        log.info("stopping signal=%s node=%s", signal.Signals(signum).name, agent.config.node)
-        agent.shutdown()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     thread = threading.Thread(target=loop, name="agent", daemon=True)
     thread.start()
-    # A short wait: CPython runs the signal handler only between waits, so the wait bounds
-    # how long SIGTERM takes to be noticed.
-    while not stop.wait(0.1):
-        pass
+    serve_until_signal(server, agent.stop, on_signal=agent.shutdown)
     thread.join(1.0)  # a write in flight may finish; a hung call is abandoned
-    server.close()
     return EXIT_ERROR if failed.is_set() else EXIT_OK

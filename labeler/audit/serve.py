@@ -19,6 +19,7 @@ from prometheus_client import CollectorRegistry
 
 from labeler.audit.report import AuditReport, build_report
 from labeler.audit.store import NodeStore
+from labeler.backoff import Backoff
 from labeler.kube.errors import Expired, KubeError
 from labeler.kube.nodes import list_nodes, watch_nodes
 from labeler.metrics import AuditFigures, audit_metrics
@@ -35,6 +36,7 @@ class ExporterOptions:
     debounce: float = 0.1  # seconds between a change and its recomputation
     watch_timeout: int = 300  # server-side timeout of one WATCH request
     page_size: int = 500
+    first_backoff: float = 1.0  # after a failed LIST or WATCH; doubles up to max_backoff
     max_backoff: float = 30.0
 
 
@@ -135,7 +137,8 @@ class AuditExporter:
 
     def _watch_loop(self) -> None:
         rv: str | None = None
-        backoff = 1.0
+        backoff = Backoff(self.options.first_backoff, self.options.max_backoff)
+        failures = 0
         while not self.stop_event.is_set():
             try:
                 if rv is None:
@@ -155,20 +158,20 @@ class AuditExporter:
                     if self.stop_event.is_set():
                         return
                 self._mark_synced()  # the server ended the watch normally
-                backoff = 1.0
+                failures = 0
+                continue
             except Expired as e:
                 self.counters.errors.labels("expired").inc()
                 log.info("watch expired (%s); listing nodes again", e)
                 rv = None
+                continue
             except KubeError as e:
                 self._failed(type(e).__name__, str(e))
-                self.stop_event.wait(backoff)
-                backoff = min(backoff * 2, self.options.max_backoff)
             except Exception as e:  # a broken stream or a bad event: keep the state, retry
                 log.exception("unexpected failure in the node watch; retrying")
                 self._failed(type(e).__name__, f"{type(e).__name__}: {e}")
-                self.stop_event.wait(backoff)
-                backoff = min(backoff * 2, self.options.max_backoff)
+            failures += 1
+            self.stop_event.wait(backoff.delay(failures))
 
     def _mark_synced(self) -> None:
         self._last_sync = self.clock()

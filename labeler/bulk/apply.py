@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from labeler.bulk.sheet import CsvRow, LabelSheet
 from labeler.errors import InputError
-from labeler.kube.nodes import LabelWriter, WriteResult, list_nodes
+from labeler.kube.nodes import LabelWriter, WriteResult, list_node_labels
 from labeler.node import NodeLabels
 from labeler.plan import Conflict, Desired, LabelPlan, plan_labels
 from labeler.profiles import Profile
@@ -41,7 +41,8 @@ class Action(Enum):
 class BulkOptions:
     """How to read the CSV against the cluster.
 
-    - ``adopt``: take over (apply) or remove (delete) values the project does not own.
+    - ``adopt``: take over (apply) or remove (delete) values the project does not own, as
+      ``kubectl label --overwrite`` / ``key-`` do (the MindCluster twin always does).
     - ``all_keys``: delete only — remove every CSV key, also where the node's cell is empty.
     - ``skip_missing``: nodes of the CSV that are not in the cluster are reported, not fatal.
     """
@@ -393,8 +394,7 @@ def export_rows(nodes: Iterable[NodeLabels], profile: Profile) -> Export:
 
 def cluster_plan(api: Any, sheet: LabelSheet, opts: BulkOptions = BulkOptions()) -> BulkPlan:
     """One paginated LIST of the nodes, then the pure plan."""
-    nodes, _ = list_nodes(api)
-    return plan_bulk(sheet, nodes, opts)
+    return plan_bulk(sheet, list_node_labels(api), opts)
 
 
 def run(
@@ -415,5 +415,4 @@ def run(
 
 
 def cluster_export(api: Any, profile: Profile, *, label_selector: str | None = None) -> Export:
-    nodes, _ = list_nodes(api, label_selector=label_selector)
-    return export_rows(nodes, profile)
+    return export_rows(list_node_labels(api, label_selector=label_selector), profile)

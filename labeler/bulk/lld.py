@@ -2,12 +2,17 @@
 
 The LLD (low-level design) workbook's sheet named like ``…超节点规划…`` (SuperPoD plan)
 lists every host (``主机名称``, host name) with its frame (``机框编号``, frame number, 1-based).
-A group is ``--group-per-rack`` consecutive frames: groupid = (frame − 1) // g.
+A group is ``--group-per-rack`` consecutive frames: groupid = offset + (frame − 1) // g.
+With several trees (one workbook each), ``--group-offset`` keeps group IDs unique in the
+cluster, as MindCluster asks (Volcano's label discovery would merge equal IDs of two trees).
 
 Differences from MindCluster's ``lld_parser.py``, each a bug there:
 - rows are read as rows: a blank host or frame cell is an error naming the cell, not a
   silent shift that pairs every later host with the wrong frame;
-- blank rows inside the table are skipped, not the end of the data;
+- a cell merged down over several rows (a frame number drawn over its hosts) applies to
+  every row it spans, not only the first;
+- a blank row ends the table only when what follows it is not host rows (a note such as
+  ``注：…``), and what was ignored is reported; blank rows between host rows are skipped;
 - a formula cell without a cached value (a workbook written by a program that does not
   compute formulas) is an error naming the cell, not a frame of 0;
 - the CSV has no BOM, so both our ``apply`` and MindCluster's label tool read it.
@@ -17,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +43,32 @@ CSV_KEYS = (ASCEND_GROUP, ASCEND_TREE_LABEL)
 _EXCEL_ERRORS = ("#REF!", "#VALUE!", "#N/A", "#NAME?", "#DIV/0!", "#NUM!", "#NULL!")
 
 
+class LldError(InputError):
+    """A problem with the workbook; ``sheet`` is the plan sheet's name once it was found."""
+
+    def __init__(
+        self, problems: list[str] | str, *, heading: str | None = None, sheet: str | None = None
+    ) -> None:
+        super().__init__(problems, heading=heading)
+        self.sheet = sheet
+
+
+class NoWorkbook(LldError):
+    """The input file does not exist."""
+
+
+class NoPlanSheet(LldError):
+    """No sheet's name contains SHEET_MARK."""
+
+
+class MissingHeaders(LldError):
+    """The plan sheet lacks a header cell; ``missing`` in the order host, frame."""
+
+    def __init__(self, problem: str, *, sheet: str, missing: Sequence[str]) -> None:
+        super().__init__(problem, sheet=sheet)
+        self.missing = tuple(missing)
+
+
 @dataclass(frozen=True)
 class LldHost:
     name: str
@@ -54,6 +85,7 @@ class LldTable:
     hosts: tuple[LldHost, ...]
     tree_name: str
     group_per_rack: int
+    warnings: tuple[str, ...] = ()  # rows below the table that were ignored, and why
 
     def rows(self) -> list[tuple[str, dict[str, str]]]:
         return [
@@ -91,7 +123,7 @@ def _open(path: Path, *, data_only: bool) -> Any:
         raise InputError(f"{path}: cannot read the workbook: {e.strerror or e}") from e
 
 
-def check_options(tree_name: str, group_per_rack: int) -> list[str]:
+def check_options(tree_name: str, group_per_rack: int, group_offset: int = 0) -> list[str]:
     problems = []
     if not tree_name:
         problems.append(
@@ -106,24 +138,30 @@ def check_options(tree_name: str, group_per_rack: int) -> list[str]:
             )
     if group_per_rack < 1:
         problems.append(f"--group-per-rack must be at least 1, got {group_per_rack}")
+    if group_offset < 0:
+        problems.append(f"--group-offset must be 0 or more, got {group_offset}")
     return problems
 
 
 def read_lld(
-    path: str | Path, *, tree_name: str, group_per_rack: int = DEFAULT_GROUP_PER_RACK
+    path: str | Path,
+    *,
+    tree_name: str,
+    group_per_rack: int = DEFAULT_GROUP_PER_RACK,
+    group_offset: int = 0,
 ) -> LldTable:
     """Read and validate the LLD workbook; InputError lists every problem with its cell."""
-    problems = check_options(tree_name, group_per_rack)
+    problems = check_options(tree_name, group_per_rack, group_offset)
     if problems:
         raise InputError(problems)
     p = Path(path)
     if not p.is_file():
-        raise InputError(f"{p}: no such file; check --input")
+        raise NoWorkbook(f"{p}: no such file; check --input")
     wb = _open(p, data_only=True)
     try:
         title = next((name for name in wb.sheetnames if SHEET_MARK in name), None)
         if title is None:
-            raise InputError(
+            raise NoPlanSheet(
                 f"{p}: no sheet whose name contains {SHEET_MARK!r}; sheets: "
                 f"{', '.join(repr(n) for n in wb.sheetnames) or 'none'}. Rename the SuperPoD "
                 "plan sheet or pick the right workbook"
@@ -133,7 +171,7 @@ def read_lld(
         rows = [tuple(r) for r in ws.iter_rows(min_col=1, values_only=True)]
     finally:
         wb.close()
-    return _table(p, title, rows, tree_name, group_per_rack)
+    return _table(p, title, rows, tree_name, group_per_rack, group_offset)
 
 
 def _find_header(rows: Sequence[Sequence[Any]], text: str) -> tuple[int, int] | None:
@@ -154,35 +192,77 @@ def _table(
     rows: list[tuple[Any, ...]],
     tree_name: str,
     group_per_rack: int,
+    group_offset: int = 0,
 ) -> LldTable:
     where = f"{path}: sheet {title!r}"
     if not any(any(not _blank(v) for v in row) for row in rows):
-        raise InputError(f"{where} is empty; fill in the SuperPoD plan or pick the right sheet")
+        raise LldError(
+            f"{where} is empty; fill in the SuperPoD plan or pick the right sheet", sheet=title
+        )
     host_at = _find_header(rows, HOST_HEADER)
     frame_at = _find_header(rows, FRAME_HEADER)
     missing = [h for h, at in ((HOST_HEADER, host_at), (FRAME_HEADER, frame_at)) if at is None]
     if missing or host_at is None or frame_at is None:
-        raise InputError(
+        raise MissingHeaders(
             f"{where}: header cell(s) {', '.join(repr(m) for m in missing)} not found in "
             f"rows 1-{HEADER_ROWS}; the sheet needs a {HOST_HEADER!r} (host name) column "
-            f"and a {FRAME_HEADER!r} (frame number) column"
+            f"and a {FRAME_HEADER!r} (frame number) column",
+            sheet=title,
+            missing=missing,
         )
     (hr, hc), (fr, fc) = host_at, frame_at
 
     def ref(row: int, col: int) -> str:
         return f"'{title}'!{_col_letter(col)}{row}"
 
-    first = max(hr, fr) + 1
+    below = range(min(hr, fr) + 1, len(rows) + 1)
+    merges: list[tuple[int, int, int, int]] = []
+    if any(_blank(_cell(rows[r - 1], c)) for r in below for c in (hc, fc)):
+        merges = _merged_ranges(path, title)
+    # A header cell merged down ends where its merge ends.
+    ends = {(r1, c1): r2 for r1, c1, r2, c2 in merges}
+    first = max(ends.get((hr, hc), hr), ends.get((fr, fc), fr)) + 1
+    filled = _merge_down(rows, merges, columns=(hc, fc), first=first)
+
+    def value(row: int, col: int) -> Any:
+        return filled.get((row, col), _cell(rows[row - 1], col))
+
     data = range(first, len(rows) + 1)
     # An uncomputed formula reads as blank: find those first, to name them instead of
     # skipping the row or reporting a missing value.
-    blanks = [(r, c) for r in data for c in (hc, fc) if _blank(_cell(rows[r - 1], c))]
+    blanks = [(r, c) for r in data for c in (hc, fc) if _blank(value(r, c))]
     formulas = _formula_cells(path, title, blanks) if blanks else {}
+
+    def is_gap(r: int) -> bool:
+        return all(_blank(value(r, c)) and (r, c) not in formulas for c in (hc, fc))
+
+    def is_host_row(r: int) -> bool:
+        if any((r, c) in formulas or _blank(value(r, c)) for c in (hc, fc)):
+            return False
+        return _host(value(r, hc))[1] is None and _frame(value(r, fc))[1] is None
+
+    # Runs of rows between blank rows. The first run is the table; a later run is read
+    # only if every row of it is a host row, so a note under the table ends it (as in
+    # MindCluster's tool) while host rows after a stray blank row are not lost.
+    runs: list[list[int]] = [[]]
+    for r in data:
+        if is_gap(r):
+            if runs[-1]:
+                runs.append([])
+        else:
+            runs[-1].append(r)
+    runs = [run for run in runs if run]
+    warnings: list[str] = []
+    for i, run in enumerate(runs[1:], start=1):
+        if not all(is_host_row(r) for r in run):
+            warnings.append(_ignored(path, title, rows, runs[i - 1][-1], run[0], ref))
+            runs = runs[:i]
+            break
+
     problems: list[str] = []
     hosts: list[LldHost] = []
     seen: dict[str, str] = {}
-    for r in data:
-        row = rows[r - 1]
+    for r in (r for run in runs for r in run):
         uncomputed = [(c, formulas[(r, c)]) for c in (hc, fc) if (r, c) in formulas]
         for c, formula in uncomputed:
             problems.append(
@@ -192,15 +272,13 @@ def _table(
             )
         if uncomputed:
             continue
-        host, frame = _cell(row, hc), _cell(row, fc)
-        if _blank(host) and _blank(frame):
-            continue
+        host, frame = value(r, hc), value(r, fc)
         if _blank(host) or _blank(frame):
             col, other = (hc, fc) if _blank(host) else (fc, hc)
             what = "host name" if col == hc else "frame number"
             problems.append(
                 f"{path}: {ref(r, col)}: no {what} on this row, but {ref(r, other)} has "
-                f"{_cell(row, other)!r}; fill it in or clear the row"
+                f"{value(r, other)!r}; fill it in or clear the row"
             )
             continue
         name, why = _host(host)
@@ -218,15 +296,81 @@ def _table(
             )
             continue
         seen[name] = ref(r, hc)
-        hosts.append(LldHost(name, frame_no, (frame_no - 1) // group_per_rack))
+        hosts.append(LldHost(name, frame_no, group_offset + (frame_no - 1) // group_per_rack))
     if not problems and not hosts:
         problems.append(
             f"{where}: no host rows under the headers at {ref(hr, hc)} and {ref(fr, fc)}; "
             "fill in the SuperPoD plan"
         )
     if problems:
-        raise InputError(problems, heading=f"{path}: {len(problems)} problem(s); no CSV written:")
-    return LldTable(str(path), title, tuple(hosts), tree_name, group_per_rack)
+        raise LldError(
+            problems, heading=f"{path}: {len(problems)} problem(s); no CSV written:", sheet=title
+        )
+    return LldTable(str(path), title, tuple(hosts), tree_name, group_per_rack, tuple(warnings))
+
+
+def _ignored(
+    path: Path,
+    title: str,
+    rows: Sequence[Sequence[Any]],
+    last: int,
+    start: int,
+    ref: Callable[[int, int], str],
+) -> str:
+    """The warning for the rows from ``start`` on, left out after the table's last row."""
+    end = max(r for r in range(start, len(rows) + 1) if any(not _blank(v) for v in rows[r - 1]))
+    shown = next(
+        (
+            f"{ref(r, c)} holds {v!r}"
+            for r in range(start, end + 1)
+            for c, v in enumerate(rows[r - 1], start=1)
+            if not _blank(v)
+        ),
+        "",
+    )
+    span = f"row {start}" if end == start else f"rows {start}-{end}"
+    return (
+        f"{path}: sheet {title!r}: the table ends at row {last}; ignored {span} below it: "
+        f"not host rows ({shown}); if they are hosts, delete the blank row(s) above them"
+    )
+
+
+def _merge_down(
+    rows: Sequence[Sequence[Any]],
+    merges: Iterable[tuple[int, int, int, int]],
+    *,
+    columns: Iterable[int],
+    first: int,
+) -> dict[tuple[int, int], Any]:
+    """(row, column) → value for cells hidden under a merge drawn down one of ``columns``.
+
+    Only merges within one column and starting at or below ``first``: a frame number drawn
+    over its hosts' rows. A merge across columns (a title or a note) adds nothing.
+    """
+    wanted = set(columns)
+    filled: dict[tuple[int, int], Any] = {}
+    for r1, c1, r2, c2 in merges:
+        if c1 != c2 or c1 not in wanted or r1 < first or r1 > len(rows):
+            continue
+        anchor = _cell(rows[r1 - 1], c1)
+        for r in range(r1 + 1, r2 + 1):
+            filled[(r, c1)] = anchor
+    return filled
+
+
+def _merged_ranges(path: Path, title: str) -> list[tuple[int, int, int, int]]:
+    """The sheet's merged ranges as (first row, first col, last row, last col).
+
+    A read-only workbook does not know its merges, so this opens it again in full; it is
+    only called when the host or frame column has blank cells.
+    """
+    from openpyxl import load_workbook
+
+    wb = load_workbook(path, data_only=True)
+    try:
+        return [(m.min_row, m.min_col, m.max_row, m.max_col) for m in wb[title].merged_cells.ranges]
+    finally:
+        wb.close()
 
 
 def _host(value: Any) -> tuple[str | None, str | None]:
@@ -295,7 +439,7 @@ def _formula_cells(
     return found
 
 
-def write_lld_csv(table: LldTable, output: str | Path) -> int:
+def write_lld_csv(table: LldTable, output: str | Path, *, line_end: str = "\n") -> int:
     """Write the table as ``nodeName,huawei.com/topotree.groupid,huawei.com/topotree``.
 
     No BOM (MindCluster's label tool rejects one). Returns the number of rows.
@@ -303,7 +447,7 @@ def write_lld_csv(table: LldTable, output: str | Path) -> int:
     out = Path(output)
     try:
         with out.open("w", encoding="utf-8", newline="") as f:
-            return write_label_csv(f, CSV_KEYS, table.rows())
+            return write_label_csv(f, CSV_KEYS, table.rows(), line_end=line_end)
     except OSError as e:
         raise InputError(f"{out}: cannot write the CSV: {e.strerror or e}") from e
 

@@ -43,25 +43,69 @@ class CsvRow:
 
 
 @dataclass(frozen=True)
+class Leniency:
+    """Inputs the strict reader refuses but MindCluster's label tool accepts.
+
+    Off for ``topology-labeler``; the MindCluster twin turns them on, because runbooks and
+    sheets written for the original rely on them.
+
+    - ``pad_short_rows``: a row with fewer cells than the header has empty cells at its end.
+    - ``skip_unnamed_rows``: a row whose first cell is empty is skipped (listed in
+      ``LabelSheet.unnamed``), not an error.
+    - ``merge_repeats``: a row identical to an earlier row of the same node is dropped
+      (listed in ``LabelSheet.repeats``); a *different* row for the same node stays an error.
+    - ``strip_headers``: spaces around a header cell are ignored.
+    """
+
+    pad_short_rows: bool = False
+    skip_unnamed_rows: bool = False
+    merge_repeats: bool = False
+    strip_headers: bool = False
+
+
+STRICT = Leniency()
+LIKE_MINDCLUSTER = Leniency(True, True, True, True)
+
+
+@dataclass(frozen=True)
 class LabelSheet:
-    """A validated label CSV: its label keys in column order and one row per node."""
+    """A validated label CSV: its label keys in column order and one row per node.
+
+    ``unnamed``: record numbers (header = 1) of rows skipped for an empty node name;
+    ``repeats``: (record number, line of the first row) of identical rows dropped. Both stay
+    empty unless a :class:`Leniency` allows them.
+    """
 
     path: str
     keys: tuple[str, ...]
     rows: tuple[CsvRow, ...]
+    unnamed: tuple[int, ...] = ()
+    repeats: tuple[tuple[int, int], ...] = ()
 
     @property
     def nodes(self) -> tuple[str, ...]:
         return tuple(r.node for r in self.rows)
 
 
+class TooFewRows(InputError):
+    """The file has no header, or a header and nothing after it."""
+
+
+class BadFirstHeader(InputError):
+    """The first header is not ``nodeName`` (the message lists every other problem too)."""
+
+
 def read_label_csv(
-    path: str | Path, *, flag: str = "--config-path", level_keys: Sequence[str] = ()
+    path: str | Path,
+    *,
+    flag: str = "--config-path",
+    level_keys: Sequence[str] = (),
+    leniency: Leniency = STRICT,
 ) -> LabelSheet:
     """Read and validate a label CSV file; InputError lists every problem.
 
     ``flag`` is the option that named the file (for the hint when it is missing);
-    ``level_keys`` are passed to :func:`parse_label_csv`.
+    ``level_keys`` and ``leniency`` are passed to :func:`parse_label_csv`.
     """
     name = str(path)
     p = Path(path)
@@ -73,7 +117,7 @@ def read_label_csv(
         data = p.read_bytes()
     except OSError as e:
         raise InputError(f"{name}: cannot read the file: {e.strerror or e}") from e
-    return parse_label_csv(data, name, level_keys=level_keys)
+    return parse_label_csv(data, name, level_keys=level_keys, leniency=leniency)
 
 
 def _decode(data: bytes, path: str) -> str:
@@ -159,7 +203,11 @@ def _header(cells: list[str], path: str, problems: list[str]) -> list[str] | Non
 
 
 def parse_label_csv(
-    data: bytes | str, path: str = "<csv>", *, level_keys: Sequence[str] = ()
+    data: bytes | str,
+    path: str = "<csv>",
+    *,
+    level_keys: Sequence[str] = (),
+    leniency: Leniency = STRICT,
 ) -> LabelSheet:
     """Validate a whole label CSV. Returns the sheet or raises InputError with every problem.
 
@@ -168,21 +216,31 @@ def parse_label_csv(
     the command (apply skips it with a warning; ``delete --all-keys`` uses it).
 
     ``level_keys`` (a profile's levels, for ``check``/``generate --from-csv``) must each have
-    a column; a missing one is reported with the other header problems.
+    a column; a missing one is reported with the other header problems. ``leniency`` relaxes
+    the rules listed in :class:`Leniency`.
     """
     text = data if isinstance(data, str) else _decode(data, path)
     text = text.removeprefix(BOM)
     if not text.strip():
-        raise InputError(
+        raise TooFewRows(
             f"{path}:1: the file is empty; the first line must be the header "
             f"'{NODE_NAME_HEADER},<label key>,...' followed by one row per node"
         )
     records = _records(text, path)
     problems: list[str] = []
     header_line, header = records[0]
+    if leniency.strip_headers:
+        header = [cell.strip() for cell in header]
+    first_bad = (header[0] if header else "") != NODE_NAME_HEADER
     keys = _header(header, path, problems)
     if keys is None:
-        raise InputError(problems)
+        raise BadFirstHeader(problems)
+    if len(records) < 2:
+        problems.append(
+            f"{path}:{header_line + 1}: the file has a header but no node rows; "
+            "add one row per node"
+        )
+        raise TooFewRows(problems)
     absent = [k for k in level_keys if k not in keys]
     if absent:
         problems.append(
@@ -191,11 +249,20 @@ def parse_label_csv(
         )
     width = len(header)
     rows: list[CsvRow] = []
+    unnamed: list[int] = []
+    repeats: list[tuple[int, int]] = []
     first_line: dict[str, int] = {}
+    first_cells: dict[str, list[str]] = {}
     valid: set[str] = set()  # values already checked: a column repeats few distinct values
-    for line, cells in records[1:]:
+    # ``number`` counts records as MindCluster's tool does (header = 1), for its warnings.
+    for number, (line, cells) in enumerate(records[1:], start=2):
+        if leniency.skip_unnamed_rows and cells and cells[0] == "":
+            unnamed.append(number)
+            continue
         if not "".join(cells).strip():
             continue  # blank line or an all-empty spreadsheet row
+        if len(cells) < width and leniency.pad_short_rows:
+            cells = cells + [""] * (width - len(cells))
         if len(cells) != width:
             col = min(len(cells), width) + 1
             problems.append(
@@ -220,12 +287,17 @@ def parse_label_csv(
             )
             continue
         if node in first_line:
+            if leniency.merge_repeats and first_cells[node] == cells:
+                repeats.append((number, first_line[node]))
+                continue
             problems.append(
-                f"{where}: node {node!r} already has a row on line {first_line[node]}; "
-                "keep one row per node"
+                f"{where}: node {node!r} already has a row on line {first_line[node]}"
+                + (" with other values" if leniency.merge_repeats else "")
+                + "; keep one row per node"
             )
             continue
         first_line[node] = line
+        first_cells[node] = cells
         values: dict[str, str] = {}
         empty: list[str] = []
         for col, (key, value) in enumerate(zip(keys, cells[1:], strict=True), start=2):
@@ -247,26 +319,38 @@ def parse_label_csv(
             valid.add(value)
             values[key] = value
         rows.append(CsvRow(node, line, values, tuple(empty)))
-    if not problems and not rows:
+    # Only unnamed or blank rows: strict readers refuse; a lenient one has nothing to do.
+    if not problems and not rows and not leniency.skip_unnamed_rows:
         problems.append(
             f"{path}:{header_line + 1}: the file has a header but no node rows; "
             "add one row per node"
         )
     if problems:
-        raise InputError(problems, heading=f"{path}: {len(problems)} problem(s); nothing written:")
-    return LabelSheet(path=path, keys=tuple(keys), rows=tuple(rows))
+        error = BadFirstHeader if first_bad else InputError
+        raise error(problems, heading=f"{path}: {len(problems)} problem(s); nothing written:")
+    return LabelSheet(
+        path=path,
+        keys=tuple(keys),
+        rows=tuple(rows),
+        unnamed=tuple(unnamed),
+        repeats=tuple(repeats),
+    )
 
 
 def write_label_csv(
-    out: TextIO, keys: Iterable[str], rows: Iterable[tuple[str, Mapping[str, str]]]
+    out: TextIO,
+    keys: Iterable[str],
+    rows: Iterable[tuple[str, Mapping[str, str]]],
+    *,
+    line_end: str = "\n",
 ) -> int:
-    """Write ``nodeName,<keys>`` and one row per node, no BOM, LF line ends.
+    """Write ``nodeName,<keys>`` and one row per node, no BOM, ``line_end`` after each row.
 
     Readable by ``apply`` and by MindCluster's label tool (which rejects a BOM). Returns the
     number of rows written.
     """
     columns = list(keys)
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv.writer(out, lineterminator=line_end)
     writer.writerow([NODE_NAME_HEADER, *columns])
     count = 0
     for node, values in rows:

@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from labeler.errors import UsageError
-from labeler.kube.client import ClusterOptions, api_client
 from labeler.labels import key_problems, value_problems
 from labeler.profiles import BUILTIN
 
@@ -23,6 +22,7 @@ from labeler.profiles import BUILTIN
 PROFILE_HELP = f"{', '.join(BUILTIN)}, or a profile YAML file"
 
 if TYPE_CHECKING:
+    from labeler.kube.client import Api
     from labeler.node import NodeInfo
     from labeler.scope import Scope
 
@@ -55,9 +55,14 @@ def add_command(
     )
 
 
-def cluster(args: argparse.Namespace) -> Any:
-    """The ApiClient for --kubeconfig/--context (kubectl's rules)."""
-    return api_client(ClusterOptions(kubeconfig=args.kubeconfig, context=args.context))
+def cluster(args: argparse.Namespace, *, concurrency: int = 0) -> Api:
+    """The API client for --kubeconfig/--context (kubectl's rules), with a pooled
+    connection for each of ``concurrency`` writers. Imported here, not at the top: commands
+    that never talk to a cluster must not pay for loading the client."""
+    from labeler.kube.client import ClusterOptions, connect
+
+    pool = max(ClusterOptions.pool_size, concurrency)
+    return connect(ClusterOptions(args.kubeconfig, args.context, pool_size=pool))
 
 
 # --- -o for report commands --------------------------------------------------------------

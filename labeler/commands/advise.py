@@ -10,13 +10,9 @@ import argparse
 import json
 import logging
 import sys
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
-
-from labeler.commands import advise_workload
 from labeler.commands._base import (
     PROFILE_HELP,
     add_command,
@@ -28,30 +24,11 @@ from labeler.commands._base import (
     parse_pairs,
 )
 from labeler.errors import InputError, UsageError, yaml_problem
-from labeler.node import TERMINATED_PHASES
 from labeler.profiles import Profile, load_profile
-from labeler.quantity import QuantityError, quantity_units
-from labeler.tas import kubeyaml
-from labeler.tas.advice import advise, make_job, resolve_level
-from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED, SliceLayer
-from labeler.tas.cluster import (
-    Node,
-    Snapshot,
-    Toleration,
-    node_from_info,
-    snapshot_from_objects,
-    usage_by_node,
-    with_usage,
-)
-from labeler.tas.inventory import inventory
-from labeler.tas.report import (
-    advice_dict,
-    advice_text,
-    inventory_dict,
-    inventory_text,
-    stats_dict,
-)
-from labeler.tas.tree import PodShape, Tree, build_tree, leaf_capacity
+
+if TYPE_CHECKING:
+    from labeler.tas.cluster import Node, Snapshot
+    from labeler.tas.tree import PodShape, Tree
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +54,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "preferred node affinity."
     )
     _common(p, workload=True)
-    advise_workload.add_arguments(p)
+    _workload_options(p)
     p.add_argument("--pods", type=int, help="pods in the job (PodSet count)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--required", metavar="LEVEL", help="all pods in one domain at LEVEL")
@@ -100,6 +77,18 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--html", metavar="FILE", help="also write the topology map with this placement drawn"
+    )
+    p.add_argument(
+        "--volcano-version",
+        default="1.14",
+        help="Volcano the job runs on: before 1.14 the stanza uses highestTierAllowed "
+        "(default 1.14)",
+    )
+    p.add_argument(
+        "--affinity-config",
+        metavar="level1=N1,level2=N2",
+        help="Ascend trees: check this huawei.com/affinity-config against ascend-for-volcano's "
+        "rules and print it (default: derived from the request)",
     )
     p.set_defaults(handler=run_advise)
 
@@ -156,6 +145,27 @@ def _common(p: argparse.ArgumentParser, *, workload: bool = False) -> None:
     add_report_format(p, "text")
 
 
+def _workload_options(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group()
+    src.add_argument(
+        "-f",
+        "--file",
+        metavar="FILE",
+        help="a Workload (kubectl get workload -o yaml), Job, JobSet or LeaderWorkerSet "
+        "manifest: advise every PodSet of it",
+    )
+    src.add_argument(
+        "--workload",
+        metavar="NS/NAME",
+        help="a Workload from the cluster (--from-cluster) or the snapshot",
+    )
+    p.add_argument(
+        "--flavor",
+        metavar="NAME",
+        help="the TAS ResourceFlavor to place on (default: the only one with a topologyName)",
+    )
+
+
 def _slice_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--slice-size", type=int, help="pods per slice (two-level scheduling)")
     p.add_argument("--slice-level", metavar="LEVEL", help="each slice within one domain here")
@@ -165,6 +175,8 @@ def _slice_options(p: argparse.ArgumentParser) -> None:
 
 
 def parse_requests(values: list[str]) -> dict[str, int]:
+    from labeler.quantity import QuantityError, quantity_units
+
     out: dict[str, int] = {}
     for res, qty in parse_pairs(values, "--request", labels=False).items():
         try:
@@ -177,6 +189,9 @@ def parse_requests(values: list[str]) -> dict[str, int]:
 
 
 def _shape(args: argparse.Namespace) -> PodShape:
+    from labeler.tas.cluster import Toleration
+    from labeler.tas.tree import PodShape
+
     try:
         tolerations = tuple(Toleration.parse(t) for t in args.toleration)
     except InputError as e:
@@ -209,6 +224,11 @@ def _slices(args: argparse.Namespace) -> list[tuple[str, int]]:
 
 def read_snapshot(path: str) -> Snapshot:
     """Read a snapshot file (YAML stream or JSON) into nodes with usage."""
+    import yaml
+
+    from labeler.tas import kubeyaml
+    from labeler.tas.cluster import snapshot_from_objects
+
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8-sig")
@@ -230,6 +250,8 @@ def read_cluster(args: argparse.Namespace, *, skip_tas: bool = False) -> Snapsho
     TAS pods are left to their Workloads' topology assignments."""
     from labeler.kube.nodes import list_nodes
     from labeler.kube.pods import list_pods
+    from labeler.node import TERMINATED_PHASES
+    from labeler.tas.cluster import Snapshot, node_from_info, usage_by_node, with_usage
 
     api = cluster(args)
     infos, _ = list_nodes(api)
@@ -248,6 +270,8 @@ def read_cluster(args: argparse.Namespace, *, skip_tas: bool = False) -> Snapsho
 
 
 def _load(args: argparse.Namespace) -> tuple[Profile, Tree]:
+    from labeler.tas.tree import build_tree
+
     profile = load_profile(args.profile, tree_name=args.topotree_name)
     snap = read_cluster(args) if args.from_cluster else read_snapshot(args.from_snapshot)
     for kind, n in sorted(snap.ignored.items()):
@@ -277,6 +301,10 @@ def run_advise(args: argparse.Namespace) -> int:
     if args.file or args.workload:
         if args.html:
             raise UsageError("--html draws one PodSet: use it without -f/--workload")
+        from dataclasses import replace
+
+        from labeler.commands import advise_workload
+
         if args.from_cluster:
             objects = advise_workload.cluster_objects(args)
             snap = read_cluster(args, skip_tas=any(o.get("kind") == "Workload" for o in objects))
@@ -295,6 +323,12 @@ def run_advise(args: argparse.Namespace) -> int:
     ]
     if missing:
         raise UsageError(f"give {', '.join(missing)} (or -f FILE / --workload NS/NAME)")
+    from labeler.emit.hypernodes import parse_version
+    from labeler.tas.advice import advise, make_job
+    from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
+    from labeler.tas.multilevel import check_affinity_flag
+    from labeler.tas.report import advice_dict, advice_text
+
     shape = _shape(args)
     slices = _slices(args)
     profile, tree = _load(args)
@@ -306,7 +340,16 @@ def run_advise(args: argparse.Namespace) -> int:
     else:
         mode, level = UNCONSTRAINED, None
     job = make_job(topology, args.pods, mode=mode, level=level, slices=slices)
-    result = advise(topology, tree, shape, job)
+    if args.affinity_config is not None:
+        check_affinity_flag(args.affinity_config, args.pods, profile.topology, profile.name)
+    result = advise(
+        topology,
+        tree,
+        shape,
+        job,
+        volcano_version=parse_version(args.volcano_version),
+        affinity_config=args.affinity_config,
+    )
     _emit(args, advice_text(topology, result, shape.requests), advice_dict(topology, result))
     if args.html:
         from labeler.topomap.advice import write_advice_map
@@ -318,6 +361,12 @@ def run_advise(args: argparse.Namespace) -> int:
 
 
 def run_domains(args: argparse.Namespace) -> int:
+    from labeler.tas.advice import resolve_level
+    from labeler.tas.assign import SliceLayer
+    from labeler.tas.inventory import inventory
+    from labeler.tas.report import inventory_dict, inventory_text, stats_dict
+    from labeler.tas.tree import leaf_capacity
+
     shape = _shape(args)
     slices = _slices(args)
     if args.pods is not None and args.pods < 1:

@@ -33,27 +33,6 @@ log = logging.getLogger(__name__)
 WORKLOAD_KINDS = ("Workload", "Job", "JobSet", "LeaderWorkerSet")
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    src = p.add_mutually_exclusive_group()
-    src.add_argument(
-        "-f",
-        "--file",
-        metavar="FILE",
-        help="a Workload (kubectl get workload -o yaml), Job, JobSet or LeaderWorkerSet "
-        "manifest: advise every PodSet of it",
-    )
-    src.add_argument(
-        "--workload",
-        metavar="NS/NAME",
-        help="a Workload from the cluster (--from-cluster) or the snapshot",
-    )
-    p.add_argument(
-        "--flavor",
-        metavar="NAME",
-        help="the TAS ResourceFlavor to place on (default: the only one with a topologyName)",
-    )
-
-
 def _objects(doc: Any) -> list[Mapping[str, Any]]:
     docs = doc if isinstance(doc, list) else [doc]
     out: list[Mapping[str, Any]] = []

@@ -1,4 +1,5 @@
-"""``agent``: the per-node DaemonSet loop. Parsing and printing only."""
+"""``agent``: the per-node DaemonSet loop. Parsing and printing only; each topology source
+adds its own flags (``labeler.sources.select``)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import sys
 import threading
 from typing import Any
 
-from prometheus_client import CollectorRegistry
-
 from labeler.commands._base import PROFILE_HELP, add_command, add_tree_name, cluster
 from labeler.errors import UsageError
+from labeler.flags import positive_number
 from labeler.labels import dns1123_subdomain_problems, parse_encoding
+from labeler.sources.select import add_flags as add_source_flags
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -53,70 +54,26 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--interval",
-        type=_positive,
+        type=positive_number,
         default=600.0,
         help="re-read the source every S seconds (±10%% jitter; default 600)",
     )
     p.add_argument("--port", type=int, default=8080, help="/metrics /healthz /readyz port")
     p.add_argument("--address", default="", help="address to bind (default: all)")
-    g = p.add_argument_group("OCI instance metadata (source oci-imds)")
-    g.add_argument("--imds-url", default=None, help="default http://169.254.169.254")
-    g.add_argument(
-        "--imds-timeout", type=_positive, default=2.0, help="seconds per IMDS request (default 2)"
-    )
-    g.add_argument(
-        "--imds-attempts", type=int, default=3, help="IMDS requests per read, with backoff"
-    )
-    a = p.add_argument_group("Ascend NPU driver (source ascend, profile ascend-superpod)")
     add_tree_name(
-        a, help_text="value of huawei.com/topotree, the tree name (default: 'default'; never empty)"
+        p, help_text="value of huawei.com/topotree, the tree name (default: 'default'; never empty)"
     )
-    a.add_argument(
-        "--ascend-reader",
-        choices=["auto", "npu-smi", "dcmi"],
-        default="auto",
-        help="how to ask the driver: libdcmi.so via ctypes, the npu-smi CLI, or auto "
-        "(DCMI, then npu-smi; default)",
-    )
-    a.add_argument(
-        "--dcmi-lib",
-        default=None,
-        help="path of libdcmi.so (default: searched under /usr/local/Ascend/driver/lib64 "
-        "and /usr/local/dcmi)",
-    )
-    a.add_argument("--npu-smi", default="npu-smi", help="npu-smi command or path")
-    a.add_argument(
-        "--npu-smi-timeout",
-        type=_positive,
-        default=10.0,
-        help="seconds per npu-smi call (default 10)",
-    )
-    a.add_argument(
-        "--ascend-generation",
-        choices=["auto", "a3", "a5"],
-        default="auto",
-        help="a5 adds huawei.com/topotree.rackid/.serverid; auto: A5 when the driver "
-        "reports a 1D/2D SuperPoD type (default)",
-    )
+    add_source_flags(p)
     p.set_defaults(handler=run)
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
-    return value
-
-
 def run(args: argparse.Namespace) -> int:
+    from prometheus_client import CollectorRegistry
+
     from labeler.agent.loop import Agent, AgentConfig, serve
     from labeler.kube.events import NodeEvents
     from labeler.metrics import agent_metrics
-    from labeler.profiles import load_profile
-    from labeler.sources.ascend import check_tree_name
+    from labeler.profiles import check_tree_name, load_profile
     from labeler.sources.select import make_source
 
     node = args.node_name or os.environ.get("NODE_NAME", "")
@@ -125,13 +82,15 @@ def run(args: argparse.Namespace) -> int:
     problems = dns1123_subdomain_problems(node)
     if problems:
         raise UsageError(f"--node-name {node!r} is not a valid node name: {'; '.join(problems)}")
-    if args.imds_attempts < 1:
-        raise UsageError("--imds-attempts must be at least 1")
     profile = load_profile(args.profile, tree_name=args.topotree_name)
-    if args.topotree_name is not None:
-        if not profile.topology.tree_label:
-            raise UsageError(f"--topotree-name: profile {profile.name!r} has no tree label to set")
-        check_tree_name(args.topotree_name, profile.topology.tree_label)
+    tree_label = profile.topology.tree_label
+    if args.topotree_name is not None and not tree_label:
+        raise UsageError(f"--topotree-name: profile {profile.name!r} has no tree label to set")
+    if tree_label:  # an empty --topotree-name falls back to the default name: check the flag
+        check_tree_name(
+            profile.topology.name if args.topotree_name is None else args.topotree_name,
+            tree_label,
+        )
     encoding = parse_encoding(args.encoding or profile.encoding)
     stop = threading.Event()
     source = make_source(profile, args, stop)

@@ -6,14 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import signal
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from labeler.audit.facts import node_facts
-from labeler.audit.jobview import JobPlacement, job_placement
-from labeler.audit.render import render_table
-from labeler.audit.report import build_report
 from labeler.commands._base import (
     add_command,
     add_profile,
@@ -24,7 +19,10 @@ from labeler.commands._base import (
 )
 from labeler.errors import UsageError
 from labeler.profiles import Profile, load_profile
-from labeler.scope import Scope
+
+if TYPE_CHECKING:
+    from labeler.audit.jobview import JobPlacement
+    from labeler.scope import Scope
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +81,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run_audit(args: argparse.Namespace) -> int:
+    from labeler.audit.facts import node_facts
+    from labeler.audit.render import render_table
+    from labeler.audit.report import build_report
+
     profile = load_profile(args.profile, tree_name=args.topotree_name)
     scope = node_scope(args)
     if args.serve:
@@ -103,7 +105,7 @@ def run_audit(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
     from labeler.audit.serve import AuditExporter, ExporterOptions
-    from labeler.http import ProbeServer
+    from labeler.http import ProbeServer, serve_until_signal
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a TCP port (0–65535)")
@@ -121,16 +123,7 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
         address=args.bind,
         pages={"/topology": exporter.topology_page},
     )
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: Any) -> None:
-        log.info("signal=%s received; stopping", signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     exporter.start()
-    server.start()
     log.info(
         "serving audit metrics profile=%s scope=%r on http://%s:%s/metrics",
         profile.name,
@@ -138,13 +131,13 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
         server.address,
         server.port,
     )
-    stop.wait()
-    server.close()
+    serve_until_signal(server, threading.Event())
     exporter.stop()
     return 0
 
 
 def run_placement(args: argparse.Namespace) -> int:
+    from labeler.audit.jobview import job_placement
     from labeler.kube.errors import NotFound
     from labeler.kube.nodes import get_node, list_nodes
     from labeler.kube.pods import list_pods

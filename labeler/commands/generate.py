@@ -15,7 +15,6 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from labeler.check import CheckReport, check_positions, render_text, state_counts
 from labeler.commands._base import (
     add_command,
     add_profile,
@@ -27,14 +26,14 @@ from labeler.commands._base import (
     parse_pairs,
     scoped_nodes,
 )
-from labeler.emit import bundle, hypernodes, kueue
-from labeler.emit.configmap import merge_resource_level_config
 from labeler.errors import InputError, LabelerError, UsageError
-from labeler.positions import PositionSet, read_csv, select
 from labeler.profiles import Profile, load_profile
 
 if TYPE_CHECKING:
+    from labeler.check import CheckReport
+    from labeler.emit import bundle
     from labeler.kube.custom import CustomObjects
+    from labeler.positions import PositionSet
 
 EXIT_CHECK_FAILED = 3  # the check ran and the labels are not usable (as audit's 3)
 
@@ -43,6 +42,8 @@ SNIPPETS_DIR = "config-snippets"  # under --output-dir: fragments to merge, not 
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    from labeler.emit import bundle
+
     g = add_command(
         sub,
         common,
@@ -135,6 +136,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     _source_options(c, required=True)
     add_report_format(c, "text", "--format")
     c.add_argument("--max-nodes", type=int, default=10, help="nodes listed per problem (10)")
+    c.add_argument(
+        "--affinity-config",
+        metavar="level1=N1,...",
+        help="also check an Ascend job's huawei.com/affinity-config (with --replicas); "
+        "exit 2 naming the rule it breaks",
+    )
+    c.add_argument("--replicas", type=int, help="the job's replica count, for --affinity-config")
     c.set_defaults(handler=run_check)
 
 
@@ -145,6 +153,8 @@ def _source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
 
 
 def _positions(args: argparse.Namespace, profile: Profile) -> PositionSet | None:
+    from labeler.positions import read_csv, select
+
     if not args.from_cluster and (args.node_selector is not None or args.resource):
         raise UsageError("--node-selector and --resource choose cluster nodes: add --from-cluster")
     if args.from_csv:
@@ -160,11 +170,20 @@ def _positions(args: argparse.Namespace, profile: Profile) -> PositionSet | None
 
 
 def _check(pset: PositionSet, profile: Profile) -> CheckReport:
-    return check_positions(profile.topology, pset.positions, pset.tree_labels)
+    from labeler.check import check_positions
+
+    return check_positions(profile.topology, pset.positions, pset.tree_labels, pset.other_trees)
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from labeler.check import render_text
+    from labeler.tas.multilevel import check_affinity_flag
+
     profile = load_profile(args.profile, tree_name=args.topotree_name)
+    if (args.affinity_config is None) != (args.replicas is None):
+        raise UsageError("--affinity-config and --replicas go together")
+    if args.affinity_config is not None:
+        check_affinity_flag(args.affinity_config, args.replicas, profile.topology, profile.name)
     pset = _positions(args, profile)
     assert pset is not None  # the source group is required
     report = _check(pset, profile)
@@ -183,6 +202,8 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _report_json(report: CheckReport, pset: PositionSet) -> dict[str, Any]:
+    from labeler.check import state_counts
+
     sizes = {}
     for level in report.topology.levels:
         s = report.size_stats(level.key)
@@ -217,10 +238,13 @@ def _report_json(report: CheckReport, pset: PositionSet) -> dict[str, Any]:
 
 
 def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptions:
+    from labeler.emit import bundle, hypernodes, kueue, volcano
+
     labels = parse_pairs(args.flavor_node_label, "--flavor-node-label")
     tolerations = tuple(kueue.parse_toleration(s) for s in args.flavor_toleration)
     if args.reserved_node is not None and args.reserved_node < 0:
         raise UsageError("--reserved-node must be 0 or more")
+    volcano.parse_discovery_interval(args.discovery_interval)
     topo = profile.topology
     return bundle.GenerateOptions(
         topology=topo,
@@ -261,17 +285,23 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def _merge(args: argparse.Namespace, profile: Profile) -> None:
+def _merge(args: argparse.Namespace, profile: Profile, *, network_topology: bool = False) -> None:
+    from labeler.emit.configmap import merge_resource_level_config
+
     path = Path(args.merge_into)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"--merge-into {path}: cannot read it: {e}") from e
     result = merge_resource_level_config(
-        text, profile.topology, origin=str(path), reserved_node=args.reserved_node
+        text,
+        profile.topology,
+        origin=str(path),
+        reserved_node=args.reserved_node,
+        network_topology=network_topology,
     )
     for note in result.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(note if note.startswith("warning:") else f"note: {note}", file=sys.stderr)
     if not result.changed:
         print(f"{path}: resource-level-config unchanged")
         return
@@ -281,6 +311,8 @@ def _merge(args: argparse.Namespace, profile: Profile) -> None:
 
 
 def run_generate(args: argparse.Namespace) -> int:
+    from labeler.emit import bundle
+
     profile = load_profile(args.profile, tree_name=args.topotree_name)
     wants_objects = bool(args.output_dir or args.output or args.apply)
     if (args.dry_run or args.prune) and not args.apply:
@@ -311,9 +343,11 @@ def run_generate(args: argparse.Namespace) -> int:
                 "HyperNodes (--emit hypernodes, --prune) need --from-csv or --from-cluster"
             )
         print("note: no HyperNodes without --from-csv or --from-cluster", file=sys.stderr)
+    opts = _drop_unusable(args, opts, pset)
     outputs = bundle.build(opts, pset.positions if pset else None)
     if args.merge_into:
-        _merge(args, profile)
+        hn = any(o.filename in bundle.HYPERNODE_FILES for o in outputs)
+        _merge(args, profile, network_topology=hn)
     if args.output_dir:
         d = Path(args.output_dir)
         for o in outputs:
@@ -340,9 +374,28 @@ def run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _drop_unusable(
+    args: argparse.Namespace, opts: bundle.GenerateOptions, pset: PositionSet | None
+) -> bundle.GenerateOptions:
+    """Leave out an output its consumer cannot use, saying why (refuse if it was asked for)."""
+    from labeler.emit import bundle
+
+    asked = args.emit != ",".join(bundle.KINDS)
+    for kind, reasons in bundle.unusable(
+        opts, pset.positions if pset else None, pset.other_trees if pset else None
+    ).items():
+        if asked:
+            raise InputError(reasons, heading=f"--emit {kind}: not generated:")
+        for reason in reasons:
+            print(f"note: no {kind} output: {reason}", file=sys.stderr)
+        opts = dataclasses.replace(opts, kinds=tuple(k for k in opts.kinds if k != kind))
+    return opts
+
+
 def _apply(
     args: argparse.Namespace, outputs: list[bundle.Output], opts: bundle.GenerateOptions
 ) -> None:
+    from labeler.emit import hypernodes
     from labeler.kube.custom import DELETED, CustomObjects
 
     objs = CustomObjects(cluster(args))
@@ -380,6 +433,8 @@ def _refuse_foreign_hypernodes(
     whose groupids both start at 0, or a hand-made HyperNode) can want the same name;
     replacing it would silently move it to this topology. One LIST finds them all.
     """
+    from labeler.emit import hypernodes
+
     wanted = {
         d["metadata"]["name"] for o in outputs for d in o.docs if d.get("kind") == "HyperNode"
     }

@@ -5,18 +5,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from labeler.audit.facts import NodeFacts
 from labeler.commands._base import add_command, add_profile, add_scope, add_source, node_scope
 from labeler.profiles import load_profile
-from labeler.topomap.model import (
-    TopologyMap,
-    build_map,
-    details_from_nodes,
-    facts_from_nodes,
-)
-from labeler.topomap.render import write_html
+
+if TYPE_CHECKING:
+    from labeler.topomap.model import TopologyMap
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +40,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run_map(args: argparse.Namespace) -> int:
+    from labeler.audit.facts import NodeFacts
+    from labeler.topomap.model import build_map, details_from_nodes, facts_from_nodes
+    from labeler.topomap.render import write_html
+
     profile = load_profile(args.profile, tree_name=args.topotree_name)
     topology = profile.topology
     if args.from_csv:

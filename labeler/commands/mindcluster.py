@@ -1,19 +1,17 @@
 """Drop-in twins of MindCluster's ``multilevel-label-tool`` scripts, on our engine.
 
 ``tools/label_tool.py`` and ``tools/lld_parser.py`` call ``label_tool_main`` and
-``lld_parser_main``. Command lines, prompts, success lines and exit codes are the
-originals', so runbooks and scripts keep working;
-underneath, the CSV is validated before any write, nodes are listed once and patched
-concurrently, only changed nodes are written, and labels the project does not own are
-left alone. Deliberate differences, all safer:
+``lld_parser_main``. Command lines, prompts, messages and exit codes are the originals'
+(README.md, "Drop-in twins"), so runbooks and scripts keep working. The policy is the
+original's too: keys named in the CSV are overwritten or removed whoever set them (as its
+``kubectl label --overwrite`` / ``key-`` did), and what the twin writes is recorded as
+owned; nodes not in the cluster fail one by one while the others are labelled; short rows
+are padded, repeated rows applied once, rows without a node name skipped with a warning.
 
-- a foreign value (not written by topology-labeler) is not overwritten: the node is
-  listed as failed with the reason, and ``--adopt`` (our addition) takes it over, which
-  is what the original's ``kubectl label --overwrite`` did;
-- nodes that are not in the cluster, and any invalid cell, fail the run before the
-  first write instead of half-way through;
-- the LLD is read row by row (a blank cell no longer shifts the host/frame pairing) and
-  the CSV is written without a BOM, so this label tool (and the original) can read it.
+Underneath it is the bulk engine: the CSV is validated before any write, nodes are listed
+once and patched concurrently, and only changed nodes are written. Where the original is
+plainly broken the twin refuses instead, with a clearer error and nothing written; the
+table of differences there lists each case and why.
 """
 
 from __future__ import annotations
@@ -24,9 +22,15 @@ from collections.abc import Callable, Sequence
 
 from labeler.bulk import apply as bulk
 from labeler.bulk import lld
-from labeler.bulk.sheet import read_label_csv
+from labeler.bulk.sheet import (
+    LIKE_MINDCLUSTER,
+    BadFirstHeader,
+    LabelSheet,
+    TooFewRows,
+    read_label_csv,
+)
+from labeler.commands._base import cluster
 from labeler.errors import LabelerError
-from labeler.kube.client import ClusterOptions, api_client
 from labeler.logs import setup_logging
 
 
@@ -87,12 +91,9 @@ def label_tool_parser() -> argparse.ArgumentParser:
     for name, text in (("apply", "Add labels to nodes"), ("delete", "Remove labels from nodes")):
         p = sub.add_parser(name, help=text)
         p.add_argument("--config-path", help="Absolute path to CSV file")
-        p.add_argument(
-            "--adopt",
-            action="store_true",
-            help="also overwrite/remove label values that topology-labeler did not set "
-            "(the original tool's kubectl --overwrite behaviour)",
-        )
+        # Accepted so scripts written for an earlier twin keep working; it no longer
+        # changes anything, since the twin always overwrites like the original.
+        p.add_argument("--adopt", action="store_true", help=argparse.SUPPRESS)
         p.add_argument("--concurrency", type=int, default=16, help=argparse.SUPPRESS)
         # The original's kubectl read $KUBECONFIG; so does this. The flags are ours, so the
         # "no cluster configured: pass --kubeconfig" hint is true here too.
@@ -105,8 +106,39 @@ def label_tool_parser() -> argparse.ArgumentParser:
 
 def label_tool_main(argv: Sequence[str] | None = None) -> int:
     args = label_tool_parser().parse_args(argv)
-    setup_logging("warning")
+    # Errors only: the result is printed, and retry warnings would be noise around it.
+    setup_logging("error")
     return _interruptible(_label_tool, args)
+
+
+# The line kubectl printed for a node that does not exist, which the original relayed.
+_NOT_FOUND = 'Error from server (NotFound): nodes "{}" not found'
+
+
+def _read_sheet(path: str) -> LabelSheet | None:
+    """The CSV read as the original reads it; None (after printing why) if unusable."""
+    try:
+        sheet = read_label_csv(path, leniency=LIKE_MINDCLUSTER)
+    except (TooFewRows, BadFirstHeader) as e:
+        first = (
+            "CSV file must contain at least a header row and one data row"
+            if isinstance(e, TooFewRows)
+            else "First column of CSV file must be 'nodeName'"
+        )
+        print(f"Error: {first}")  # the original's words, which runbooks grep for
+        print(e)
+        return None
+    except LabelerError as e:
+        print(f"Error: {e}")
+        return None
+    warnings = [(row, f"Warning: Row {row} has empty nodeName, skipped") for row in sheet.unnamed]
+    warnings += [
+        (row, f"Warning: Row {row} repeats row {first}, applied once")
+        for row, first in sheet.repeats
+    ]
+    for _, line in sorted(warnings):  # in row order, as the original prints while reading
+        print(line)
+    return sheet
 
 
 def _label_tool(args: argparse.Namespace) -> int:
@@ -116,34 +148,39 @@ def _label_tool(args: argparse.Namespace) -> int:
         return 1
     action = "Adding" if args.command == "apply" else "Removing"
     print(f"Starting {action.lower()} labels...")
-    # The original removes every header key on delete, also where the cell is empty.
+    sheet = _read_sheet(path)
+    if sheet is None:
+        return 1
+    if not sheet.rows:
+        print("No valid nodes to process.")
+        return 0
+    # The original's policy on the shared engine: overwrite like kubectl, remove every
+    # header key on delete (also where the cell is empty), label the nodes that exist.
     opts = bulk.BulkOptions(
         action=bulk.Action(args.command),
-        adopt=args.adopt,
+        adopt=True,
         all_keys=args.command == "delete",
+        skip_missing=True,
     )
     try:
-        sheet = read_label_csv(path)
-        api = api_client(
-            ClusterOptions(args.kubeconfig, args.context, pool_size=max(32, args.concurrency))
-        )
+        api = cluster(args, concurrency=args.concurrency)
         plan = bulk.cluster_plan(api, sheet, opts)
         report = bulk.run(api, plan, concurrency=args.concurrency)
     except LabelerError as e:
         print(f"Error: {e}")
         return 1
-    # A conflict left in place is a failure here: the original would have overwritten it.
-    failed = {o.node: o.error or "" for o in report.failed}
+    missing = [d.node for d in plan.missing]
+    failed = {node: _NOT_FOUND.format(node) for node in missing}
+    failed.update((o.node, o.error or "") for o in report.failed)
     for node, conflicts in report.conflicted().items():
         reasons = (str(c).removeprefix(f"{node}: ") for c in conflicts)
         failed.setdefault(node, "; ".join(reasons))
-    ok = [d.node for d in plan.diffs if not d.skipped and d.node not in failed]
+    # A row with no values counts as processed: the original ran nothing for it and
+    # counted it a success.
+    ok = [d.node for d in plan.diffs if d.node not in failed]
     if not failed:
-        if ok:
-            print(f"{action} labels completed successfully!")
-            print(f"Processed {len(ok)} nodes.")
-        else:
-            print("No valid nodes to process.")
+        print(f"{action} labels completed successfully!")
+        print(f"Processed {len(ok)} nodes.")
         return 0
     print(f"{action} labels completed, but some nodes failed.")
     if ok:
@@ -153,6 +190,11 @@ def _label_tool(args: argparse.Namespace) -> int:
     print(f"Failed nodes ({len(failed)}) and error messages:")
     for node in (d.node for d in plan.diffs if d.node in failed):
         print(f"  - {node}: {failed[node]}")
+    if missing:
+        print(
+            f"Not in the cluster ({len(missing)}): {', '.join(missing)}; check the names "
+            "with 'kubectl get nodes', and the cluster with --kubeconfig or --context"
+        )
     return 1
 
 
@@ -208,9 +250,12 @@ def _lld_parser(args: argparse.Namespace) -> int:
     try:
         table = lld.read_lld(source, tree_name=tree, group_per_rack=args.group_per_rack)
         print(f"Target worksheet found: {table.sheet}")
-        count = lld.write_lld_csv(table, output)
+        for warning in table.warnings:
+            print(f"Warning: {warning}")
+        # CRLF, as the original's csv.writer wrote; no BOM (its own label tool trips on it).
+        count = lld.write_lld_csv(table, output, line_end="\r\n")
     except LabelerError as e:
-        print(f"Error: {e}")
+        _print_lld_error(e, source)
         print("Script execution failed")
         return 1
     print(f"CSV file successfully generated: {output}")
@@ -219,3 +264,21 @@ def _lld_parser(args: argparse.Namespace) -> int:
     print(f"Group per rack (divisor): {args.group_per_rack}")
     print("Script execution completed")
     return 0
+
+
+def _print_lld_error(e: LabelerError, source: str) -> None:
+    """The original's error line first (runbooks grep for it), then our detail."""
+    if isinstance(e, lld.NoWorkbook):
+        print(f"Error: Input file '{source}' does not exist")
+        return
+    if isinstance(e, lld.NoPlanSheet):
+        print(f"Error: Worksheet containing '{lld.SHEET_MARK}' not found")
+        print(e)
+        return
+    if isinstance(e, lld.LldError) and e.sheet is not None:
+        print(f"Target worksheet found: {e.sheet}")
+    if isinstance(e, lld.MissingHeaders):
+        print(f"Error: The following headers are not found: {', '.join(e.missing)}")
+        print(e)
+        return
+    print(f"Error: {e}")

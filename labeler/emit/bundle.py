@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from labeler.check import shared_across_trees
 from labeler.emit import hypernodes, kueue, volcano
 from labeler.emit.yamlio import dump
 from labeler.errors import UsageError
@@ -20,6 +21,12 @@ VOLCANO = "volcano"
 HYPERNODES = "hypernodes"
 DISCOVERY = "discovery"
 KINDS = (KUEUE, VOLCANO, HYPERNODES, DISCOVERY)
+HYPERNODES_FILE = "volcano-hypernodes.yaml"
+DISCOVERY_FILE = "volcano-hypernode-discovery.yaml"
+HYPERNODE_FILES = (
+    HYPERNODES_FILE,
+    DISCOVERY_FILE,
+)  # outputs that make the scheduler see HyperNodes
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,35 @@ def parse_kinds(text: str) -> tuple[str, ...]:
     return kinds
 
 
+def unusable(
+    opts: GenerateOptions,
+    positions: Sequence[NodePosition] | None,
+    other_trees: Mapping[str, Sequence[NodePosition]] | None = None,
+) -> dict[str, list[str]]:
+    """Kinds asked for whose consumer could not use them, with the reasons."""
+    out: dict[str, list[str]] = {}
+    topo = opts.topology
+    if VOLCANO in opts.kinds:
+        why = volcano.ascend_tree_problem(topo)
+        if why:
+            out[VOLCANO] = [why]
+    if DISCOVERY in opts.kinds:
+        reasons = []
+        why = volcano.discovery_problem(opts.hypernode.volcano_version)
+        if why:
+            reasons.append(why)
+        if positions is not None and other_trees:
+            shared = shared_across_trees(topo, positions, other_trees, max_nodes=3)
+            if shared:
+                reasons.append(
+                    f"label discovery would merge trees ({len(shared)} level value(s) are "
+                    f"used by several trees, e.g. {shared[0]})"
+                )
+        if reasons:
+            out[DISCOVERY] = reasons
+    return out
+
+
 def build(opts: GenerateOptions, positions: Sequence[NodePosition] | None) -> list[Output]:
     """The outputs asked for; HyperNodes only when positions are known."""
     topo = opts.topology
@@ -107,7 +143,7 @@ def build(opts: GenerateOptions, positions: Sequence[NodePosition] | None) -> li
         if docs:
             out.append(
                 Output(
-                    "volcano-hypernodes.yaml",
+                    HYPERNODES_FILE,
                     f"Volcano HyperNodes ({len(docs)}): kubectl apply -f this file",
                     tuple(docs),
                     True,
@@ -117,7 +153,7 @@ def build(opts: GenerateOptions, positions: Sequence[NodePosition] | None) -> li
         name = opts.discovery_name or volcano.default_discovery_name(topo, opts.profile_name)
         out.append(
             Output(
-                "volcano-hypernode-discovery.yaml",
+                DISCOVERY_FILE,
                 "Volcano controller: merge into volcano-controller.conf "
                 "(label discovery; an alternative to static HyperNodes)",
                 (volcano.discovery_config(topo, name, opts.discovery_interval),),

@@ -22,6 +22,7 @@ from labeler.emit.volcano import (
     INIT_PARAMS,
     RESOURCE_LEVEL_CONFIG,
     SCHEDULER_CONF_KEY,
+    ascend_tree_problem,
     resource_level_config,
     resource_level_config_string,
 )
@@ -29,6 +30,8 @@ from labeler.emit.yamlio import dump
 from labeler.errors import InputError, yaml_problem
 from labeler.model import Topology
 
+NETWORK_TOPOLOGY_PLUGIN = "network-topology-aware"
+ASCEND_PLUGIN_PREFIX = "volcano-npu"  # ascend-for-volcano's plugin: volcano-npu_<version>...
 _SEPARATOR = re.compile(r"^---[ \t]*(#.*)?$", re.MULTILINE)
 _COMMENT = re.compile(r"(^|\s)#")
 _HOW = (
@@ -45,6 +48,13 @@ class MergeResult:
     previous: str | None  # the resource-level-config string before, if any
     value: str  # the resource-level-config string now
     notes: tuple[str, ...]  # things the operator should know (comments dropped, ...)
+
+
+def _reserved_node(tree: Any) -> int | None:
+    """level1's reservedNode of a parsed resource-level-config tree, when it is an integer."""
+    level1 = tree.get("level1") if isinstance(tree, dict) else None
+    value = level1.get("reservedNode") if isinstance(level1, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _split(text: str) -> list[tuple[str, str]]:
@@ -66,10 +76,66 @@ def _describe(doc: Any) -> str:
     return f"{doc.get('kind', '?')}/{(meta or {}).get('name', '?')}"
 
 
+def _plugin_names(conf: dict[str, Any]) -> list[str] | None:
+    """Names of the plugins in ``tiers``, or None when there are no readable tiers."""
+    tiers = conf.get("tiers")
+    if not isinstance(tiers, list) or not tiers:
+        return None
+    names: list[str] = []
+    for tier in tiers:
+        plugins = tier.get("plugins") if isinstance(tier, dict) else None
+        if isinstance(plugins, list):
+            names += [str(p.get("name")) for p in plugins if isinstance(p, dict)]
+    return names
+
+
+def _ensure_network_topology_plugin(conf: dict[str, Any], notes: list[str]) -> bool:
+    """Add ``network-topology-aware`` to the last tier; True when the config changed.
+
+    Without it the scheduler ignores HyperNodes and every job's networkTopology.
+    """
+    names = _plugin_names(conf)
+    if names is None:
+        notes.append(
+            f"warning: {SCHEDULER_CONF_KEY} has no readable 'tiers', so the "
+            f"{NETWORK_TOPOLOGY_PLUGIN} plugin is missing; add it, or the scheduler ignores "
+            "the HyperNodes"
+        )
+        return False
+    if NETWORK_TOPOLOGY_PLUGIN in names:
+        return False
+    last = conf["tiers"][-1]
+    if not isinstance(last, dict) or not isinstance(last.get("plugins"), list):
+        notes.append(
+            f"warning: the {NETWORK_TOPOLOGY_PLUGIN} plugin is missing from the tiers and the "
+            "last tier has no plugins list to add it to; add it, or the scheduler ignores the "
+            "HyperNodes"
+        )
+        return False
+    last["plugins"].append({"name": NETWORK_TOPOLOGY_PLUGIN})
+    notes.append(
+        f"added the {NETWORK_TOPOLOGY_PLUGIN} plugin to the last tier (the scheduler reads "
+        "HyperNodes only through it)"
+    )
+    return True
+
+
 def merge_resource_level_config(
-    text: str, topology: Topology, *, origin: str, reserved_node: int | None = None
+    text: str,
+    topology: Topology,
+    *,
+    origin: str,
+    reserved_node: int | None = None,
+    network_topology: bool = False,
 ) -> MergeResult:
-    """Return the file with this topology's ``resource-level-config`` set; see module doc."""
+    """Return the file with this topology's ``resource-level-config`` set; see module doc.
+
+    An existing ``reservedNode`` of this tree is kept unless ``reserved_node`` is given.
+    ``network_topology`` (HyperNodes are generated too) also makes sure the
+    ``network-topology-aware`` plugin is in the scheduler's tiers.
+    """
+    if (why := ascend_tree_problem(topology)) is not None:
+        raise InputError(f"--merge-into {origin}: not changed: {why}")
     parts = _split(text)
     found: list[tuple[int, dict[str, Any]]] = []
     seen: list[str] = []
@@ -150,12 +216,28 @@ def merge_resource_level_config(
         else:
             notes.append(f"replaced an unreadable {RESOURCE_LEVEL_CONFIG}: {previous!r}")
     ours = resource_level_config(topology, reserved_node)
+    existing = _reserved_node(trees.get(topology.name))
+    if reserved_node is None and existing is not None:
+        level1 = ours[topology.name]["level1"]
+        if level1.get("reservedNode") != existing:
+            notes.append(
+                f"kept reservedNode {existing} of tree {topology.name!r} (give --reserved-node "
+                "to change it)"
+            )
+        level1["reservedNode"] = existing
+    plugins = _plugin_names(conf) or []
+    if not any(n.startswith(ASCEND_PLUGIN_PREFIX) for n in plugins):
+        notes.append(
+            f"warning: no {ASCEND_PLUGIN_PREFIX}* (ascend-for-volcano) plugin in the tiers: "
+            f"nothing reads {INIT_PARAMS} until it is enabled"
+        )
+    plugin_added = network_topology and _ensure_network_topology_plugin(conf, notes)
     kept = sorted(t for t in trees if t != topology.name)
     if kept:
         notes.append(f"kept the other trees in {RESOURCE_LEVEL_CONFIG}: {', '.join(kept)}")
     merged = {**trees, **ours}
     value = resource_level_config_string(merged)
-    if isinstance(previous, str) and trees == merged:
+    if isinstance(previous, str) and trees == merged and not plugin_added:
         return MergeResult(text, False, previous, previous, tuple(notes))
     arguments[RESOURCE_LEVEL_CONFIG] = value
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from labeler.errors import InputError
 from labeler.model import Level, NodePosition, Topology
+from labeler.positions import DEFAULT_TREE
 
 log = logging.getLogger(__name__)
 
@@ -169,11 +170,14 @@ def build_hypernodes(
                 )
             if i == last:
                 if opts.node_members == "labels":
+                    match = {level.key: value}
+                    if topology.tree_label and topology.name != DEFAULT_TREE:
+                        # a value may recur in another tree: select this tree's nodes only.
+                        # Not for "default": its nodes may lack the tree label altogether
+                        # (ascend-for-volcano counts them in), which matchLabels cannot say
+                        match[topology.tree_label] = topology.name
                     member_list = [
-                        {
-                            "type": "Node",
-                            "selector": {"labelMatch": {"matchLabels": {level.key: value}}},
-                        }
+                        {"type": "Node", "selector": {"labelMatch": {"matchLabels": match}}}
                     ]
                 else:
                     member_list = [node_member(n) for n in sorted(set(members))]

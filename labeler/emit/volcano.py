@@ -14,14 +14,61 @@ import json
 import re
 from typing import Any
 
-from labeler.errors import InputError
+from labeler.errors import InputError, UsageError
 from labeler.labels import DNS1123_LABEL_RE
 from labeler.model import Topology
+from labeler.profiles import ASCEND_TREE_LABEL  # the only tree label ascend-for-volcano reads
 
 INIT_PARAMS = "init-params"
 RESOURCE_LEVEL_CONFIG = "resource-level-config"
 SCHEDULER_CONF_KEY = "volcano-scheduler.conf"
 MAX_DISCOVERY_NAME = 20
+# Label discovery: 1.12 registers a "label" discoverer whose methods panic; 1.13 works but
+# its HyperNodes have no tierName; 1.14 sets tierName to the label key (docs/compatibility.md)
+DISCOVERY_SINCE = (1, 13)
+# Go's time.ParseDuration: an optional sign, then "0" or number+unit pairs ("1h30m", ".5s")
+_GO_DURATION = re.compile(r"[-+]?(?:0|(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+)")
+_UNIT_SECONDS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1,
+    "m": 60,
+    "h": 3600,
+}
+_PAIR = re.compile(r"([0-9]*\.?[0-9]*)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def ascend_tree_problem(topology: Topology) -> str | None:
+    """Why ascend-for-volcano would match no node to this tree's resource-level-config.
+
+    It reads the tree of a node from ``huawei.com/topotree`` only (a node without it is in
+    tree ``default``), whatever label the profile uses.
+    """
+    if topology.tree_label not in (None, ASCEND_TREE_LABEL):
+        return (
+            f"the profile's tree label is {topology.tree_label}, but ascend-for-volcano reads "
+            f"the tree only from {ASCEND_TREE_LABEL}, so no node would match tree "
+            f"{topology.name!r}; set treeLabel: {ASCEND_TREE_LABEL} in the profile"
+        )
+    if topology.tree_label is None and topology.name != "default":
+        return (
+            f"ascend-for-volcano puts nodes without {ASCEND_TREE_LABEL} in tree 'default', so "
+            f"none would match tree {topology.name!r}; set treeLabel: {ASCEND_TREE_LABEL} or "
+            "drop treeName"
+        )
+    return None
+
+
+def discovery_problem(version: tuple[int, int]) -> str | None:
+    if version < DISCOVERY_SINCE:
+        return (
+            f"Volcano {version[0]}.{version[1]}'s label discoverer is a stub that panics when "
+            "started; use static HyperNodes (--emit hypernodes) or Volcano 1.13 or later"
+        )
+    return None
 
 
 def resource_level_config(topology: Topology, reserved_node: int | None = None) -> dict[str, Any]:
@@ -68,8 +115,30 @@ def default_discovery_name(topology: Topology, profile_name: str) -> str:
     return slug[:MAX_DISCOVERY_NAME].rstrip("-") or "topology"
 
 
+def parse_discovery_interval(text: str) -> float:
+    """Seconds in a Go duration; UsageError for anything Go's time.ParseDuration refuses.
+
+    Volcano's controller reads ``interval`` into a ``time.Duration``: a value Go cannot parse
+    (``1d``, ``3600``) stops the whole controller config from loading, and a non-positive
+    one is silently replaced by one hour.
+    """
+    if not _GO_DURATION.fullmatch(text):
+        raise UsageError(
+            f"--discovery-interval {text!r}: use a Go duration such as 90s, 30m, 1h or 1h30m "
+            "(units ns, us, ms, s, m, h; no days, a bare number needs a unit)"
+        )
+    sign = -1 if text.startswith("-") else 1
+    seconds = sign * sum(float(n) * _UNIT_SECONDS[u] for n, u in _PAIR.findall(text))
+    if seconds <= 0:
+        raise UsageError(
+            f"--discovery-interval {text!r}: must be more than 0 (Volcano replaces it by 1h)"
+        )
+    return seconds
+
+
 def discovery_config(topology: Topology, name: str, interval: str = "1h") -> dict[str, Any]:
     """The ``networkTopologyDiscovery`` entry (``source: label``) for volcano-controller.conf."""
+    parse_discovery_interval(interval)
     problems = discovery_name_problems(name)
     if problems:
         raise InputError(

@@ -4,8 +4,12 @@ Keys keep their insertion order (the field order is part of what makes a generat
 readable and diffable). Documents made only of maps, lists, one-line strings, numbers and
 booleans — every generated object — go through a small block-style emitter: PyYAML's
 representer costs ~9 s for the 100,000 HyperNode members of a large cluster. A scalar is
-written plain only when PyYAML's own resolver reads it back as the same string, otherwise
-single-quoted, so the output is what ``yaml.safe_dump`` would write. Anything else
+written plain only when every reader takes it for the same string, otherwise single-quoted.
+PyYAML's resolver is not enough: kubectl and Volcano read YAML with go-yaml v2, which also
+takes ``y``/``N`` for booleans, ``08`` and ``12345678901234e5`` for floats and
+``0o17``/``0b101`` for integers (a HyperNode ``labelMatch`` value read as a number is
+rejected as "must be of type string"). So anything that starts like a number or a date, or
+is a YAML 1.1 boolean/null word in any case, is quoted too. Anything else
 (multi-line strings: an embedded ``volcano-scheduler.conf``) goes through PyYAML, with
 literal blocks for multi-line strings.
 """
@@ -23,6 +27,14 @@ _Base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _PLAIN_CHARS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/=-]*$")
 _RESOLVER = yaml.resolver.Resolver()
 _STR_TAG = "tag:yaml.org,2002:str"
+# Words some YAML reader resolves to a boolean or null (YAML 1.1, go-yaml v2, YAML 1.2);
+# compared lower-cased, so odd spellings such as ``yEs`` are quoted too (harmless).
+_SPECIAL_WORDS = frozenset({"y", "n", "yes", "no", "true", "false", "on", "off", "null"})
+# Number-like (decimal, float with exponent, dotted) or date-like starts; only checked for
+# values that already match _PLAIN_CHARS, so signs, ':' and '_' never reach here.
+_NUMBER_LIKE = re.compile(
+    r"[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|[0-9]{4}-.*"
+)
 
 
 class Dumper(_Base):  # type: ignore[misc]
@@ -35,6 +47,9 @@ class Dumper(_Base):  # type: ignore[misc]
 def _str(dumper: Any, data: str) -> Any:
     if "\n" in data:
         return dumper.represent_scalar(_STR_TAG, data, style="|")
+    if data.isprintable() and not _plain_ok(data):
+        # PyYAML would write ``y`` or ``08`` plain; go-yaml v2 would not read a string back
+        return dumper.represent_scalar(_STR_TAG, data, style="'")
     return dumper.represent_scalar(_STR_TAG, data)
 
 
@@ -45,11 +60,19 @@ class _Unsupported(Exception):
     pass
 
 
+def _plain_ok(value: str) -> bool:
+    """Does every YAML reader (PyYAML, go-yaml v2, YAML 1.2) read ``value`` plain as itself?"""
+    return bool(
+        _PLAIN_CHARS.fullmatch(value)
+        and value.lower() not in _SPECIAL_WORDS
+        and not _NUMBER_LIKE.fullmatch(value)
+        and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
+    )
+
+
 @lru_cache(maxsize=65536)
 def _scalar(value: str) -> str:
-    if _PLAIN_CHARS.fullmatch(value) and (
-        _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
-    ):
+    if _plain_ok(value):
         return value
     if not value.isprintable():
         raise _Unsupported

@@ -9,14 +9,15 @@ Fields the server or another controller added (defaults, status, other labels) a
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
+from urllib.parse import quote
 
-from kubernetes import client
-
+from labeler.kube.client import Api
 from labeler.kube.errors import Conflict, NotFound
 from labeler.kube.raw import call_discard, call_json, list_pages
 
@@ -42,9 +43,11 @@ class ApplyResult:
     action: str  # created / updated / unchanged / deleted
 
 
-def _send(fn: Any, *, verb: str, resource: str) -> None:
-    """A write whose answer we do not need (the object echoed back)."""
-    call_discard(fn, verb=verb, resource=resource)
+FIELD_MANAGER = {"fieldManager": "topology-labeler"}
+
+
+def _body(obj: Mapping[str, Any]) -> bytes:
+    return json.dumps(obj).encode()
 
 
 def contains(have: Any, want: Any) -> bool:
@@ -66,39 +69,31 @@ def contains(have: Any, want: Any) -> bool:
 class CustomObjects:
     """Cluster-scoped custom objects of the kinds in :data:`PLURALS`."""
 
-    def __init__(self, api: client.ApiClient, *, conflict_retries: int = 3) -> None:
-        self._api = client.CustomObjectsApi(api)
+    def __init__(self, api: Api, *, conflict_retries: int = 3) -> None:
+        self._api = api
         self._retries = conflict_retries
 
     @staticmethod
     def _resource(api_version: str, kind: str) -> tuple[str, str, str]:
-        """(group, version, plural) of one of the kinds in :data:`PLURALS`."""
+        """(collection path, plural.group, kind) of one of the kinds in :data:`PLURALS`."""
         plural = PLURALS.get((api_version, kind))
         if plural is None:
             raise ValueError(f"no plural known for {api_version} {kind}")
-        group, _, version = api_version.partition("/")
-        return group, version, plural
+        group, _, _version = api_version.partition("/")
+        return f"/apis/{api_version}/{plural}", f"{plural}.{group}", kind
 
     @classmethod
-    def _where(cls, obj: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
-        kind = obj["kind"]
-        group, version, plural = cls._resource(obj["apiVersion"], kind)
-        return group, version, plural, kind, obj["metadata"]["name"]
+    def _where(cls, obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
+        """(collection path, object path, resource as errors name it, kind)."""
+        collection, what, kind = cls._resource(obj["apiVersion"], obj["kind"])
+        name = obj["metadata"]["name"]
+        return collection, f"{collection}/{quote(name, safe='')}", f"{what}/{name}", kind
 
     def get(self, obj: Mapping[str, Any]) -> dict[str, Any] | None:
-        group, version, plural, _, name = self._where(obj)
+        _, path, resource, _ = self._where(obj)
         try:
             doc: dict[str, Any] = call_json(
-                partial(
-                    self._api.get_cluster_custom_object,
-                    group,
-                    version,
-                    plural,
-                    name,
-                    _preload_content=False,
-                ),
-                verb="get",
-                resource=f"{plural}.{group}/{name}",
+                lambda: self._api.request("GET", path), verb="get", resource=resource
             )
         except NotFound:
             return None
@@ -106,22 +101,17 @@ class CustomObjects:
 
     def apply(self, obj: Mapping[str, Any], *, dry_run: bool = False) -> ApplyResult:
         """Create ``obj``, or replace its spec/labels/annotations; no write when equal."""
-        group, version, plural, kind, name = self._where(obj)
-        resource = f"{plural}.{group}/{name}"
+        collection, path, resource, kind = self._where(obj)
+        name = obj["metadata"]["name"]
         for _attempt in range(self._retries + 1):
             current = self.get(obj)
             if current is None:
                 if not dry_run:
-                    _send(
-                        partial(
-                            self._api.create_cluster_custom_object,
-                            group,
-                            version,
-                            plural,
-                            dict(obj),
-                            field_manager="topology-labeler",
-                            _preload_content=False,
-                        ),
+                    create = partial(
+                        self._api.request, "POST", collection, query=FIELD_MANAGER, body=_body(obj)
+                    )
+                    call_discard(
+                        create,
                         verb="create",
                         resource=resource,
                     )
@@ -136,24 +126,16 @@ class CustomObjects:
                 return ApplyResult(kind, name, UNCHANGED)
             if dry_run:
                 return ApplyResult(kind, name, UPDATED)
-            body = dict(current)
+            replacement = dict(current)
             meta = dict(current.get("metadata") or {})
             for k, v in want_meta.items():
                 meta[k] = {**(meta.get(k) or {}), **v}
-            body["metadata"] = meta
-            body["spec"] = obj.get("spec")
+            replacement["metadata"] = meta
+            replacement["spec"] = obj.get("spec")
+            body = _body(replacement)
             try:
-                _send(
-                    partial(
-                        self._api.replace_cluster_custom_object,
-                        group,
-                        version,
-                        plural,
-                        name,
-                        body,
-                        field_manager="topology-labeler",
-                        _preload_content=False,
-                    ),
+                call_discard(
+                    partial(self._api.request, "PUT", path, query=FIELD_MANAGER, body=body),
                     verb="update",
                     resource=resource,
                 )
@@ -172,30 +154,22 @@ class CustomObjects:
 
     def list_names(self, api_version: str, kind: str, label_selector: str) -> list[str]:
         """Names of the objects of one kind that match a label selector."""
-        group, version, plural = self._resource(api_version, kind)
+        collection, what, _ = self._resource(api_version, kind)
         names: list[str] = []
         for doc in list_pages(
-            partial(self._api.list_cluster_custom_object, group, version, plural),
-            resource=f"{plural}.{group}",
-            label_selector=label_selector,
+            self._api, collection, resource=what, query={"labelSelector": label_selector}
         ):
             names += [i["metadata"]["name"] for i in doc.get("items") or []]
         return sorted(names)
 
     def delete(self, api_version: str, kind: str, name: str, *, dry_run: bool = False) -> None:
-        group, version, plural = self._resource(api_version, kind)
+        collection, what, _ = self._resource(api_version, kind)
         if dry_run:
             return
+        path = f"{collection}/{quote(name, safe='')}"
         with contextlib.suppress(NotFound):
-            _send(
-                partial(
-                    self._api.delete_cluster_custom_object,
-                    group,
-                    version,
-                    plural,
-                    name,
-                    _preload_content=False,
-                ),
+            call_discard(
+                lambda: self._api.request("DELETE", path),
                 verb="delete",
-                resource=f"{plural}.{group}/{name}",
+                resource=f"{what}/{name}",
             )

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from kubernetes.client.exceptions import ApiException
-
+from labeler.backoff import Backoff
 from labeler.errors import LabelerError
 
 log = logging.getLogger(__name__)
@@ -75,17 +73,30 @@ class Retryable(KubeError):
     retryable = True
 
 
-def _status_body(exc: ApiException) -> dict[str, Any]:
+class ApiStatus(Exception):
+    """An answer with an error status, as it came (``labeler.kube.client.Api`` raises it;
+    :func:`translate` turns it into one of the errors above)."""
+
+    def __init__(
+        self, status: int, reason: str, body: bytes = b"", headers: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(f"{status} {reason}")
+        self.status = status
+        self.reason = reason
+        self.body = body
+        self.headers: Mapping[str, str] = headers or {}
+
+
+def _status_body(exc: ApiStatus) -> dict[str, Any]:
     try:
-        body = json.loads(exc.body or "")
+        body = json.loads(exc.body or b"")
     except (TypeError, ValueError):
         return {}
     return body if isinstance(body, dict) else {}
 
 
-def _retry_after(exc: ApiException) -> float | None:
-    headers = exc.headers or {}
-    value = headers.get("Retry-After") if hasattr(headers, "get") else None
+def _retry_after(exc: ApiStatus) -> float | None:
+    value = exc.headers.get("Retry-After")
     try:
         return float(value) if value is not None else None
     except ValueError:
@@ -117,14 +128,14 @@ def translate(exc: BaseException, verb: str, resource: str) -> KubeError:
     if isinstance(exc, KubeError):
         return exc
     what = f"{verb} {resource}"
-    if not isinstance(exc, ApiException):
+    if not isinstance(exc, ApiStatus):
         return Retryable(
             f"{what}: no answer from the API server{_no_answer(exc)}; "
             "check the server address and network, then retry",
             verb=verb,
             resource=resource,
         )
-    status = int(exc.status or 0)
+    status = exc.status
     body = _status_body(exc)
     message = str(body.get("message") or exc.reason or "").strip()
     kw: dict[str, Any] = {"status": status, "verb": verb, "resource": resource}
@@ -174,6 +185,7 @@ def call(
     sleep: Callable[[float], None] = time.sleep,
 ) -> T:
     """Run one API call, retrying 429/5xx/connection errors with backoff and Retry-After."""
+    backoff = Backoff(base_delay, max_delay, jitter=(0.5, 1.5))
     for attempt in range(1, attempts + 1):
         try:
             return fn()
@@ -189,7 +201,7 @@ def call(
                     resource=resource,
                     retry_after=err.retry_after,
                 ) from exc
-            delay = min(max_delay, base_delay * 2 ** (attempt - 1)) * (0.5 + random.random())
+            delay = backoff.delay(attempt)
             if err.retry_after is not None:
                 delay = max(delay, min(err.retry_after, max_delay * 6))
             log.warning(

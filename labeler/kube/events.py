@@ -7,6 +7,7 @@ rate-limited per reason, and an identical (reason, message) pair is not repeated
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -15,8 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from kubernetes import client
-
+from labeler.kube.client import Api
 from labeler.kube.errors import call
 from labeler.kube.raw import discard
 
@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 COMPONENT = "topology-labeler"
 NAMESPACE = "default"  # where node Events live: Nodes are cluster-scoped
 MAX_MESSAGE = 1024
+EVENTS = f"/api/v1/namespaces/{NAMESPACE}/events"
 
 
 class NodeEvents:
@@ -32,7 +33,7 @@ class NodeEvents:
 
     def __init__(
         self,
-        api: client.ApiClient,
+        api: Api,
         node: str,
         *,
         component: str = COMPONENT,
@@ -70,14 +71,10 @@ class NodeEvents:
         if not self.allow(reason, message):
             log.debug("event rate-limited node=%s reason=%s", self.node, reason)
             return False
-        body = self.body(event_type, reason, message)
+        body = json.dumps(self.body(event_type, reason, message)).encode()
         try:
             resp: Any = call(
-                lambda: client.CoreV1Api(self.api).create_namespaced_event(
-                    NAMESPACE,
-                    body,  # type: ignore[arg-type]  # the client sends a dict as is
-                    _preload_content=False,
-                ),
+                lambda: self.api.request("POST", EVENTS, body=body),
                 verb="create",
                 resource=f"events (namespace {NAMESPACE})",
                 attempts=1,  # a retry after a lost answer would duplicate the Event

@@ -7,38 +7,43 @@ in either encoding.
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+from urllib.parse import quote
 
-from kubernetes import client
-
+from labeler.kube.client import Api
 from labeler.kube.errors import NotFound
 from labeler.kube.raw import call_json, list_pages
 
 GROUP = "kueue.x-k8s.io"
 VERSIONS = ("v1beta2", "v1beta1")
+T = TypeVar("T")
 
 
-def _list_all(api: client.ApiClient, plural: str, kind: str) -> list[dict[str, Any]]:
-    custom = client.CustomObjectsApi(api)
+def _newest(read: Callable[[str], T]) -> T:
+    """``read(version)`` for the newest version the server serves."""
     last: NotFound | None = None
     for version in VERSIONS:
-        items: list[dict[str, Any]] = []
         try:
-            for doc in list_pages(
-                partial(custom.list_cluster_custom_object, GROUP, version, plural),
-                resource=f"{plural}.{GROUP}/{version}",
-            ):
-                items.extend(doc.get("items") or [])
+            return read(version)
         except NotFound as e:
             last = e
-            continue
-        return [{**it, "kind": it.get("kind") or kind} for it in items]
     assert last is not None
     raise last
 
 
-def list_kueue_objects(api: client.ApiClient) -> list[dict[str, Any]]:
+def _list_all(api: Api, plural: str, kind: str) -> list[dict[str, Any]]:
+    def read(version: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        path = f"/apis/{GROUP}/{version}/{plural}"
+        for doc in list_pages(api, path, resource=f"{plural}.{GROUP}"):
+            items.extend(doc.get("items") or [])
+        return [{**it, "kind": it.get("kind") or kind} for it in items]
+
+    return _newest(read)
+
+
+def list_kueue_objects(api: Api) -> list[dict[str, Any]]:
     """Every Workload (all namespaces), Topology and ResourceFlavor."""
     out: list[dict[str, Any]] = []
     for plural, kind in (
@@ -50,29 +55,19 @@ def list_kueue_objects(api: client.ApiClient) -> list[dict[str, Any]]:
     return out
 
 
-def get_workload(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any]:
+def get_workload(api: Api, namespace: str, name: str) -> dict[str, Any]:
     """One Workload; NotFound names it when no served version has it."""
-    custom = client.CustomObjectsApi(api)
-    last: NotFound | None = None
-    for version in VERSIONS:
-        try:
-            obj: dict[str, Any] = call_json(
-                partial(
-                    custom.get_namespaced_custom_object,
-                    GROUP,
-                    version,
-                    namespace,
-                    "workloads",
-                    name,
-                    _preload_content=False,
-                ),
-                verb="get",
-                resource=f"workloads.{GROUP}/{namespace}/{name}",
-            )
-        except NotFound as e:
-            last = e
-            continue
-        obj.setdefault("kind", "Workload")
-        return obj
-    assert last is not None
-    raise last
+
+    def read(version: str) -> dict[str, Any]:
+        path = (
+            f"/apis/{GROUP}/{version}/namespaces/{quote(namespace, safe='')}"
+            f"/workloads/{quote(name, safe='')}"
+        )
+        obj: dict[str, Any] = call_json(
+            lambda: api.request("GET", path),
+            verb="get",
+            resource=f"workloads.{GROUP}/{namespace}/{name}",
+        )
+        return {**obj, "kind": obj.get("kind") or "Workload"}
+
+    return _newest(read)

@@ -1,64 +1,100 @@
 """Read nodes and write their labels with ownership (labeler.plan).
 
-Nodes are read as plain JSON (``_preload_content=False``): at 10,000 nodes the client's
-model deserialisation costs more than the API calls, and we need only a few fields.
+Nodes are read as plain JSON into :class:`NodeInfo`: at 10,000 nodes the client's model
+deserialisation would cost more than the API calls, and we need only a few fields.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import quote
 
-from kubernetes import client
-from kubernetes.watch.watch import iter_resp_lines
-
+from labeler.kube.client import Api
+from labeler.kube.errors import ApiStatus, Expired, translate
 from labeler.kube.errors import Conflict as ApiConflict
-from labeler.kube.errors import Expired, translate
-from labeler.kube.raw import abandon, call_discard, call_json, list_pages
-from labeler.node import NodeInfo, NodeLabels
+from labeler.kube.raw import abandon, call_discard, call_json, iter_lines, list_pages
+from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeInfo, NodeLabels
 from labeler.plan import Desired, LabelPlan, plan_labels
 
 log = logging.getLogger(__name__)
 
 MERGE_PATCH = "application/merge-patch+json"
+# The annotations a label plan reads; a lean read keeps no others.
+OWN_ANNOTATIONS = (OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION)
+T = TypeVar("T")
 
 
-def core(api: client.ApiClient) -> client.CoreV1Api:
-    return client.CoreV1Api(api)
+NODES = "/api/v1/nodes"
 
 
-def get_node(api: client.ApiClient, name: str) -> NodeInfo:
+def node_path(name: str) -> str:
+    return f"{NODES}/{quote(name, safe='')}"
+
+
+def get_node(api: Api, name: str) -> NodeInfo:
     doc = call_json(
-        lambda: core(api).read_node(name, _preload_content=False),
-        verb="get",
-        resource=f"nodes/{name}",
+        lambda: api.request("GET", node_path(name)), verb="get", resource=f"nodes/{name}"
     )
     return NodeInfo.from_dict(doc)
 
 
 def list_nodes(
-    api: client.ApiClient,
+    api: Api,
     *,
     label_selector: str | None = None,
     page_size: int = 500,
 ) -> tuple[list[NodeInfo], str]:
     """All nodes (paginated), and the list's resourceVersion to start a watch from."""
-    nodes: list[NodeInfo] = []
+    return _list(api, NodeInfo.from_dict, label_selector, page_size)
+
+
+def list_node_labels(
+    api: Api,
+    *,
+    label_selector: str | None = None,
+    page_size: int = 500,
+) -> list[NodeLabels]:
+    """Every node as a label writer sees it: name, labels, resourceVersion and only the
+    annotations this project writes. Each page's objects are dropped once read, so at
+    100,000 nodes memory holds the labels, not the nodes' status and images."""
+    return _list(api, labels_of, label_selector, page_size)[0]
+
+
+def labels_of(obj: Mapping[str, Any]) -> NodeLabels:
+    meta = obj.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    return NodeLabels(
+        name=meta.get("name", ""),
+        labels=meta.get("labels") or {},
+        annotations={k: annotations[k] for k in OWN_ANNOTATIONS if k in annotations},
+        resource_version=str(meta.get("resourceVersion") or ""),
+    )
+
+
+def _list(
+    api: Api, read: Callable[[Mapping[str, Any]], T], label_selector: str | None, page_size: int
+) -> tuple[list[T], str]:
+    nodes: list[T] = []
     resource_version = ""
     for doc in list_pages(
-        core(api).list_node, resource="nodes", page_size=page_size, label_selector=label_selector
+        api,
+        NODES,
+        resource="nodes",
+        page_size=page_size,
+        query={"labelSelector": label_selector},
     ):
-        nodes.extend(NodeInfo.from_dict(item) for item in doc.get("items") or [])
+        nodes.extend(map(read, doc.get("items") or []))
         meta = doc.get("metadata") or {}
         resource_version = resource_version or str(meta.get("resourceVersion") or "")
     return nodes, resource_version
 
 
 def watch_nodes(
-    api: client.ApiClient,
+    api: Api,
     *,
     resource_version: str,
     field_selector: str | None = None,
@@ -71,25 +107,23 @@ def watch_nodes(
     BOOKMARK events are yielded too (with a node carrying only the resourceVersion) so the
     caller can remember the newest version.
     """
-    kwargs: dict[str, Any] = {
-        "watch": True,
-        "resource_version": resource_version,
-        "timeout_seconds": timeout_seconds,
-        "allow_watch_bookmarks": True,
-        "_preload_content": False,
-        "_request_timeout": (10, timeout_seconds + 30),
+    query: dict[str, Any] = {
+        "watch": "true",
+        "resourceVersion": resource_version,
+        "timeoutSeconds": timeout_seconds,
+        "allowWatchBookmarks": "true",
     }
     if field_selector:
-        kwargs["field_selector"] = field_selector
+        query["fieldSelector"] = field_selector
     if label_selector:
-        kwargs["label_selector"] = label_selector
+        query["labelSelector"] = label_selector
     try:
-        resp: Any = core(api).list_node(**kwargs)
+        resp: Any = api.request("GET", NODES, query=query, timeout=(10, timeout_seconds + 30))
     except Exception as exc:
         raise translate(exc, "watch", "nodes") from exc
     finished = False
     try:
-        for line in iter_resp_lines(resp):
+        for line in iter_lines(resp):
             if not line.strip():
                 continue
             event = json.loads(line)
@@ -119,10 +153,9 @@ def watch_nodes(
             abandon(resp)
 
 
-def _status_exception(obj: Mapping[str, Any]) -> client.ApiException:
-    exc = client.ApiException(status=int(obj.get("code") or 500), reason=obj.get("reason"))
-    exc.body = json.dumps(obj)
-    return exc
+def _status_exception(obj: Mapping[str, Any]) -> ApiStatus:
+    body = json.dumps(obj).encode()
+    return ApiStatus(int(obj.get("code") or 500), str(obj.get("reason") or ""), body)
 
 
 @dataclass(frozen=True)
@@ -138,7 +171,7 @@ class WriteResult:
 class LabelWriter:
     """One minimal merge patch per node, guarded by resourceVersion; 409 → re-read, re-plan."""
 
-    def __init__(self, api: client.ApiClient, *, conflict_retries: int = 5) -> None:
+    def __init__(self, api: Api, *, conflict_retries: int = 5) -> None:
         self.api = api
         self.conflict_retries = conflict_retries
 
@@ -172,11 +205,10 @@ class LabelWriter:
         raise AssertionError("unreachable")
 
     def _patch(self, node: NodeLabels, plan: LabelPlan) -> None:
-        body = plan.patch(node.resource_version or None)
+        body = json.dumps(plan.patch(node.resource_version or None)).encode()
+        path = node_path(node.name)
         call_discard(
-            lambda: core(self.api).patch_node(
-                node.name, body, _content_type=MERGE_PATCH, _preload_content=False
-            ),
+            lambda: self.api.request("PATCH", path, body=body, content_type=MERGE_PATCH),
             verb="patch",
             resource=f"nodes/{node.name}",
         )

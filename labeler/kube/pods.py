@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
+from urllib.parse import quote
 
-from kubernetes import client
-
+from labeler.kube.client import Api
 from labeler.kube.raw import list_pages
 
 
 def list_pods(
-    api: client.ApiClient,
+    api: Api,
     *,
     namespace: str | None = None,
     label_selector: str | None = None,
@@ -19,20 +18,19 @@ def list_pods(
     page_size: int = 500,
 ) -> list[dict[str, Any]]:
     """Every matching pod, all namespaces unless ``namespace`` is given (paginated)."""
-    core = client.CoreV1Api(api)
     if namespace:
-        list_fn: Any = partial(core.list_namespaced_pod, namespace)
+        path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods"
         resource = f"pods (namespace {namespace})"
     else:
-        list_fn = core.list_pod_for_all_namespaces
+        path = "/api/v1/pods"
         resource = "pods (all namespaces)"
     pods: list[dict[str, Any]] = []
     for doc in list_pages(
-        list_fn,
+        api,
+        path,
         resource=resource,
         page_size=page_size,
-        label_selector=label_selector,
-        field_selector=field_selector,
+        query={"labelSelector": label_selector, "fieldSelector": field_selector},
     ):
         pods.extend(doc.get("items") or [])
     return pods

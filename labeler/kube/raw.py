@@ -1,4 +1,4 @@
-"""Raw responses (``_preload_content=False``) and the pooled connections behind them.
+"""Raw responses (urllib3, body unread) and the pooled connections behind them.
 
 We skip the client's model deserialisation (at 10,000 nodes it costs more than the API
 calls), so we own the urllib3 response and must leave its keep-alive connection clean:
@@ -14,11 +14,14 @@ calls), so we own the urllib3 response and must leave its keep-alive connection 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from labeler.kube.errors import call
+
+if TYPE_CHECKING:
+    from labeler.kube.client import Api
 
 
 def read_json(resp: Any) -> Any:
@@ -58,23 +61,37 @@ def call_discard(fn: Callable[[], Any], *, verb: str, resource: str, **retry: An
     call(lambda: discard(fn()), verb=verb, resource=resource, **retry)
 
 
+def iter_lines(resp: Any) -> Iterator[bytes]:
+    """The lines of a streamed body (a watch: one JSON event per line), as they arrive."""
+    pending = b""
+    for chunk in resp.stream(amt=None, decode_content=False):
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        yield from lines
+    if pending:
+        yield pending
+
+
 def list_pages(
-    list_fn: Callable[..., Any],
+    api: Api,
+    path: str,
     *,
     resource: str,
     page_size: int = 500,
-    **params: Any,
+    query: Mapping[str, str | None] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Each page of a paginated LIST as parsed JSON, following ``metadata.continue``.
 
-    ``params`` with a false value (no selector given) are left out of the request.
+    ``query`` parameters with a false value (no selector given) are left out.
     """
-    kwargs: dict[str, Any] = {k: v for k, v in params.items() if v}
-    kwargs.update(limit=page_size, _preload_content=False)
+    params: dict[str, Any] = {k: v for k, v in (query or {}).items() if v}
+    params["limit"] = page_size
     while True:
-        doc: dict[str, Any] = call_json(partial(list_fn, **kwargs), verb="list", resource=resource)
+        doc: dict[str, Any] = call_json(
+            partial(api.request, "GET", path, query=dict(params)), verb="list", resource=resource
+        )
         yield doc
         token = (doc.get("metadata") or {}).get("continue")
         if not token:
             return
-        kwargs["_continue"] = token
+        params["continue"] = token

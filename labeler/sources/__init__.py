@@ -1,23 +1,31 @@
 """Topology sources: where a node learns its own place. Sources read; they never write.
 
 A source answers one of three ways:
-- a ``Reading`` (label key → full source ID, before encoding),
+- a ``Reading``: full source IDs by role (island, network block, superpod...), before
+  encoding; the profile says which label key each role is written to;
 - ``NoData`` (a definite, normal "this node has no topology", e.g. IMDS 404), or
 - raises ``SourceError`` (timeout, refused, garbage): the agent keeps the last labels.
+
+Each source module also owns its options: a frozen dataclass holding its defaults, the
+command-line flags that set them, and a ``SourceKind`` that the agent command registers
+(``labeler.sources.select``). A new source is one more module of that shape.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import argparse
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from labeler.errors import LabelerError
+from labeler.profiles import Profile, Roles
 
 
 @dataclass(frozen=True)
 class Reading:
-    ids: Mapping[str, str]
+    ids: Mapping[str, str]  # role → full source ID
     details: Mapping[str, str] = field(default_factory=dict)  # for logs and events
 
 
@@ -31,10 +39,22 @@ class SourceError(LabelerError):
 
 
 class Source(Protocol):
-    """``keys``: every label key this source can produce, i.e. the agent's scope: an owned
-    key in scope that a new reading lacks is removed; keys outside it are never touched."""
+    """``roles``: every role this source can report. The label keys the profile gives them
+    are the agent's scope: an owned key in scope that a new reading lacks is removed; keys
+    outside it are never touched."""
 
     name: str
-    keys: tuple[str, ...]
+    roles: Roles
 
     def read(self) -> Reading | NoData: ...
+
+
+@dataclass(frozen=True)
+class SourceKind:
+    """A source as the agent command sees it. ``name`` is what a profile's ``source``
+    says; ``add_flags`` adds the source's flag group; ``build`` makes the source from the
+    parsed flags, and waits on the stop event so that its retries end on SIGTERM."""
+
+    name: str
+    add_flags: Callable[[argparse.ArgumentParser], None]
+    build: Callable[[Profile, argparse.Namespace, threading.Event], Source]

@@ -6,7 +6,8 @@ is asked instead: it may embed ``rdmaTopologyData``, or carry ``networkBlockId``
 HPC island and the network block), ``rackId`` (local block) and ``id`` (host).
 
 Outcomes (see ``labeler.sources``):
-- a ``Reading`` of full IDs keyed by label key;
+- a ``Reading`` of full IDs by role (``hpc_island``, ``network_block``, ``local_block``,
+  ``host``, ``gpu_memory_fabric``); the profile maps the roles to label keys;
 - ``NoData`` when neither document has topology: a normal state (no capacity topology);
 - ``SourceError`` for anything that is not a definite answer: timeouts, refused
   connections, 401/403, 429, 5xx, malformed JSON, a required field missing or not a string.
@@ -18,29 +19,33 @@ directly from the host, so the session ignores proxy environment variables
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
-import random
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import requests
-
+from labeler.backoff import Backoff
 from labeler.errors import UsageError
-from labeler.profiles import OCI_GPU_MEMORY_FABRIC, OCI_HOST_ID, Profile
-from labeler.sources import NoData, Reading, SourceError
+from labeler.flags import positive_number
+from labeler.profiles import Profile, Roles
+from labeler.sources import NoData, Reading, SourceError, SourceKind
+
+if TYPE_CHECKING:
+    import requests
 
 log = logging.getLogger(__name__)
 
+NAME = "oci-imds"
 DEFAULT_IMDS_URL = "http://169.254.169.254"
 RDMA_PATH = "/opc/v2/host/rdmaTopologyData"
 HOST_PATH = "/opc/v2/host"
 AUTH_HEADER = {"Authorization": "Bearer Oracle"}
 _FORBIDDEN_HEADERS = ("forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto")
 
-# The IMDS fields of rdmaTopologyData, by role.
+# The roles this source reports; a profile's levels named so take them.
 ISLAND, NETWORK_BLOCK, LOCAL_BLOCK, HOST, FABRIC = (
     "hpc_island",
     "network_block",
@@ -48,6 +53,9 @@ ISLAND, NETWORK_BLOCK, LOCAL_BLOCK, HOST, FABRIC = (
     "host",
     "gpu_memory_fabric",
 )
+# Levels widest first; a profile's extra labels are the host ID, then the GPU memory fabric.
+ROLES = Roles(levels=(ISLAND, NETWORK_BLOCK, LOCAL_BLOCK), extras=(HOST, FABRIC))
+# The IMDS fields of rdmaTopologyData, by role.
 RDMA_FIELDS = {
     ISLAND: "customerHPCIslandId",
     NETWORK_BLOCK: "customerNetworkBlock",
@@ -55,85 +63,50 @@ RDMA_FIELDS = {
     HOST: "customerHostId",
 }
 FABRIC_FIELD = "customerGpuMemoryFabric"
-LEVEL_ROLES = (ISLAND, NETWORK_BLOCK, LOCAL_BLOCK)
-
-
-@dataclass(frozen=True)
-class OciKeys:
-    """Which label key each IMDS role is written to (None: the profile does not write it)."""
-
-    hpc_island: str | None
-    network_block: str | None
-    local_block: str | None
-    host: str | None
-    gpu_memory_fabric: str | None
-
-    def for_role(self, role: str) -> str | None:
-        value: str | None = getattr(self, role)
-        return value
-
-    @property
-    def all(self) -> tuple[str, ...]:
-        roles = (*LEVEL_ROLES, HOST, FABRIC)
-        return tuple(k for k in (self.for_role(r) for r in roles) if k)
-
-
-def oci_keys(profile: Profile) -> OciKeys:
-    """Map a profile's keys to IMDS roles.
-
-    Levels are matched by their ``name`` (``hpc_island``, ``network_block``, ``local_block``);
-    a profile whose level names are not all among these must have exactly three levels,
-    taken widest first. Extra labels: the first is the host ID, the second the GPU memory
-    fabric ID; more are an error. This lets a profile file rename every key.
-    """
-    levels = profile.topology.levels
-    names = [lv.name for lv in levels]
-    roles: dict[str, str] = {}
-    if all(n in LEVEL_ROLES for n in names):
-        roles = {lv.name: lv.key for lv in levels}
-    elif len(levels) == len(LEVEL_ROLES):
-        roles = {role: lv.key for role, lv in zip(LEVEL_ROLES, levels, strict=True)}
-    else:
-        raise UsageError(
-            f"profile {profile.name!r}: source oci-imds needs levels named "
-            f"{', '.join(LEVEL_ROLES)} (or exactly three levels, widest first); got "
-            f"{', '.join(names)}"
-        )
-    extra = list(profile.extra_keys)
-    if len(extra) > 2:
-        raise UsageError(
-            f"profile {profile.name!r}: source oci-imds writes at most two extra labels "
-            f"(host ID, GPU memory fabric ID); got {', '.join(extra)}"
-        )
-    return OciKeys(
-        hpc_island=roles.get(ISLAND),
-        network_block=roles.get(NETWORK_BLOCK),
-        local_block=roles.get(LOCAL_BLOCK),
-        host=extra[0] if extra else None,
-        gpu_memory_fabric=extra[1] if len(extra) > 1 else None,
-    )
-
-
-DEFAULT_KEYS = OciKeys(
-    hpc_island="oci.oraclecloud.com/rdma.hpc_island_id",
-    network_block="oci.oraclecloud.com/rdma.network_block_id",
-    local_block="oci.oraclecloud.com/rdma.local_block_id",
-    host=OCI_HOST_ID,
-    gpu_memory_fabric=OCI_GPU_MEMORY_FABRIC,
-)
 
 
 @dataclass(frozen=True)
 class ImdsOptions:
     """Bounded waiting: at most ``attempts`` requests per document, each limited by
-    ``connect_timeout``/``read_timeout``, with jittered exponential backoff in between."""
+    ``timeout`` (to connect, and again to read), with jittered exponential backoff in
+    between. The defaults here are the flags' defaults."""
 
     url: str = DEFAULT_IMDS_URL
-    connect_timeout: float = 1.0
-    read_timeout: float = 2.0
+    timeout: float = 2.0
     attempts: int = 3
     backoff: float = 0.5
     max_backoff: float = 4.0
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ImdsOptions:
+        if args.imds_attempts < 1:
+            raise UsageError("--imds-attempts must be at least 1")
+        return cls(url=args.imds_url, timeout=args.imds_timeout, attempts=args.imds_attempts)
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    default = ImdsOptions()
+    g = parser.add_argument_group("OCI instance metadata (source oci-imds)")
+    g.add_argument("--imds-url", default=default.url, help=f"default {default.url}")
+    g.add_argument(
+        "--imds-timeout",
+        type=positive_number,
+        default=default.timeout,
+        help=f"seconds per IMDS request (default {default.timeout:g})",
+    )
+    g.add_argument(
+        "--imds-attempts",
+        type=int,
+        default=default.attempts,
+        help=f"IMDS requests per read, with backoff (default {default.attempts})",
+    )
+
+
+def _build(profile: Profile, args: argparse.Namespace, stop: threading.Event) -> OciImdsSource:
+    return OciImdsSource(ImdsOptions.from_args(args), stop=stop)
+
+
+KIND = SourceKind(NAME, add_flags, _build)
 
 
 class _Retry(Exception):
@@ -143,20 +116,27 @@ class _Retry(Exception):
 class OciImdsSource:
     """Reads the RDMA topology of this host from IMDS. Thread-compatible, not thread-safe."""
 
-    name = "oci-imds"
+    name = NAME
+    roles = ROLES
 
     def __init__(
         self,
-        keys: OciKeys = DEFAULT_KEYS,
         options: ImdsOptions | None = None,
         *,
         stop: threading.Event | None = None,
         session: requests.Session | None = None,
         sleep: Callable[[float], bool] | None = None,
     ) -> None:
-        self.map = keys
-        self.keys = keys.all
+        # requests is imported here, not at the top: the agent command registers this
+        # module's flags on every start of the CLI, which must stay quick. Its exceptions
+        # are kept for _get_once: an import statement there would run in the source thread,
+        # and one running while the interpreter shuts down can abort the process.
+        import requests
+
+        self._timeout_error: type[Exception] = requests.Timeout
+        self._request_error: type[Exception] = requests.RequestException
         self.options = options or ImdsOptions()
+        self._backoff = Backoff(self.options.backoff, self.options.max_backoff, (0.5, 1.0))
         self._stop = stop or threading.Event()
         # Waiting on the stop event makes backoff end at once on SIGTERM.
         self._sleep = sleep or self._stop.wait
@@ -190,12 +170,7 @@ class OciImdsSource:
     # --- parsing ------------------------------------------------------------------
 
     def _from_rdma(self, doc: Mapping[str, Any], where: str) -> Reading:
-        ids: dict[str, str] = {}
-        for role, field_name in RDMA_FIELDS.items():
-            key = self.map.for_role(role)
-            value = _required_string(doc, field_name, where)
-            if key:
-                ids[key] = value
+        ids = {role: _required_string(doc, name, where) for role, name in RDMA_FIELDS.items()}
         fabric = doc.get(FABRIC_FIELD)
         if fabric is not None:
             if not isinstance(fabric, str):
@@ -204,8 +179,8 @@ class OciImdsSource:
                     "the metadata service answered something unexpected, check the host"
                 )
             _check_printable(fabric, FABRIC_FIELD, where)
-            if fabric and self.map.gpu_memory_fabric:
-                ids[self.map.gpu_memory_fabric] = fabric
+            if fabric:
+                ids[FABRIC] = fabric
         return Reading(ids=ids, details={"document": where})
 
     def _from_host(self, doc: Mapping[str, Any]) -> Reading:
@@ -213,8 +188,7 @@ class OciImdsSource:
         block = _required_string(doc, "networkBlockId", where)
         rack = _required_string(doc, "rackId", where)
         host = _required_string(doc, "id", where)
-        values = {ISLAND: block, NETWORK_BLOCK: block, LOCAL_BLOCK: rack, HOST: host}
-        ids = {k: v for role, v in values.items() if (k := self.map.for_role(role))}
+        ids = {ISLAND: block, NETWORK_BLOCK: block, LOCAL_BLOCK: rack, HOST: host}
         return Reading(ids=ids, details={"document": where})
 
     # --- HTTP ---------------------------------------------------------------------
@@ -226,8 +200,7 @@ class OciImdsSource:
         last: Exception | None = None
         for attempt in range(1, max(1, opts.attempts) + 1):
             if attempt > 1:
-                delay = min(opts.max_backoff, opts.backoff * 2 ** (attempt - 2))
-                delay *= 0.5 + random.random() / 2
+                delay = self._backoff.delay(attempt - 1)
                 log.debug("IMDS retry url=%s attempt=%d delay=%.2fs", url, attempt, delay)
                 if self._sleep(delay) or self._stop.is_set():
                     break
@@ -238,17 +211,16 @@ class OciImdsSource:
         raise SourceError(f"{last}; keeping the current labels and retrying later")
 
     def _get_once(self, url: str) -> Any:
-        opts = self.options
         try:
             resp = self._session.get(
                 url,
                 headers=AUTH_HEADER,
-                timeout=(opts.connect_timeout, opts.read_timeout),
+                timeout=self.options.timeout,  # to connect, and again to read
                 allow_redirects=False,
             )
-        except requests.Timeout as e:
+        except self._timeout_error as e:
             raise _Retry(f"IMDS {url}: no answer within the timeout ({e})") from e
-        except requests.RequestException as e:
+        except self._request_error as e:
             raise _Retry(
                 f"IMDS {url}: cannot connect ({type(e).__name__}); the agent needs "
                 "hostNetwork to reach the metadata service"

@@ -1,66 +1,39 @@
-"""Pick the agent's topology source from ``profile.source``: one small table to extend.
+"""The agent's topology sources, and the one a profile names (``profile.source``).
 
-Each factory gets the profile, the parsed command line and the stop event (so that a
-source's retries end on SIGTERM). Source-specific flags belong to the source's factory.
+A source plugs in by adding its ``SourceKind`` to ``KINDS``: its flags then appear in
+``agent --help`` and a profile whose ``source`` names it gets it.
 """
 
 from __future__ import annotations
 
 import argparse
 import threading
-from collections.abc import Callable
 
 from labeler.errors import UsageError
 from labeler.profiles import Profile
-from labeler.sources import Source
+from labeler.sources import Source, SourceKind, ascend, oci_imds
 
-Factory = Callable[[Profile, argparse.Namespace, threading.Event], Source]
-
-
-def _oci_imds(profile: Profile, args: argparse.Namespace, stop: threading.Event) -> Source:
-    from labeler.sources.oci_imds import DEFAULT_IMDS_URL, ImdsOptions, OciImdsSource, oci_keys
-
-    options = ImdsOptions(
-        url=getattr(args, "imds_url", None) or DEFAULT_IMDS_URL,
-        connect_timeout=getattr(args, "imds_timeout", 2.0),
-        read_timeout=getattr(args, "imds_timeout", 2.0),
-        attempts=getattr(args, "imds_attempts", 3),
-    )
-    return OciImdsSource(oci_keys(profile), options, stop=stop)
+KINDS: tuple[SourceKind, ...] = (oci_imds.KIND, ascend.KIND)
+SOURCES = {kind.name: kind for kind in KINDS}
 
 
-def _ascend(profile: Profile, args: argparse.Namespace, stop: threading.Event) -> Source:
-    from labeler.sources.ascend import AscendSource, check_tree_name, make_reader
-    from labeler.sources.ascend.npusmi import DEFAULT_NPU_SMI, DEFAULT_TIMEOUT
-
-    tree_label = profile.topology.tree_label
-    if tree_label:
-        check_tree_name(profile.topology.name, tree_label)
-    reader = make_reader(
-        getattr(args, "ascend_reader", None) or "auto",
-        dcmi_lib=getattr(args, "dcmi_lib", None),
-        npu_smi=getattr(args, "npu_smi", None) or DEFAULT_NPU_SMI,
-        timeout=getattr(args, "npu_smi_timeout", None) or DEFAULT_TIMEOUT,
-    )
-    generation = getattr(args, "ascend_generation", None) or "auto"
-    if tree_label:
-        return AscendSource(reader, generation=generation, tree_label=tree_label)
-    return AscendSource(reader, generation=generation)
-
-
-SOURCES: dict[str, Factory] = {
-    "oci-imds": _oci_imds,
-    "ascend": _ascend,
-}
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    """Every source's flag group."""
+    for kind in KINDS:
+        kind.add_flags(parser)
 
 
 def make_source(
     profile: Profile, args: argparse.Namespace, stop: threading.Event | None = None
 ) -> Source:
-    factory = SOURCES.get(profile.source)
-    if factory is None:
+    """The source ``profile`` names, from the parsed flags. Checks here, before any API
+    call, that the profile can take the source's roles (a UsageError otherwise)."""
+    kind = SOURCES.get(profile.source)
+    if kind is None:
         raise UsageError(
             f"profile {profile.name!r} uses source {profile.source!r}, which the agent cannot "
             f"read; agent sources: {', '.join(sorted(SOURCES))}"
         )
-    return factory(profile, args, stop or threading.Event())
+    source = kind.build(profile, args, stop or threading.Event())
+    profile.keys_for(source.roles)
+    return source

@@ -13,6 +13,7 @@ from typing import Any
 
 from labeler.errors import UsageError
 from labeler.model import HOSTNAME_LABEL, Topology
+from labeler.profiles import ASCEND_TREE_LABEL
 from labeler.tas.assign import (
     PREFERRED,
     REQUIRED,
@@ -22,6 +23,13 @@ from labeler.tas.assign import (
     Outcome,
     SliceLayer,
     simulate,
+)
+from labeler.tas.multilevel import (
+    AFFINITY_CONFIG_ANNOTATION,
+    MULTILEVEL,
+    SCHEDULE_POLICY_ANNOTATION,
+    affinity_problems,
+    derive_affinity,
 )
 from labeler.tas.tree import Capacity, ExclusionStats, Outside, PodShape, Tree, leaf_capacity
 
@@ -124,14 +132,29 @@ def kueue_annotations(topology: Topology, job: Job, level: int | None) -> dict[s
     return out
 
 
+TIER_NAME_SINCE = (1, 14)
+
+
+def tier_name_works(topology: Topology, level: int, volcano_version: tuple[int, int]) -> bool:
+    """Does ``highestTierName`` resolve for ``level`` on static *and* discovered HyperNodes?
+
+    Only from Volcano 1.14 (1.13's discovered HyperNodes carry no tierName; the scheduler
+    skips a name it cannot find, and the job then runs unbounded), and only when the tier
+    name is the label key, which is what discovery sets.
+    """
+    lv = topology.levels[min(level, len(topology.levels) - 1)]
+    return volcano_version >= TIER_NAME_SINCE and lv.tier == lv.key
+
+
 def volcano_network_topology(
     topology: Topology, mode: str, level: int | None, *, legacy: bool = False
 ) -> dict[str, Any] | None:
     """``spec.networkTopology`` for a Volcano Job/PodGroup bounding the job to ``level``.
 
     ``highestTierName`` (Volcano ≥ 1.14) names the HyperNode tier; ``highestTierAllowed``
-    (older) numbers it, tier 1 = narrowest. One node is not a HyperNode tier, so the hostname
-    level maps to tier 1. Unconstrained jobs need no stanza.
+    numbers it, tier 1 = narrowest, the same number on static and discovered HyperNodes.
+    One node is not a HyperNode tier, so the hostname level maps to tier 1. Unconstrained
+    jobs need no stanza.
     """
     if mode == UNCONSTRAINED or level is None:
         return None
@@ -162,11 +185,20 @@ class Advice:
     stats: ExclusionStats
     outside: tuple[Outside, ...] = field(default_factory=tuple)
     nodes_in_tree: int = 0
+    ascend: Mapping[str, str] | None = None  # multilevel job annotations (Ascend trees)
 
 
-def advise(topology: Topology, tree: Tree, shape: PodShape, job: Job) -> Advice:
+def advise(
+    topology: Topology,
+    tree: Tree,
+    shape: PodShape,
+    job: Job,
+    *,
+    volcano_version: tuple[int, int] = TIER_NAME_SINCE,
+    affinity_config: str | None = None,
+) -> Advice:
     """Simulate the job now, find the narrowest fitting level now and on an empty cluster,
-    and say what to paste."""
+    and say what to paste (``volcano`` is the stanza that works on ``volcano_version``)."""
     now = leaf_capacity(tree, shape)
     empty = leaf_capacity(tree, shape, empty=True)
     outcome = simulate(tree, now, job)
@@ -190,9 +222,39 @@ def advise(topology: Topology, tree: Tree, shape: PodShape, job: Job) -> Advice:
             if suggested is not None or job.mode == UNCONSTRAINED
             else {}
         ),
-        volcano=volcano_network_topology(topology, job.mode, suggested),
+        volcano=volcano_network_topology(
+            topology,
+            job.mode,
+            suggested,
+            legacy=suggested is not None
+            and not tier_name_works(topology, suggested, volcano_version),
+        ),
         volcano_legacy=volcano_network_topology(topology, job.mode, suggested, legacy=True),
         stats=now.stats,
         outside=tuple(tree.outside),
         nodes_in_tree=len(tree.leaves),
+        ascend=ascend_annotations(topology, job, suggested, affinity_config),
     )
+
+
+def ascend_annotations(
+    topology: Topology, job: Job, level: int | None, affinity_config: str | None = None
+) -> dict[str, str] | None:
+    """``huawei.com/schedule_policy``/``affinity-config`` for a tree ascend-for-volcano reads.
+
+    ``affinity_config`` (the user's) must already be valid; otherwise one is derived from
+    the request, and left out if it would break ascend-for-volcano's rules.
+    """
+    if topology.tree_label != ASCEND_TREE_LABEL:
+        return None
+    if affinity_config is None:
+        derived = derive_affinity(topology, job, level)
+        if derived is None:
+            return None
+        affinity_config = derived.text()
+    if affinity_problems(affinity_config, job.count, len(topology.levels)):
+        return None
+    return {
+        SCHEDULE_POLICY_ANNOTATION: MULTILEVEL,
+        AFFINITY_CONFIG_ANNOTATION: affinity_config,
+    }

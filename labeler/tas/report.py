@@ -64,6 +64,7 @@ def advice_dict(topology: Topology, advice: Advice) -> dict[str, Any]:
         "annotations": dict(advice.annotations),
         "volcano": advice.volcano,
         "volcano_legacy": advice.volcano_legacy,
+        "ascend_annotations": dict(advice.ascend) if advice.ascend else None,
         "nodes_in_topology": advice.nodes_in_tree,
         "excluded": stats_dict(advice.stats),
         "outside": [{"node": o.node, "reason": o.reason} for o in advice.outside],
@@ -141,13 +142,22 @@ def advice_text(topology: Topology, advice: Advice, requests: Mapping[str, int])
         lines.append(heading + ":")
         lines += _yaml_block({"annotations": dict(advice.annotations)})
     if advice.volcano is not None and advice.volcano_legacy is not None:
-        lines.append("Volcano Job spec (Volcano >= 1.14):")
-        lines += _yaml_block(advice.volcano)
-        legacy = advice.volcano_legacy["networkTopology"]
-        lines.append(
-            f"  (Volcano < 1.14: highestTierAllowed: {legacy['highestTierAllowed']} "
-            "instead of highestTierName)"
-        )
+        if "highestTierName" in advice.volcano["networkTopology"]:
+            lines.append("Volcano Job spec (Volcano >= 1.14, static or discovered HyperNodes):")
+            lines += _yaml_block(advice.volcano)
+            legacy = advice.volcano_legacy["networkTopology"]
+            lines.append(
+                f"  (Volcano < 1.14: highestTierAllowed: {legacy['highestTierAllowed']} "
+                "instead of highestTierName)"
+            )
+        else:
+            lines.append(
+                "Volcano Job spec (tier number: the same on static and discovered HyperNodes):"
+            )
+            lines += _yaml_block(advice.volcano)
+    if advice.ascend:
+        lines.append("Ascend multi-level job annotations (ascend-for-volcano):")
+        lines += _yaml_block({"annotations": dict(advice.ascend)})
     return "\n".join(lines)
 
 

@@ -79,7 +79,7 @@ def test_why_is_my_job_pending_on_the_example(tmp_path: Path) -> None:
     assert "Narrowest level that fits now:          network_block" in r.stdout
     assert "Narrowest level on an empty cluster:    local_block" in r.stdout
     assert f"kueue.x-k8s.io/podset-required-topology: {NB}" in r.stdout
-    assert "highestTierName: network_block" in r.stdout
+    assert f"highestTierName: {NB}" in r.stdout
 
 
 def test_json_contract_when_it_fits(tmp_path: Path) -> None:

@@ -261,6 +261,10 @@ def test_apply_refuses_hypernodes_of_another_topology(
     )
     base = ["generate", "--kubeconfig", str(kubeconfig), "--profile", "ascend-superpod"]
     base += ["--from-cluster", "--apply", "--emit", "hypernodes"]
+    # the shared groupid is itself a check error now; --force to reach the ownership guard
+    assert main([*base, "--topotree-name", "t1"]) == 1
+    assert "used by tree 't1' (nodes a1) and tree 't2' (nodes b1)" in capsys.readouterr().err
+    base.append("--force")
     assert main([*base, "--topotree-name", "t1"]) == 0
     assert "HyperNode/group-0 created" in capsys.readouterr().out
     before = fake_kube.objects("hypernodes")

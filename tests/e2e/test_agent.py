@@ -13,16 +13,20 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
-from labeler.sources.oci_imds import DEFAULT_KEYS as K
+from labeler.profiles import oci_rdma
+from labeler.sources.oci_imds import ROLES
 from tests.e2e.fake_imds import HOST, RDMA, Answer, FakeImds, rdma_doc
 from tests.fakekube import FakeKube
 from tests.helpers import cli_env, free_port, http_get, wait_for
 
 pytestmark = pytest.mark.slow
+# The label key of each role, e.g. K.local_block, as the oci-rdma profile writes them.
+K = SimpleNamespace(**oci_rdma().keys_for(ROLES))
 LEVELS = (K.hpc_island, K.network_block, K.local_block)
 
 

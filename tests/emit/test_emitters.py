@@ -9,7 +9,7 @@ import pytest
 from labeler.emit import hypernodes, kueue, volcano
 from labeler.errors import InputError
 from labeler.model import Level, NodePosition, Topology
-from labeler.profiles import ascend_superpod, oci_rdma
+from labeler.profiles import ASCEND_GROUP, ASCEND_SUPERPOD, ascend_superpod, oci_rdma
 
 DNS = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
@@ -43,14 +43,16 @@ def test_long_node_names_use_an_anchored_regex() -> None:
     }
 
 
-def test_tier_name_only_from_volcano_1_14_and_never_the_discovery_label() -> None:
+def test_tier_name_is_the_label_key_like_discovery_and_only_from_1_14() -> None:
+    # Volcano 1.14's label discovery names each tier after its label key; static
+    # HyperNodes must use the same name so one highestTierName works on both paths
     topo = ascend_superpod().topology
     ps = [NodePosition("a", ("0", "1"))]
     new = hypernodes.build_hypernodes(topo, ps)
     old = hypernodes.build_hypernodes(
         topo, ps, hypernodes.HyperNodeOptions(volcano_version=hypernodes.parse_version("v1.13.2"))
     )
-    assert [d["spec"].get("tierName") for d in new] == ["superpod", "group"]
+    assert [d["spec"].get("tierName") for d in new] == [ASCEND_SUPERPOD, ASCEND_GROUP]
     assert all("tierName" not in d["spec"] for d in old)
     for d in new + old:
         assert hypernodes.DISCOVERY_SOURCE_LABEL not in d["metadata"]["labels"]

@@ -81,6 +81,12 @@ class FakeKube:
         cfg = client.Configuration(host=self.url)
         return client.ApiClient(cfg)
 
+    def cluster(self, **kwargs: Any) -> Any:
+        """The project's own ``labeler.kube.client.Api`` for this server, without credentials."""
+        from labeler.kube.client import for_host
+
+        return for_host(self.url, **kwargs)
+
     def kubeconfig(self, context: str = "fake") -> dict[str, Any]:
         return {
             "apiVersion": "v1",

@@ -22,19 +22,21 @@ from labeler.metrics import agent_metrics
 from labeler.node import OWNED_ANNOTATION
 from labeler.profiles import oci_rdma
 from labeler.sources import NoData, Reading, SourceError
-from labeler.sources.oci_imds import DEFAULT_KEYS as K
+from labeler.sources.oci_imds import ISLAND, LOCAL_BLOCK, NETWORK_BLOCK, ROLES
 from tests.fakekube import FakeKube
 from tests.helpers import wait_for
 
 P = oci_rdma()
-IDS = {K.hpc_island: "ocid1.i", K.network_block: "ocid1.nb", K.local_block: "ocid1.lb"}
+K = P.keys_for(ROLES)  # role → label key
+IDS = {ISLAND: "ocid1.i", NETWORK_BLOCK: "ocid1.nb", LOCAL_BLOCK: "ocid1.lb"}
+LABEL_KEYS = {K[role] for role in IDS}
 
 
 class Scripted:
     """A source whose next answers a test sets; the last one repeats."""
 
     name = "scripted"
-    keys = P.all_keys
+    roles = ROLES
 
     def __init__(self, *answers: Reading | NoData | SourceError) -> None:
         self.answers = list(answers)
@@ -53,7 +55,7 @@ def running(fake_kube: FakeKube) -> Iterator[Callable[..., Agent]]:
     agents: list[tuple[Agent, threading.Thread]] = []
 
     def start(source: Scripted, **overrides: Any) -> Agent:
-        api = fake_kube.api_client()
+        api = fake_kube.cluster()
         settings: dict[str, Any] = {
             "interval": 0.1,
             "jitter": 0.0,
@@ -121,7 +123,7 @@ def test_a_source_error_keeps_the_labels_and_is_counted(
         )
     )
     labels = fake_kube.get_node("n1")["metadata"]["labels"]
-    assert set(IDS) <= set(labels)
+    assert LABEL_KEYS.issubset(labels)
     assert agent.ready
     reasons = [e.get("reason") for e in fake_kube.objects("Event")]
     assert reasons.count("TopologySourceUnavailable") == 1  # rate-limited
@@ -141,7 +143,7 @@ def test_first_read_error_then_no_data_becomes_ready_without_writing(
 def test_event_failures_are_not_fatal_and_repeats_are_suppressed(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1")
     now = [0.0]
-    events = NodeEvents(fake_kube.api_client(), "n1", clock=lambda: now[0])
+    events = NodeEvents(fake_kube.cluster(), "n1", clock=lambda: now[0])
     events.uid = "u-1"
     assert events.emit("Normal", "TopologyLabelsUpdated", "a=1")
     (event,) = fake_kube.objects("Event")
@@ -168,11 +170,11 @@ FAST_API = {"interval": 600.0, "api_backoff": 0.05, "watch_timeout": 1}
 
 
 def labelled(fake: FakeKube) -> bool:
-    return set(IDS) <= set(fake.get_node("n1")["metadata"]["labels"])
+    return LABEL_KEYS.issubset(fake.get_node("n1")["metadata"]["labels"])
 
 
 def drift_is_repaired(fake: FakeKube) -> bool:
-    fake.set_node_labels("n1", {K.local_block: None})
+    fake.set_node_labels("n1", {K[LOCAL_BLOCK]: None})
     return wait_for(lambda: labelled(fake))
 
 
@@ -186,7 +188,7 @@ def test_after_a_410_the_watch_starts_again_from_a_fresh_get(
         fake.add_node("n1")
         fake.add_node("other")
         agent = Agent(
-            fake.api_client(),
+            fake.cluster(),
             Scripted(Reading(IDS)),
             AgentConfig(
                 node="n1",
@@ -282,7 +284,7 @@ def _once_while_bulk_apply_lands(fake_kube: FakeKube, agent: Agent, bulk: dict[s
 
 
 def _agent(fake_kube: FakeKube, source: Scripted, profile: Any = P, **kw: Any) -> Agent:
-    api = fake_kube.api_client()
+    api = fake_kube.cluster()
     encoding = parse_encoding(profile.encoding)
     config = AgentConfig(node="n1", profile=profile, encoding=encoding, **kw)
     return Agent(api, source, config, metrics=agent_metrics(CollectorRegistry()))
@@ -295,11 +297,12 @@ def test_a_409_replans_from_the_fresh_node_so_a_tree_set_meanwhile_is_kept(
     tree between the agent's GET and PATCH, the re-plan after 409 must see it, not send
     the stale "tree := default" over the planning sheet's tree."""
     from labeler.profiles import ASCEND_SUPERPOD, ASCEND_TREE_LABEL, ascend_superpod
+    from labeler.sources import ascend
 
     fake_kube.add_node("n1")
     profile = ascend_superpod()
-    source = Scripted(Reading({ASCEND_SUPERPOD: "7"}))
-    source.keys = (ASCEND_TREE_LABEL, ASCEND_SUPERPOD)
+    source = Scripted(Reading({ascend.SUPERPOD: "7"}))
+    source.roles = ascend.ROLES
     agent = _agent(fake_kube, source, profile)
     _once_while_bulk_apply_lands(fake_kube, agent, {ASCEND_TREE_LABEL: "sheet-tree"})
     labels = fake_kube.get_node("n1")["metadata"]["labels"]

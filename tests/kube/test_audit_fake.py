@@ -98,7 +98,7 @@ def test_forbidden_list_names_the_verb_and_resource(
     assert code == 1
     assert "list nodes: 403 Forbidden: the RBAC role lacks 'list' on 'nodes'" in err
 
-    exporter = AuditExporter(fake.api_client(), PROFILE, Scope())
+    exporter = AuditExporter(fake.cluster(), PROFILE, Scope())
     exporter.start()
     try:
         wait_for(lambda: "403" in exporter.readyz()[1], what="readyz to report the 403")
@@ -142,9 +142,7 @@ GPU_UNUSABLE = series(
 
 @pytest.fixture
 def exporter(fake: FakeKube) -> Iterator[tuple[AuditExporter, str]]:
-    exp = AuditExporter(
-        fake.api_client(), PROFILE, Scope(), options=ExporterOptions(watch_timeout=30)
-    )
+    exp = AuditExporter(fake.cluster(), PROFILE, Scope(), options=ExporterOptions(watch_timeout=30))
     server = ProbeServer(
         exp.registry, healthz=exp.healthz, readyz=exp.readyz, port=0, address="127.0.0.1"
     ).start()
@@ -196,9 +194,7 @@ def test_exporter_publishes_states_and_follows_label_changes(
 def test_exporter_relists_after_410(fake: FakeKube) -> None:
     fake.store.history = 5  # keep only a few events, as a compacted etcd would
     seed_mixed(fake)
-    exp = AuditExporter(
-        fake.api_client(), PROFILE, Scope(), options=ExporterOptions(watch_timeout=1)
-    )
+    exp = AuditExporter(fake.cluster(), PROFILE, Scope(), options=ExporterOptions(watch_timeout=1))
     exp.start()
     try:
         wait_for(lambda: exp.report is not None, what="first list")
@@ -259,7 +255,7 @@ def test_placement_shows_each_pods_domains_and_a_verdict(
 def test_exporter_threads_end_after_stop(fake: FakeKube) -> None:
     seed_mixed(fake)
     fake.bookmark_interval = 0.2  # a real server sends one about every minute
-    exp = AuditExporter(fake.api_client(), PROFILE, Scope())
+    exp = AuditExporter(fake.cluster(), PROFILE, Scope())
     exp.start()
     wait_for(lambda: exp.readyz()[0], what="ready")
     exp.stop()

@@ -32,7 +32,7 @@ def csv_for(names: list[str], group: Any = lambda i: str(i // 4), tree: str = "t
 
 
 def apply(fake: FakeKube, text: str, **opts: Any) -> bulk.BulkReport:
-    api = fake.api_client()
+    api = fake.cluster()
     conc = opts.pop("concurrency", 4)
     plan = bulk.cluster_plan(api, parse_label_csv(text, "c.csv"), BulkOptions(**opts))
     return bulk.run(api, plan, concurrency=conc)
@@ -69,7 +69,7 @@ def test_apply_patches_each_changed_node_once_then_rerun_writes_nothing(fake: Fa
 def test_list_is_paginated(fake: FakeKube) -> None:
     names = fake.seed_nodes(1203)
     fake.clear_journal()
-    plan = bulk.cluster_plan(fake.api_client(), parse_label_csv(csv_for(names[:3]), "c.csv"))
+    plan = bulk.cluster_plan(fake.cluster(), parse_label_csv(csv_for(names[:3]), "c.csv"))
     assert fake.counts() == {"list": 3}
     assert len(plan.nodes) == 1203
 
@@ -133,7 +133,7 @@ def test_429_and_500_are_retried_honouring_retry_after(fake: FakeKube) -> None:
 
 def test_concurrent_edit_gives_409_then_replan(fake: FakeKube) -> None:
     fake.add_node("n1")
-    api = fake.api_client()
+    api = fake.cluster()
     plan = bulk.cluster_plan(api, parse_label_csv(csv_for(["n1"]), "c.csv"))
     fake.set_node_labels("n1", {G: "7"})  # someone else, after our LIST
     fake.clear_journal()
@@ -151,7 +151,7 @@ def test_delete_removes_owned_keys_only(fake: FakeKube) -> None:
     apply(fake, csv_for(names[:2]))
     fake.set_node_labels(names[2], {G: "5", T: "theirs"})  # not ours
     text = f"nodeName,{G},{T}\n{names[0]},x,x\n{names[1]},x,\n{names[2]},x,x\n"
-    api = fake.api_client()
+    api = fake.cluster()
     sheet = parse_label_csv(text, "c.csv")
     report = bulk.run(api, bulk.cluster_plan(api, sheet, BulkOptions(Action.DELETE)))
     assert report.exit_code == 3
@@ -170,7 +170,7 @@ def test_delete_removes_owned_keys_only(fake: FakeKube) -> None:
 
 def test_export_then_apply_restores_the_topology(fake: FakeKube) -> None:
     fake.seed_nodes(5, labels_fn=lambda i: {T: "t", G: str(i // 2), S: str(i)} if i < 4 else {})
-    api = fake.api_client()
+    api = fake.cluster()
     ex = bulk.cluster_export(api, ascend_superpod())
     assert ex.keys == (T, G, S)
     assert [n for n, _ in ex.rows] == [f"node-0000{i}" for i in range(4)]

@@ -3,9 +3,9 @@
 import json
 
 import pytest
-from kubernetes.client.exceptions import ApiException
 
 from labeler.kube.errors import (
+    ApiStatus,
     Conflict,
     Forbidden,
     Invalid,
@@ -18,11 +18,8 @@ from labeler.kube.errors import (
 
 def api_exc(
     status: int, body: dict[str, object] | None = None, headers: dict[str, str] | None = None
-) -> ApiException:
-    exc = ApiException(status=status, reason="R")
-    exc.body = json.dumps(body or {"message": "m"})
-    exc.headers = headers or {}
-    return exc
+) -> ApiStatus:
+    return ApiStatus(status, "R", json.dumps(body or {"message": "m"}).encode(), headers or {})
 
 
 def test_forbidden_names_verb_and_resource() -> None:

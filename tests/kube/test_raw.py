@@ -7,8 +7,7 @@ by requests that follow on the same client and by the connections its pool had t
 
 from __future__ import annotations
 
-from kubernetes import client
-
+from labeler.kube.client import Api
 from labeler.kube.custom import CustomObjects
 from labeler.kube.errors import Expired
 from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
@@ -26,19 +25,19 @@ HYPERNODE = {
 }
 
 
-def connections_made(api: client.ApiClient, url: str) -> int:
+def connections_made(api: Api, url: str) -> int:
     """How many TCP connections the client's pool for ``url`` has opened so far.
 
     A connection left with an unread answer is not reusable: the client's next request on
     it fails (http.client: ResponseNotReady) and urllib3 retries on a new connection, so an
     unclean release shows up here as one more connection.
     """
-    return int(api.rest_client.pool_manager.connection_from_url(url).num_connections)
+    return int(api.pool.connection_from_url(url).num_connections)
 
 
 def test_writes_read_their_answer_so_the_connection_is_reused(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1", annotations=BIG)
-    api = fake_kube.api_client()
+    api = fake_kube.cluster()
     writer = LabelWriter(api)
     objects = CustomObjects(api)
     changed = {**HYPERNODE, "metadata": {**HYPERNODE["metadata"], "labels": {"app": "y"}}}
@@ -55,7 +54,7 @@ def test_writes_read_their_answer_so_the_connection_is_reused(fake_kube: FakeKub
 
 def test_watch_closed_early_is_not_returned_to_the_pool(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1", annotations=BIG)
-    api = fake_kube.api_client()
+    api = fake_kube.cluster()
     for i in range(3):
         events = watch_nodes(api, resource_version="0", timeout_seconds=30)
         assert next(events)[0] == "ADDED"
@@ -70,7 +69,7 @@ def test_watch_closed_early_is_not_returned_to_the_pool(fake_kube: FakeKube) -> 
 def test_expired_watch_leaves_the_client_usable() -> None:
     with FakeKube(history=2) as fake:
         fake.add_node("n1")
-        api = fake.api_client()
+        api = fake.cluster()
         old = get_node(api, "n1").resource_version
         for i in range(5):
             fake.set_node_labels("n1", {"i": str(i)})
@@ -91,7 +90,7 @@ def test_an_answer_cut_mid_body_is_retried_or_ignored_never_a_traceback(
     retried step). A write whose echo breaks off after its 200 status took effect: the
     rest of the echo is not needed, so it is dropped and the write counts as done."""
     fake_kube.add_node("n1", annotations=BIG)
-    api = fake_kube.api_client()
+    api = fake_kube.cluster()
     fake_kube.faults.add(method="GET", path="/api/v1/nodes/n1", truncate=True)
     assert get_node(api, "n1").name == "n1"
     assert len(fake_kube.requests(method="GET", path_prefix="/api/v1/nodes/n1")) == 2

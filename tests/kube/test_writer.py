@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from labeler.kube.client import ClusterOptions, api_client
+from labeler.kube.client import ClusterOptions, connect
 from labeler.kube.errors import Expired, Forbidden, Invalid
-from labeler.kube.nodes import LabelWriter, get_node, list_nodes, watch_nodes
-from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
+from labeler.kube.nodes import LabelWriter, get_node, list_node_labels, list_nodes, watch_nodes
+from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
 from labeler.plan import Desired
 from tests.fakekube import FakeKube
 
@@ -23,7 +23,7 @@ def labels(fake: FakeKube, name: str = "n1") -> dict[str, str]:
 
 def test_sets_only_changed_keys_and_records_ownership(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1", labels={ISLAND: "i1"})
-    writer = LabelWriter(fake_kube.api_client())
+    writer = LabelWriter(fake_kube.cluster())
     result = writer.reconcile(
         "n1", Desired(set={ISLAND: "i1", BLOCK: "b1"}, prune=SCOPE, source_ids={BLOCK: "ocid.b1"})
     )
@@ -41,7 +41,7 @@ def test_sets_only_changed_keys_and_records_ownership(fake_kube: FakeKube) -> No
 
 def test_unchanged_rerun_makes_zero_writes(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1")
-    writer = LabelWriter(fake_kube.api_client())
+    writer = LabelWriter(fake_kube.cluster())
     desired = Desired(set={ISLAND: "i1", RACK: "r1"}, prune=SCOPE, source_ids={RACK: "id"})
     writer.reconcile("n1", desired)
     fake_kube.clear_journal()
@@ -53,7 +53,7 @@ def test_unchanged_rerun_makes_zero_writes(fake_kube: FakeKube) -> None:
 
 def test_removes_only_owned_stale_keys(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1", labels={"team": "a", RACK: "by-hand"})
-    writer = LabelWriter(fake_kube.api_client())
+    writer = LabelWriter(fake_kube.cluster())
     writer.reconcile("n1", Desired(set={ISLAND: "i1", BLOCK: "b1"}, prune=SCOPE))
     writer.reconcile("n1", Desired(set={ISLAND: "i1"}, prune=SCOPE))
     after = labels(fake_kube)
@@ -65,7 +65,7 @@ def test_removes_only_owned_stale_keys(fake_kube: FakeKube) -> None:
 
 def test_leaves_a_foreign_value_and_reports_it(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1", labels={ISLAND: "someone-else"})
-    writer = LabelWriter(fake_kube.api_client())
+    writer = LabelWriter(fake_kube.cluster())
     result = writer.reconcile("n1", Desired(set={ISLAND: "i1"}, prune=SCOPE))
     assert labels(fake_kube)[ISLAND] == "someone-else"
     assert [c.key for c in result.plan.conflicts] == [ISLAND]
@@ -77,7 +77,7 @@ def test_leaves_a_foreign_value_and_reports_it(fake_kube: FakeKube) -> None:
 
 def test_concurrent_change_gives_409_then_replans(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1")
-    api = fake_kube.api_client()
+    api = fake_kube.cluster()
     stale = get_node(api, "n1")
     fake_kube.set_node_labels("n1", {"team": "b"})  # someone writes in between
     result = LabelWriter(api).write(stale, Desired(set={ISLAND: "i1"}))
@@ -91,7 +91,7 @@ def test_concurrent_change_gives_409_then_replans(fake_kube: FakeKube) -> None:
 def test_invalid_value_is_rejected_with_the_servers_causes(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1")
     with pytest.raises(Invalid) as e:
-        LabelWriter(fake_kube.api_client()).reconcile("n1", Desired(set={ISLAND: "not valid"}))
+        LabelWriter(fake_kube.cluster()).reconcile("n1", Desired(set={ISLAND: "not valid"}))
     assert "metadata.labels" in str(e.value)
     assert ISLAND not in labels(fake_kube)
 
@@ -99,7 +99,7 @@ def test_invalid_value_is_rejected_with_the_servers_causes(fake_kube: FakeKube) 
 def test_429_with_retry_after_is_retried(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1")
     fake_kube.faults.add(method="PATCH", path="/api/v1/nodes/n1", status=429, retry_after=1)
-    LabelWriter(fake_kube.api_client()).reconcile("n1", Desired(set={ISLAND: "i1"}))
+    LabelWriter(fake_kube.cluster()).reconcile("n1", Desired(set={ISLAND: "i1"}))
     assert [r.status for r in fake_kube.requests(method="PATCH")] == [429, 200]
     assert labels(fake_kube)[ISLAND] == "i1"
 
@@ -108,13 +108,13 @@ def test_forbidden_says_which_rbac_verb_is_missing(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1")
     fake_kube.faults.add(method="PATCH", status=403)
     with pytest.raises(Forbidden, match="lacks 'patch' on 'nodes/n1'"):
-        LabelWriter(fake_kube.api_client()).reconcile("n1", Desired(set={ISLAND: "i1"}))
+        LabelWriter(fake_kube.cluster()).reconcile("n1", Desired(set={ISLAND: "i1"}))
 
 
 def test_list_nodes_paginates_and_reads_scheduling_facts(fake_kube: FakeKube) -> None:
     fake_kube.seed_nodes(25, allocatable={"nvidia.com/gpu": "8"})
     fake_kube.add_node("cordoned", unschedulable=True, ready=False)
-    nodes, rv = list_nodes(fake_kube.api_client(), page_size=10)
+    nodes, rv = list_nodes(fake_kube.cluster(), page_size=10)
     assert len(nodes) == 26 and len({n.name for n in nodes}) == 26
     assert fake_kube.count("list") == 3
     assert rv
@@ -123,10 +123,31 @@ def test_list_nodes_paginates_and_reads_scheduling_facts(fake_kube: FakeKube) ->
     assert next(n for n in nodes if n.name == "node-00000").allocatable["nvidia.com/gpu"] == "8"
 
 
+def test_lean_node_list_follows_continue_and_keeps_only_what_a_plan_reads(
+    fake_kube: FakeKube,
+) -> None:
+    fake_kube.seed_nodes(23, labels_fn=lambda i: {"x.io/i": str(i)})
+    owned = {OWNED_ANNOTATION: "x.io/i", SOURCE_IDS_ANNOTATION: '{"x.io/i": "a"}'}
+    fake_kube.add_node("n-own", labels={"x.io/i": "own"}, annotations={**owned, "other/a": "1"})
+    nodes = list_node_labels(fake_kube.cluster(), page_size=5)
+    assert fake_kube.count("list") == 5  # 24 nodes, 5 a page: the continue token was followed
+    assert [n.name for n in nodes] == sorted(n.name for n in nodes)
+    assert len({n.name for n in nodes}) == 24
+    own = next(n for n in nodes if n.name == "n-own")
+    assert type(own) is NodeLabels  # not a NodeInfo: status, taints, allocatable dropped
+    assert own.labels == fake_kube.get_node("n-own")["metadata"]["labels"]
+    assert own.annotations == owned  # "other/a" dropped
+    assert own.owned == {"x.io/i"} and own.source_ids == {"x.io/i": "a"}
+    assert own.resource_version == fake_kube.get_node("n-own")["metadata"]["resourceVersion"]
+    assert next(n for n in nodes if n.name == "node-00007").labels["x.io/i"] == "7"
+    selected = list_node_labels(fake_kube.cluster(), label_selector="x.io/i=own")
+    assert [n.name for n in selected] == ["n-own"]
+
+
 def test_watch_sees_own_node_change_and_410_is_expired(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1")
     fake_kube.add_node("n2")
-    api = fake_kube.api_client()
+    api = fake_kube.cluster()
     start = get_node(api, "n1").resource_version
     threading.Timer(0.2, lambda: fake_kube.set_node_labels("n2", {"a": "1"})).start()
     threading.Timer(0.4, lambda: fake_kube.set_node_labels("n1", {"a": "1"})).start()
@@ -138,16 +159,16 @@ def test_watch_sees_own_node_change_and_410_is_expired(fake_kube: FakeKube) -> N
 
     with FakeKube(history=2) as small:
         small.add_node("n1")
-        old = get_node(small.api_client(), "n1").resource_version
+        old = get_node(small.cluster(), "n1").resource_version
         for i in range(5):
             small.set_node_labels("n1", {"i": str(i)})
         with pytest.raises(Expired):
-            list(watch_nodes(small.api_client(), resource_version=old, timeout_seconds=2))
+            list(watch_nodes(small.cluster(), resource_version=old, timeout_seconds=2))
 
 
 def test_kubeconfig_and_context_are_honoured(fake_kube: FakeKube, kubeconfig: str) -> None:
     fake_kube.add_node("n1")
-    api = api_client(ClusterOptions(kubeconfig=str(kubeconfig), context="fake"))
+    api = connect(ClusterOptions(kubeconfig=str(kubeconfig), context="fake"))
     assert get_node(api, "n1").name == "n1"
 
 
@@ -158,7 +179,7 @@ def test_a_server_that_never_answers_times_out_and_is_retried(
     fake_kube.faults.add(method="GET", path="/api/v1/nodes/n1", delay=8.0, times=1)
     opts = ClusterOptions(kubeconfig=str(kubeconfig), request_timeout=(1.0, 0.5))
     start = time.monotonic()
-    node = get_node(api_client(opts), "n1")  # the held answer times out; the retry answers
+    node = get_node(connect(opts), "n1")  # the held answer times out; the retry answers
     assert node.name == "n1"
     # Without a read timeout the call would wait the full 8 s for the held answer.
     assert time.monotonic() - start < 6.0

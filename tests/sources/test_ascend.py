@@ -12,16 +12,19 @@ from labeler.profiles import (
     ASCEND_RACK,
     ASCEND_SERVER,
     ASCEND_SUPERPOD,
-    ASCEND_TREE_LABEL,
+    ascend_superpod,
+    check_tree_name,
 )
 from labeler.sources import NoData, Reading, SourceError
 from labeler.sources.ascend import (
+    RACK,
+    SERVER,
+    SUPERPOD,
     AscendSource,
     AutoReader,
     DcmiReader,
     NpuSmiReader,
     SpodInfo,
-    check_tree_name,
     make_reader,
     reading_from,
 )
@@ -111,7 +114,7 @@ def info(**kw: int | None) -> SpodInfo:
 def test_a3_labels_superpod_and_tree_only() -> None:
     r = reading_from(info(chassis_id=0, super_pod_type=0))
     assert isinstance(r, Reading)
-    assert dict(r.ids) == {ASCEND_SUPERPOD: "12"}
+    assert dict(r.ids) == {SUPERPOD: "12"}
     assert r.details["generation"] == "a3"
 
 
@@ -120,27 +123,27 @@ def test_a5_pod_types_add_rack_and_server(pod_type: int) -> None:
     r = reading_from(info(chassis_id=3, super_pod_type=pod_type))
     assert isinstance(r, Reading)
     assert dict(r.ids) == {
-        ASCEND_SUPERPOD: "12",
-        ASCEND_RACK: "3",
-        ASCEND_SERVER: "40",
+        SUPERPOD: "12",
+        RACK: "3",
+        SERVER: "40",
     }
 
 
 def test_forced_a5_server_type_gets_serverid_but_no_rackid() -> None:
     r = reading_from(info(chassis_id=3, super_pod_type=0), generation="a5")
     assert isinstance(r, Reading)
-    assert ASCEND_SERVER in r.ids and ASCEND_RACK not in r.ids
+    assert SERVER in r.ids and RACK not in r.ids
     assert "not a 1D/2D pod" in r.details["rackid"]
 
 
 def test_forced_a5_with_npu_smi_chassis_but_no_type_labels_rack() -> None:
     r = reading_from(info(chassis_id=5), generation="a5")
-    assert isinstance(r, Reading) and r.ids[ASCEND_RACK] == "5"
+    assert isinstance(r, Reading) and r.ids[RACK] == "5"
 
 
 def test_forced_a3_ignores_a5_fields() -> None:
     r = reading_from(info(chassis_id=3, super_pod_type=1), generation="a3")
-    assert isinstance(r, Reading) and set(r.ids) == {ASCEND_SUPERPOD}
+    assert isinstance(r, Reading) and set(r.ids) == {SUPERPOD}
 
 
 @pytest.mark.parametrize("bad", [0xFFFFFFFF, -1, 0xFFFFFFFE, -2])
@@ -153,19 +156,20 @@ def test_invalid_superpod_id_is_no_data_with_reason(bad: int) -> None:
 def test_invalid_server_and_rack_are_skipped_not_labeled() -> None:
     r = reading_from(info(server_index=0xFFFFFFFF, chassis_id=0xFFFFFFFE, super_pod_type=2))
     assert isinstance(r, Reading)
-    assert set(r.ids) == {ASCEND_SUPERPOD}
+    assert set(r.ids) == {SUPERPOD}
     assert "0xffffffff" in r.details["serverid"] and "0xfffffffe" in r.details["rackid"]
 
 
 def test_superpod_zero_is_a_real_id() -> None:
     r = reading_from(info(super_pod_id=0))
-    assert isinstance(r, Reading) and r.ids[ASCEND_SUPERPOD] == "0"
+    assert isinstance(r, Reading) and r.ids[SUPERPOD] == "0"
 
 
 def test_source_scope_never_includes_groupid() -> None:
     src = AscendSource(NpuSmiReader())
-    assert src.keys == (ASCEND_TREE_LABEL, ASCEND_SUPERPOD, ASCEND_RACK, ASCEND_SERVER)
-    assert ASCEND_GROUP not in src.keys
+    keys = ascend_superpod().keys_for(src.roles)
+    assert keys == {SUPERPOD: ASCEND_SUPERPOD, RACK: ASCEND_RACK, SERVER: ASCEND_SERVER}
+    assert ASCEND_GROUP not in keys.values()
 
 
 @pytest.mark.parametrize("name", ["", "has space", "x" * 64, "-lead"])
@@ -188,7 +192,7 @@ def test_npu_smi_normal(fake_npu_smi: FakeNpuSmi) -> None:
     fake_npu_smi.set(default={"id": 3, "server": 17})
     r = AscendSource(make_reader("npu-smi")).read()
     assert isinstance(r, Reading)
-    assert dict(r.ids) == {ASCEND_SUPERPOD: "3"}
+    assert dict(r.ids) == {SUPERPOD: "3"}
     assert r.details["device"] == "npu 0 chip 0"
     # one map call and one query: the first device that answers is enough
     assert fake_npu_smi.calls() == ["info -m", "info -t spod-info -i 0 -c 0"]
@@ -198,7 +202,7 @@ def test_npu_smi_a5_fields(fake_npu_smi: FakeNpuSmi) -> None:
     fake_npu_smi.set(default={"id": 3, "server": 17, "chassis": 2, "type": 1})
     r = AscendSource(make_reader("npu-smi")).read()
     assert isinstance(r, Reading)
-    assert (r.ids[ASCEND_RACK], r.ids[ASCEND_SERVER]) == ("2", "17")
+    assert (r.ids[RACK], r.ids[SERVER]) == ("2", "17")
 
 
 def test_npu_smi_invalid_id_is_no_data(fake_npu_smi: FakeNpuSmi) -> None:
@@ -210,7 +214,7 @@ def test_npu_smi_invalid_id_is_no_data(fake_npu_smi: FakeNpuSmi) -> None:
 def test_npu_smi_partial_device_uses_the_next_one(fake_npu_smi: FakeNpuSmi) -> None:
     fake_npu_smi.set(spod={"0:0": "fail", "0:1": "garbage"}, default={"id": 9})
     r = AscendSource(make_reader("npu-smi")).read()
-    assert isinstance(r, Reading) and r.ids[ASCEND_SUPERPOD] == "9"
+    assert isinstance(r, Reading) and r.ids[SUPERPOD] == "9"
     assert r.details["device"] == "npu 1 chip 0"
 
 
@@ -278,9 +282,9 @@ def test_dcmi_a5_labels(fake_dcmi_lib: Path, dcmi_env: pytest.MonkeyPatch) -> No
     r = AscendSource(make_reader("dcmi", dcmi_lib=str(fake_dcmi_lib))).read()
     assert isinstance(r, Reading)
     assert dict(r.ids) == {
-        ASCEND_SUPERPOD: "2",
-        ASCEND_RACK: "11",
-        ASCEND_SERVER: "6",
+        SUPERPOD: "2",
+        RACK: "11",
+        SERVER: "6",
     }
 
 

@@ -11,16 +11,10 @@ import responses
 
 from labeler.errors import UsageError
 from labeler.model import Level, Topology
-from labeler.profiles import Profile, oci_rdma
+from labeler.profiles import OCI_GPU_MEMORY_FABRIC, OCI_HOST_ID, OCI_PREFIX, Profile, oci_rdma
 from labeler.sources import NoData, Reading, SourceError
-from labeler.sources.oci_imds import (
-    DEFAULT_KEYS,
-    HOST_PATH,
-    RDMA_PATH,
-    ImdsOptions,
-    OciImdsSource,
-    oci_keys,
-)
+from labeler.sources import oci_imds as imds
+from labeler.sources.oci_imds import HOST_PATH, RDMA_PATH, ROLES, ImdsOptions, OciImdsSource
 
 URL = "http://imds.test"
 RDMA = URL + RDMA_PATH
@@ -36,7 +30,6 @@ DOC = {
     "customerLocalBlock": LOCAL,
     "customerHostId": HOSTID,
 }
-K = DEFAULT_KEYS
 
 
 def source(**kw: object) -> OciImdsSource:
@@ -50,10 +43,10 @@ def test_reads_rdma_topology_with_the_oracle_bearer_and_no_forwarded_headers() -
     got = source().read()
     assert got == Reading(
         ids={
-            K.hpc_island: ISLAND,
-            K.network_block: BLOCK,
-            K.local_block: LOCAL,
-            K.host: HOSTID,
+            imds.ISLAND: ISLAND,
+            imds.NETWORK_BLOCK: BLOCK,
+            imds.LOCAL_BLOCK: LOCAL,
+            imds.HOST: HOSTID,
         },
         details={"document": RDMA_PATH},
     )
@@ -68,7 +61,7 @@ def test_gpu_memory_fabric_is_read_when_present() -> None:
     responses.get(RDMA, json={**DOC, "customerGpuMemoryFabric": FABRIC})
     got = source().read()
     assert isinstance(got, Reading)
-    assert got.ids[K.gpu_memory_fabric] == FABRIC
+    assert got.ids[imds.FABRIC] == FABRIC
 
 
 def test_proxy_environment_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -90,10 +83,10 @@ def test_falls_back_to_host_document_with_networkblock_rack_and_id(missing: dict
     got = source().read()
     assert isinstance(got, Reading)
     assert got.ids == {
-        K.hpc_island: block,
-        K.network_block: block,
-        K.local_block: rack,
-        K.host: host,
+        imds.ISLAND: block,
+        imds.NETWORK_BLOCK: block,
+        imds.LOCAL_BLOCK: rack,
+        imds.HOST: host,
     }
     assert got.details["document"] == HOST_PATH
 
@@ -104,7 +97,7 @@ def test_host_document_with_embedded_rdma_topology_wins_over_its_ids() -> None:
     responses.get(HOST, json={"id": "c" * 64, "networkBlockId": "a" * 64, "rdmaTopologyData": DOC})
     got = source().read()
     assert isinstance(got, Reading)
-    assert got.ids[K.local_block] == LOCAL
+    assert got.ids[imds.LOCAL_BLOCK] == LOCAL
 
 
 @responses.activate
@@ -229,7 +222,6 @@ def test_stop_event_cuts_the_backoff_short() -> None:
     assert len(responses.calls) == 1
 
 
-@responses.activate
 def test_profile_file_can_rename_every_key() -> None:
     profile = Profile(
         name="mine",
@@ -240,24 +232,42 @@ def test_profile_file_can_rename_every_key() -> None:
         extra_keys=("ex.com/host",),
         source="oci-imds",
     )
-    keys = oci_keys(profile)
-    responses.get(RDMA, json={**DOC, "customerGpuMemoryFabric": FABRIC})
-    got = OciImdsSource(keys, ImdsOptions(url=URL)).read()
-    assert isinstance(got, Reading)
-    # No fabric key in this profile: the fabric is not written.
-    assert got.ids == {
-        "ex.com/island": ISLAND,
-        "ex.com/block": BLOCK,
-        "ex.com/rack": LOCAL,
-        "ex.com/host": HOSTID,
+    # Levels by position, widest first; the one extra label is the host ID. No fabric key
+    # in this profile: the fabric is not written.
+    assert profile.keys_for(ROLES) == {
+        imds.ISLAND: "ex.com/island",
+        imds.NETWORK_BLOCK: "ex.com/block",
+        imds.LOCAL_BLOCK: "ex.com/rack",
+        imds.HOST: "ex.com/host",
     }
 
 
-def test_builtin_profile_maps_to_the_default_keys() -> None:
-    assert oci_keys(oci_rdma()) == DEFAULT_KEYS
+def test_builtin_profile_maps_the_roles_to_the_oci_keys() -> None:
+    assert oci_rdma().keys_for(ROLES) == {
+        imds.ISLAND: OCI_PREFIX + "rdma.hpc_island_id",
+        imds.NETWORK_BLOCK: OCI_PREFIX + "rdma.network_block_id",
+        imds.LOCAL_BLOCK: OCI_PREFIX + "rdma.local_block_id",
+        imds.HOST: OCI_HOST_ID,
+        imds.FABRIC: OCI_GPU_MEMORY_FABRIC,
+    }
 
 
 def test_profile_with_unmappable_levels_is_a_usage_error() -> None:
-    profile = Profile(name="two", topology=Topology("t", (Level("a/b", "x"), Level("a/c", "y"))))
-    with pytest.raises(UsageError, match="needs levels named"):
-        oci_keys(profile)
+    profile = Profile(
+        name="two",
+        topology=Topology("t", (Level("a/b", "x"), Level("a/c", "y"))),
+        source="oci-imds",
+    )
+    with pytest.raises(UsageError, match="source oci-imds needs levels named hpc_island"):
+        profile.keys_for(ROLES)
+
+
+def test_a_profile_with_more_extra_labels_than_roles_is_a_usage_error() -> None:
+    profile = Profile(
+        name="three",
+        topology=oci_rdma().topology,
+        extra_keys=("a/h", "a/f", "a/z"),
+        source="oci-imds",
+    )
+    with pytest.raises(UsageError, match=r"at most 2 extra label\(s\) \(host, gpu_memory_fabric\)"):
+        profile.keys_for(ROLES)

@@ -70,7 +70,12 @@ def test_why_pending_and_what_would_fit() -> None:
     assert adv.narrowest_empty == 2  # lb1 or lb2 hold 4 when empty
     assert adv.suggested_level == 1
     assert adv.annotations == {"kueue.x-k8s.io/podset-required-topology": NB}
-    assert adv.volcano == {"networkTopology": {"mode": "hard", "highestTierName": "network_block"}}
+    assert adv.volcano == {
+        "networkTopology": {
+            "mode": "hard",
+            "highestTierName": "oci.oraclecloud.com/rdma.network_block_id",
+        }
+    }
     assert adv.volcano_legacy == {"networkTopology": {"mode": "hard", "highestTierAllowed": 2}}
 
 
@@ -80,7 +85,12 @@ def test_fits_reports_the_level_of_the_placement() -> None:
     assert adv.outcome.fits and adv.level == 2
     assert {a.node for a in adv.outcome.assignment} == {"b2", "b3", "b4"}
     assert adv.annotations == {"kueue.x-k8s.io/podset-preferred-topology": LB}
-    assert adv.volcano == {"networkTopology": {"mode": "soft", "highestTierName": "local_block"}}
+    assert adv.volcano == {
+        "networkTopology": {
+            "mode": "soft",
+            "highestTierName": "oci.oraclecloud.com/rdma.local_block_id",
+        }
+    }
 
 
 def test_unconstrained_gets_the_unconstrained_annotation_and_no_volcano_stanza() -> None:
@@ -142,7 +152,10 @@ def test_nodes_kueue_cannot_see_are_named_with_the_reason() -> None:
 
 def test_volcano_hostname_maps_to_the_narrowest_tier() -> None:
     assert volcano_network_topology(OCI, REQUIRED, 3) == {
-        "networkTopology": {"mode": "hard", "highestTierName": "local_block"}
+        "networkTopology": {
+            "mode": "hard",
+            "highestTierName": "oci.oraclecloud.com/rdma.local_block_id",
+        }
     }
     assert volcano_network_topology(OCI, REQUIRED, 0, legacy=True) == {
         "networkTopology": {"mode": "hard", "highestTierAllowed": 3}

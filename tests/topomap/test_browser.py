@@ -194,7 +194,7 @@ def test_advise_html_shows_the_best_domain_and_blockers(
 def test_exporter_serves_the_live_map(chrome: Any, fake_kube: FakeKube) -> None:
     seed_mixed(fake_kube)
     exporter = AuditExporter(
-        fake_kube.api_client(), oci_rdma(), Scope(), options=ExporterOptions(debounce=0.01)
+        fake_kube.cluster(), oci_rdma(), Scope(), options=ExporterOptions(debounce=0.01)
     )
     server = ProbeServer(
         exporter.registry,

@@ -23,20 +23,23 @@ from labeler.profiles import (
     ascend_superpod,
     oci_rdma,
 )
-from labeler.sources import NoData, Reading
-from labeler.sources.oci_imds import DEFAULT_KEYS as K
+from labeler.sources import NoData, Reading, ascend, oci_imds
+from labeler.sources.oci_imds import FABRIC, HOST, ISLAND, LOCAL_BLOCK, NETWORK_BLOCK
 
 P = oci_rdma()
+K = P.keys_for(oci_imds.ROLES)  # role → label key, the agent's scope
+AK = ascend_superpod().keys_for(ascend.ROLES)
 HASH = parse_encoding("hash")
 OCID = "ocid1.computelocalblock.oc1.iad.anuwcljrg5pyaeycu6xkmkpz4o3oub4a4qrp5f6tsoy2hfb4p6ya"
 READING = Reading(
     ids={
-        K.hpc_island: "ocid1.hpcisland.oc1.iad.aaaa",
-        K.network_block: "ocid1.computenetworkblock.oc1.iad.bbbb",
-        K.local_block: OCID,
-        K.host: "ocid1.computebaremetalhost.oc1.iad.cccc",
+        ISLAND: "ocid1.hpcisland.oc1.iad.aaaa",
+        NETWORK_BLOCK: "ocid1.computenetworkblock.oc1.iad.bbbb",
+        LOCAL_BLOCK: OCID,
+        HOST: "ocid1.computebaremetalhost.oc1.iad.cccc",
     }
 )
+LABEL_IDS = {K[role]: sid for role, sid in READING.ids.items()}
 
 
 def h(text: str) -> str:
@@ -44,36 +47,36 @@ def h(text: str) -> str:
 
 
 def test_reading_sets_every_id_hashed_and_prunes_the_whole_profile_scope() -> None:
-    d = desired_from_outcome(P, READING, HASH, "n1")
+    d = desired_from_outcome(P, READING, HASH, "n1", keys=K)
     assert d is not None
-    assert d.set == {k: h(v) for k, v in READING.ids.items()}
+    assert d.set == {k: h(v) for k, v in LABEL_IDS.items()}
     assert d.prune == frozenset(P.all_keys)
-    assert d.source_ids == dict(READING.ids)
+    assert d.source_ids == LABEL_IDS
 
 
 def test_suffix_11_matches_oracles_labeler() -> None:
-    d = desired_from_outcome(P, READING, parse_encoding("suffix:11"), "n1")
+    d = desired_from_outcome(P, READING, parse_encoding("suffix:11"), "n1", keys=K)
     assert d is not None
-    assert d.set[K.local_block] == OCID[-11:]
+    assert d.set[K[LOCAL_BLOCK]] == OCID[-11:]
 
 
 def test_raw_encoding_of_an_ocid_is_a_clear_error() -> None:
     with pytest.raises(InvalidLabelValue, match=r"local_block_id.*use --encoding hash"):
-        desired_from_outcome(P, READING, parse_encoding("raw"), "n1")
+        desired_from_outcome(P, READING, parse_encoding("raw"), "n1", keys=K)
 
 
 def test_equal_ids_give_equal_values_on_two_nodes() -> None:
-    a = desired_from_outcome(P, READING, HASH, "n1")
-    b = desired_from_outcome(P, READING, HASH, "n2")
+    a = desired_from_outcome(P, READING, HASH, "n1", keys=K)
+    b = desired_from_outcome(P, READING, HASH, "n2", keys=K)
     assert a is not None and b is not None and a.set == b.set
 
 
 def test_no_data_with_skip_writes_nothing_at_all() -> None:
-    assert desired_from_outcome(P, NoData("404"), HASH, "n1", "skip") is None
+    assert desired_from_outcome(P, NoData("404"), HASH, "n1", "skip", keys=K) is None
 
 
 def isolate_plan(node: str, labels: dict[str, str]) -> LabelPlan:
-    d = desired_from_outcome(P, NoData("404"), HASH, node, "isolate")
+    d = desired_from_outcome(P, NoData("404"), HASH, node, "isolate", keys=K)
     assert d is not None and not d.set and not d.prune and not d.remove
     return plan_labels(NodeLabels(node, labels), d)
 
@@ -82,21 +85,21 @@ def test_no_data_with_isolate_gives_a_per_node_unique_value_on_each_level() -> N
     a = isolate_plan("n1", {}).added
     b = isolate_plan("n2", {}).added
     assert set(a) == set(P.level_keys)  # levels only, no host ID
-    assert len(set(a.values())) == 1 and a[K.local_block] == isolated_value("n1")
-    assert a[K.local_block] != b[K.local_block]
+    assert len(set(a.values())) == 1 and a[K[LOCAL_BLOCK]] == isolated_value("n1")
+    assert a[K[LOCAL_BLOCK]] != b[K[LOCAL_BLOCK]]
 
 
 def test_no_data_with_isolate_never_overwrites_present_levels() -> None:
-    current = {K.hpc_island: "x", K.network_block: "y", K.local_block: "z"}
+    current = {K[ISLAND]: "x", K[NETWORK_BLOCK]: "y", K[LOCAL_BLOCK]: "z"}
     assert isolate_plan("n1", current).is_noop
-    partial = isolate_plan("n1", {K.hpc_island: "x"}).added
-    assert K.hpc_island not in partial and K.local_block in partial
+    partial = isolate_plan("n1", {K[ISLAND]: "x"}).added
+    assert K[ISLAND] not in partial and K[LOCAL_BLOCK] in partial
 
 
 def test_tree_label_is_a_default_and_never_pruned_for_a_profile_with_one() -> None:
     p = ascend_superpod("pod-a")
-    reading = Reading(ids={ASCEND_SUPERPOD: "7"})
-    d = desired_from_outcome(p, reading, parse_encoding("raw"), "n1")
+    reading = Reading(ids={ascend.SUPERPOD: "7"})
+    d = desired_from_outcome(p, reading, parse_encoding("raw"), "n1", keys=AK)
     assert d is not None
     assert d.set == {ASCEND_SUPERPOD: "7"}
     assert d.fill == {ASCEND_TREE_LABEL: "pod-a"}
@@ -104,17 +107,20 @@ def test_tree_label_is_a_default_and_never_pruned_for_a_profile_with_one() -> No
         ASCEND_SUPERPOD: "7",
         ASCEND_TREE_LABEL: "pod-a",
     }
-    assert ASCEND_TREE_LABEL not in d.prune and ASCEND_GROUP in d.prune
-    assert desired_from_outcome(p, NoData("no spod"), parse_encoding("raw"), "n1", "skip") is None
+    assert ASCEND_TREE_LABEL not in d.prune
+    # The group ID is the planning sheet's: no role of the agent's source, never pruned.
+    assert ASCEND_GROUP not in d.prune
+    no_data = desired_from_outcome(p, NoData("no spod"), parse_encoding("raw"), "n1", keys=AK)
+    assert no_data is None
 
 
 def test_an_existing_tree_is_never_changed_by_the_agent() -> None:
     # lld/apply put the node in tree "prod"; an agent started with the default tree name
     # must not move it (nor remove it), or the two writers would fight.
     p = ascend_superpod("default")
-    reading = Reading(ids={ASCEND_SUPERPOD: "7"})
+    reading = Reading(ids={ascend.SUPERPOD: "7"})
     raw = parse_encoding("raw")
-    d = desired_from_outcome(p, reading, raw, "n1")
+    d = desired_from_outcome(p, reading, raw, "n1", keys=AK)
     assert d is not None
     assert ASCEND_TREE_LABEL not in d.prune
     current = {ASCEND_TREE_LABEL: "prod", ASCEND_SUPERPOD: "7"}
@@ -130,15 +136,16 @@ def test_an_existing_tree_is_never_changed_by_the_agent() -> None:
 
 
 def test_scope_narrows_what_is_pruned() -> None:
-    d = desired_from_outcome(P, READING, HASH, "n1", scope=(K.local_block,))
-    assert d is not None and d.prune == frozenset({K.local_block})
+    d = desired_from_outcome(P, READING, HASH, "n1", keys={LOCAL_BLOCK: K[LOCAL_BLOCK]})
+    assert d is not None and d.prune == frozenset({K[LOCAL_BLOCK]})
+    assert d.set == {K[LOCAL_BLOCK]: h(OCID)}  # a role without a key is not written
 
 
 # --- through plan_labels: the ownership rules as the agent meets them ------------------
 
 
 def test_first_run_sets_labels_claims_them_and_records_source_ids() -> None:
-    d = desired_from_outcome(P, READING, HASH, "n1")
+    d = desired_from_outcome(P, READING, HASH, "n1", keys=K)
     assert d is not None
     plan = plan_labels(NodeLabels("n1", {"other": "x"}), d)
     assert plan.added == d.set
@@ -149,7 +156,7 @@ def test_first_run_sets_labels_claims_them_and_records_source_ids() -> None:
 
 
 def test_second_run_is_a_noop() -> None:
-    d = desired_from_outcome(P, READING, HASH, "n1")
+    d = desired_from_outcome(P, READING, HASH, "n1", keys=K)
     assert d is not None
     first = plan_labels(NodeLabels("n1"), d)
     node = NodeLabels(
@@ -161,18 +168,18 @@ def test_second_run_is_a_noop() -> None:
 
 
 def test_a_foreign_value_is_a_conflict_unless_adopted() -> None:
-    d = desired_from_outcome(P, READING, HASH, "n1")
+    d = desired_from_outcome(P, READING, HASH, "n1", keys=K)
     assert d is not None
-    node = NodeLabels("n1", {K.local_block: "hand-made"})
+    node = NodeLabels("n1", {K[LOCAL_BLOCK]: "hand-made"})
     plan = plan_labels(node, d)
-    assert [c.key for c in plan.conflicts] == [K.local_block]
-    assert K.local_block not in plan.labels
-    assert plan_labels(node, d, adopt=True).labels[K.local_block] == h(OCID)
+    assert [c.key for c in plan.conflicts] == [K[LOCAL_BLOCK]]
+    assert K[LOCAL_BLOCK] not in plan.labels
+    assert plan_labels(node, d, adopt=True).labels[K[LOCAL_BLOCK]] == h(OCID)
 
 
 def test_an_owned_key_missing_from_a_new_reading_is_removed() -> None:
-    old = Reading(ids={**READING.ids, K.gpu_memory_fabric: "ocid1.fabric.x"})
-    d_old = desired_from_outcome(P, old, HASH, "n1")
+    old = Reading(ids={**READING.ids, FABRIC: "ocid1.fabric.x"})
+    d_old = desired_from_outcome(P, old, HASH, "n1", keys=K)
     assert d_old is not None
     first = plan_labels(NodeLabels("n1"), d_old)
     node = NodeLabels(
@@ -180,27 +187,27 @@ def test_an_owned_key_missing_from_a_new_reading_is_removed() -> None:
         {k: v for k, v in first.labels.items() if v is not None},
         {k: v for k, v in first.annotations.items() if v is not None},
     )
-    d_new = desired_from_outcome(P, READING, HASH, "n1")
+    d_new = desired_from_outcome(P, READING, HASH, "n1", keys=K)
     assert d_new is not None
-    assert plan_labels(node, d_new).labels == {K.gpu_memory_fabric: None}
+    assert plan_labels(node, d_new).labels == {K[FABRIC]: None}
 
 
 def test_node_is_labeled_needs_every_level_present_and_current() -> None:
-    d = desired_from_outcome(P, READING, HASH, "n1")
+    d = desired_from_outcome(P, READING, HASH, "n1", keys=K)
     assert d is not None
     assert node_is_labeled(P, d.set, d)
-    assert not node_is_labeled(P, {**d.set, K.local_block: "old"}, d)
-    missing = {k: v for k, v in d.set.items() if k != K.network_block}
+    assert not node_is_labeled(P, {**d.set, K[LOCAL_BLOCK]: "old"}, d)
+    missing = {k: v for k, v in d.set.items() if k != K[NETWORK_BLOCK]}
     assert not node_is_labeled(P, missing, d)
     assert node_is_labeled(P, {k: "v" for k in P.level_keys}, None)
 
 
 def test_format_plan_shows_additions_and_source_ids() -> None:
-    d = desired_from_outcome(P, READING, HASH, "n1")
+    d = desired_from_outcome(P, READING, HASH, "n1", keys=K)
     assert d is not None
     node = NodeLabels("n1")
     text = format_plan(plan_labels(node, d), node, d)
-    assert f"+ {K.local_block}={h(OCID)}  ({OCID})" in text
+    assert f"+ {K[LOCAL_BLOCK]}={h(OCID)}  ({OCID})" in text
     assert OWNED_ANNOTATION in text
 
 

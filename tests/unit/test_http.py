@@ -4,13 +4,17 @@ metrics use its registry."""
 from __future__ import annotations
 
 import http.client
+import os
+import signal
 import socket
+import threading
+from collections.abc import Iterator
 
 import pytest
 from prometheus_client import CollectorRegistry
 
 from labeler.errors import UsageError
-from labeler.http import ProbeServer, flag_probe
+from labeler.http import ProbeServer, flag_probe, serve_until_signal
 from labeler.metrics import agent_metrics
 from tests.helpers import http_get
 
@@ -82,3 +86,50 @@ def test_port_in_use_is_a_usage_error() -> None:
                 port=port,
                 address="127.0.0.1",
             )
+
+
+@pytest.fixture
+def keep_signal_handlers() -> Iterator[None]:
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    yield
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+
+
+def _probe_server() -> ProbeServer:
+    ok = flag_probe(lambda: True, "")
+    return ProbeServer(CollectorRegistry(), healthz=ok, readyz=ok, port=0, address="127.0.0.1")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_serve_until_signal_serves_then_stops_on_the_signal_and_closes(
+    keep_signal_handlers: None, sig: signal.Signals
+) -> None:
+    server = _probe_server()
+    base = f"http://127.0.0.1:{server.port}"
+    stop = threading.Event()
+    seen: list[int] = []
+
+    def client() -> None:
+        seen.append(http_get(base + "/healthz", timeout=5)[0])
+        os.kill(os.getpid(), sig)
+
+    calls: list[str] = []
+
+    def on_signal() -> None:
+        calls.append("signal")
+        stop.set()
+
+    threading.Thread(target=client, daemon=True).start()
+    serve_until_signal(server, stop, on_signal=on_signal)
+    assert seen == [200]
+    assert calls == ["signal"] and stop.is_set()
+    assert http_get(base + "/healthz", timeout=1)[0] == 0  # closed
+
+
+def test_serve_until_signal_returns_when_the_work_sets_stop(keep_signal_handlers: None) -> None:
+    server = _probe_server()
+    stop = threading.Event()
+    threading.Timer(0.2, stop.set).start()
+    serve_until_signal(server, stop)
+    assert http_get(f"http://127.0.0.1:{server.port}/healthz", timeout=1)[0] == 0

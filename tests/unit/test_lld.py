@@ -185,3 +185,34 @@ def test_csv_has_no_bom_and_apply_reads_it(tmp_path: Path) -> None:
     assert data == f"nodeName,{G},{T}\nn1,0,prod\n1001,1,prod\n".encode()
     sheet = read_label_csv(out)
     assert sheet.rows[1].values == {G: "1", T: "prod"}
+
+
+def test_merged_frame_cells_and_a_note_below_the_table(tmp_path: Path) -> None:
+    rows: list[list[Any]] = [["主机名称", "机框编号"], ["n1", 1], ["n2", None], ["n3", 13]]
+    rows += [[], ["n4", 13], [], ["注：见附件", None]]
+    p = workbook(tmp_path / "m.xlsx", rows)
+    wb = openpyxl.load_workbook(p)
+    wb["A3超节点规划"].merge_cells("B2:B3")
+    wb.save(p)
+    table = read_lld(p, tree_name="t")
+    assert [(h.name, h.frame) for h in table.hosts] == [
+        ("n1", 1),
+        ("n2", 1),
+        ("n3", 13),
+        ("n4", 13),
+    ]
+    (warning,) = table.warnings
+    assert "the table ends at row 6; ignored row 8 below it: not host rows" in warning
+    assert "'A3超节点规划'!A8 holds '注：见附件'" in warning
+
+    # Without the merge, n2's blank frame is an error, as before.
+    (problem,) = errors(workbook(tmp_path / "n.xlsx", rows))
+    assert "'A3超节点规划'!B3: no frame number on this row" in problem
+
+
+def test_group_offset_keeps_ids_unique_across_trees(tmp_path: Path) -> None:
+    # MindCluster wants group IDs unique in the cluster; Volcano's label discovery would
+    # merge group 0 of two trees into one HyperNode
+    p = workbook(tmp_path / "a.xlsx", [["主机名称", "机框编号"], ["node-1", 1], ["node-2", 13]])
+    assert hosts(p, group_offset=2) == [("node-1", 1, 2), ("node-2", 13, 3)]
+    assert any("--group-offset" in e for e in errors(p, group_offset=-1))

@@ -5,12 +5,15 @@ Two readers behind ``SpodReader`` (``--ascend-reader``): ``npu-smi`` (the CLI), 
 
 What is labeled (decimal strings, as Ascend's device plugin writes them):
 
-- ``huawei.com/topotree.superpodid`` = Super Pod ID, whenever it is a valid ID; with it the
-  agent adds the tree label ``huawei.com/topotree`` = the profile's tree name
-  (``--topotree-name``, never empty). The tree label is in the source's ``keys`` (the
-  agent's scope) but not in its readings: it is not a driver ID.
-- ``huawei.com/topotree.serverid`` = Server Index and ``huawei.com/topotree.rackid`` =
-  chassis ID, **on A5 only**. The rule, and the facts it rests on:
+Roles reported (the ascend-superpod profile writes them to the label keys in brackets, as
+decimal strings, as Ascend's device plugin writes them):
+
+- ``superpod`` (``huawei.com/topotree.superpodid``) = Super Pod ID, whenever it is a valid
+  ID; with it the agent adds the tree label ``huawei.com/topotree`` = the profile's tree
+  name (``--topotree-name``, never empty), which is the profile's, not a driver ID.
+- ``server`` (``huawei.com/topotree.serverid``) = Server Index and ``rack``
+  (``huawei.com/topotree.rackid``) = chassis ID, **on A5 only**. The rule, and the facts it
+  rests on:
 
   * mind-cluster's device plugin writes serverid (and rackid) only when the chip is an
     Ascend910A5, and writes rackid only when ``super_pod_type`` is 1 (1D pod) or 2 (2D pod);
@@ -25,24 +28,21 @@ What is labeled (decimal strings, as Ascend's device plugin writes them):
 
 - An ID of 0xffffffff (-1: not set) or 0xfffffffe (-2: the driver failed) is no ID. An
   invalid Super Pod ID means ``NoData``: no label at all, not even the tree label.
-- ``huawei.com/topotree.groupid`` is never touched: the bulk CSV / LLD path owns it.
+- The group ID (``huawei.com/topotree.groupid``) is no role of this source and is never
+  touched: the bulk CSV / LLD path owns it.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
+import threading
 from dataclasses import dataclass
 
 from labeler.errors import UsageError
-from labeler.labels import value_problems
-from labeler.profiles import (
-    ASCEND_RACK,
-    ASCEND_SERVER,
-    ASCEND_SUPERPOD,
-    ASCEND_TREE_LABEL,
-    DEFAULT_TREE_NAME,
-)
-from labeler.sources import NoData, Reading
+from labeler.flags import positive_number
+from labeler.profiles import Profile, Roles
+from labeler.sources import NoData, Reading, SourceKind
 from labeler.sources.ascend.dcmi import DcmiReader
 from labeler.sources.ascend.npusmi import DEFAULT_NPU_SMI, DEFAULT_TIMEOUT, NpuSmiReader
 from labeler.sources.ascend.spod import (
@@ -56,22 +56,93 @@ from labeler.sources.ascend.spod import (
 
 __all__ = [
     "GENERATIONS",
+    "KIND",
     "READERS",
+    "ROLES",
+    "AscendOptions",
     "AscendSource",
     "AutoReader",
     "DcmiReader",
     "NpuSmiReader",
     "SpodInfo",
     "SpodReader",
-    "check_tree_name",
+    "add_flags",
     "make_reader",
     "reading_from",
 ]
 
 log = logging.getLogger(__name__)
 
+NAME = "ascend"
 READERS = ("auto", "npu-smi", "dcmi")
 GENERATIONS = ("auto", "a3", "a5")
+
+SUPERPOD, RACK, SERVER = "superpod", "rack", "server"
+# The profile's level named "superpod" takes the Super Pod ID; its extra labels are the
+# rack (chassis) ID, then the server index.
+ROLES = Roles(levels=(SUPERPOD,), extras=(RACK, SERVER))
+
+
+@dataclass(frozen=True)
+class AscendOptions:
+    """How to ask the NPU driver; the defaults here are the flags' defaults."""
+
+    reader: str = "auto"
+    dcmi_lib: str | None = None
+    npu_smi: str = DEFAULT_NPU_SMI
+    npu_smi_timeout: float = DEFAULT_TIMEOUT
+    generation: str = "auto"
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> AscendOptions:
+        return cls(
+            reader=args.ascend_reader,
+            dcmi_lib=args.dcmi_lib,
+            npu_smi=args.npu_smi,
+            npu_smi_timeout=args.npu_smi_timeout,
+            generation=args.ascend_generation,
+        )
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    default = AscendOptions()
+    a = parser.add_argument_group("Ascend NPU driver (source ascend, profile ascend-superpod)")
+    a.add_argument(
+        "--ascend-reader",
+        choices=READERS,
+        default=default.reader,
+        help="how to ask the driver: libdcmi.so via ctypes, the npu-smi CLI, or auto "
+        "(DCMI, then npu-smi; default)",
+    )
+    a.add_argument(
+        "--dcmi-lib",
+        default=default.dcmi_lib,
+        help="path of libdcmi.so (default: searched under /usr/local/Ascend/driver/lib64 "
+        "and /usr/local/dcmi)",
+    )
+    a.add_argument("--npu-smi", default=default.npu_smi, help="npu-smi command or path")
+    a.add_argument(
+        "--npu-smi-timeout",
+        type=positive_number,
+        default=default.npu_smi_timeout,
+        help=f"seconds per npu-smi call (default {default.npu_smi_timeout:g})",
+    )
+    a.add_argument(
+        "--ascend-generation",
+        choices=GENERATIONS,
+        default=default.generation,
+        help="a5 adds huawei.com/topotree.rackid/.serverid; auto: A5 when the driver "
+        "reports a 1D/2D SuperPoD type (default)",
+    )
+
+
+def _build(profile: Profile, args: argparse.Namespace, stop: threading.Event) -> AscendSource:
+    # The driver answers at once or times out on its own; there are no retries to stop.
+    opts = AscendOptions.from_args(args)
+    reader = make_reader(
+        opts.reader, dcmi_lib=opts.dcmi_lib, npu_smi=opts.npu_smi, timeout=opts.npu_smi_timeout
+    )
+    return AscendSource(reader, generation=opts.generation)
 
 
 class AutoReader:
@@ -98,7 +169,7 @@ class AutoReader:
 
 
 def make_reader(
-    kind: str = "auto",
+    kind: str,
     *,
     dcmi_lib: str | None = None,
     npu_smi: str = DEFAULT_NPU_SMI,
@@ -114,24 +185,8 @@ def make_reader(
     raise UsageError(f"--ascend-reader {kind!r}: choose one of {', '.join(READERS)}")
 
 
-def check_tree_name(name: str, tree_label: str = ASCEND_TREE_LABEL) -> str:
-    """A tree name is a label value, and never empty (ascend-for-volcano rejects '')."""
-    if not name:
-        raise UsageError(
-            f"--topotree-name must not be empty: ascend-for-volcano rejects an empty "
-            f"{tree_label}; leave the flag out for {DEFAULT_TREE_NAME!r}"
-        )
-    problems = value_problems(name)
-    if problems:
-        raise UsageError(
-            f"--topotree-name {name!r} is not a valid value for {tree_label}: "
-            + "; ".join(problems)
-        )
-    return name
-
-
-def reading_from(info: SpodInfo, *, generation: str = "auto") -> Reading | NoData:
-    """The labels one SuperPoD answer gives (the rule is in the module docstring)."""
+def reading_from(info: SpodInfo, *, generation: str = AscendOptions.generation) -> Reading | NoData:
+    """The IDs one SuperPoD answer gives, by role (the rule is in the module docstring)."""
     details = {
         "device": info.device,
         "sdid": str(info.sdid),
@@ -141,7 +196,7 @@ def reading_from(info: SpodInfo, *, generation: str = "auto") -> Reading | NoDat
     bad = id_problem(info.super_pod_id)
     if bad:
         return NoData(f"Super Pod ID on {info.device} is {bad}; no SuperPoD labels")
-    ids = {ASCEND_SUPERPOD: str(info.super_pod_id)}
+    ids = {SUPERPOD: str(info.super_pod_id)}
     pod_type = info.super_pod_type
     if generation == "a5":
         a5 = True
@@ -156,7 +211,7 @@ def reading_from(info: SpodInfo, *, generation: str = "auto") -> Reading | NoDat
     if bad:
         details["serverid"] = f"skipped: Server Index is {bad}"
     else:
-        ids[ASCEND_SERVER] = str(info.server_index)
+        ids[SERVER] = str(info.server_index)
     rack_type = pod_type in POD_TYPES_WITH_RACK or (pod_type is None and generation == "a5")
     if not rack_type:
         details["rackid"] = f"skipped: super_pod_type {pod_type} is not a 1D/2D pod"
@@ -165,34 +220,25 @@ def reading_from(info: SpodInfo, *, generation: str = "auto") -> Reading | NoDat
     elif bad := id_problem(info.chassis_id):
         details["rackid"] = f"skipped: chassis ID is {bad}"
     else:
-        ids[ASCEND_RACK] = str(info.chassis_id)
+        ids[RACK] = str(info.chassis_id)
     return Reading(ids=ids, details=details)
 
 
 @dataclass
 class AscendSource:
-    """``Source`` for the ascend-superpod profile.
-
-    ``keys`` (the agent's scope) = tree label, superpodid, rackid, serverid — never
-    ``groupid``, which the bulk CSV/LLD path owns.
-    """
+    """``Source`` for the ascend-superpod profile: reports the superpod, rack and server
+    roles, never the group, which the bulk CSV/LLD path owns."""
 
     reader: SpodReader
-    generation: str = "auto"
-    tree_label: str = ASCEND_TREE_LABEL
-    name: str = "ascend"
+    generation: str = AscendOptions.generation
+    name: str = NAME
+    roles: Roles = ROLES
 
     def __post_init__(self) -> None:
         if self.generation not in GENERATIONS:
             raise UsageError(
                 f"--ascend-generation {self.generation!r}: choose one of " + ", ".join(GENERATIONS)
             )
-        self.keys: tuple[str, ...] = (
-            self.tree_label,
-            ASCEND_SUPERPOD,
-            ASCEND_RACK,
-            ASCEND_SERVER,
-        )
 
     def read(self) -> Reading | NoData:
         info = self.reader.read_spod()
@@ -206,3 +252,6 @@ class AscendSource:
             dict(details),
         )
         return result
+
+
+KIND = SourceKind(NAME, add_flags, _build)

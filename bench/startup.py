@@ -1,0 +1,174 @@
+"""Benchmark: start-up of the command line, as ratios to a bare ``python -c pass``.
+
+    python bench/startup.py [--runs 5] [--tree NAME=PATH ...]
+
+Each command runs as a real process from a neutral working directory with PYTHONPATH set
+to the tree under test (so two checkouts can be compared in one run, sharing one venv):
+
+- ``--help``, and the offline commands: ``lld`` (a small workbook), ``generate --from-csv``,
+  ``check --from-csv``, ``advise --from-snapshot``, ``plan`` of a CSV with a bad value
+  (it must fail before asking for a cluster);
+- ``agent --once`` against the in-repo fake API server and the fake IMDS (both in this
+  process): wall time from spawning the process until every level label is on the node,
+  and the process's peak RSS.
+
+Runs are interleaved (tree A, tree B, A, B…) so a change in machine load hits both; each
+figure is the median of ``--runs``. Wall seconds and CPU seconds (user + sys of the child,
+from GNU time) are both printed; the ratio is wall ÷ the bare interpreter's wall. Not a
+test: run it by hand and copy the figures into bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import openpyxl  # noqa: E402
+
+from labeler.profiles import oci_rdma  # noqa: E402
+from tests.e2e.fake_imds import RDMA, FakeImds, rdma_doc  # noqa: E402
+from tests.fakekube import FakeKube  # noqa: E402
+
+LEVELS = oci_rdma().level_keys
+Sample = tuple[float, float, float]  # wall s, cpu s, peak RSS MB
+
+
+def run(cmd: list[str], env: dict[str, str], cwd: Path, until: Callable[[], bool] | None) -> Sample:
+    """Spawn, wait (for ``until`` if given, else for exit), return wall/CPU/RSS."""
+    # GNU time reports the peak RSS: ``wait4`` here would count the pages of this (big)
+    # process that the child had before its exec.
+    stats = cwd / "time.out"
+    timed = ["/usr/bin/time", "-o", str(stats), "-f", "%U %S %M", *cmd]
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        timed, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    wall = 0.0
+    if until is not None:
+        while not until():
+            if proc.poll() is not None or time.perf_counter() - start > 60:
+                break
+            time.sleep(0.002)
+        wall = time.perf_counter() - start
+    proc.wait()
+    if until is None:
+        wall = time.perf_counter() - start
+    elif not until():
+        raise SystemExit(f"{cmd}: did not label the node ({proc.returncode})")
+    user, system, rss_kb = stats.read_text().split()[-3:]
+    return wall, float(user) + float(system), int(rss_kb) / 1024
+
+
+def workbook(path: Path) -> Path:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    assert ws is not None
+    ws.title = "超节点规划"
+    ws.append(["编号", "主机名称", "机框编号"])
+    for i in range(64):
+        ws.append([i + 1, f"n{i}", i // 4 + 1])
+    wb.save(path)
+    return path
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        help="NAME=PATH of a checkout to measure (default: this one as 'this')",
+    )
+    args = ap.parse_args()
+    trees = dict(t.split("=", 1) for t in args.tree) or {"this": str(ROOT)}
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-startup-"))
+    csv = ROOT / "examples" / "oci-cluster.csv"
+    bad = tmp / "bad.csv"
+    bad.write_text(csv.read_text().replace("gpu-02,", "gpu_02,", 1))
+    xlsx = workbook(tmp / "lld.xlsx")
+    snapshot = ROOT / "examples" / "snapshot-oci.yaml"
+    py = [sys.executable]
+    tl = [*py, "-m", "labeler"]
+    commands: dict[str, list[str]] = {
+        "python -c pass": [*py, "-c", "pass"],
+        "--help": [*tl, "--help"],
+        "lld": [*tl, "lld", "-i", str(xlsx), "-o", str(tmp / "lld.csv"), "-t", "t"],
+        "generate --from-csv": [
+            *tl,
+            "generate",
+            "--profile=oci-rdma",
+            f"--from-csv={csv}",
+            f"--output-dir={tmp / 'out'}",
+        ],
+        "check --from-csv": [*tl, "check", "--profile=oci-rdma", f"--from-csv={csv}"],
+        "advise --from-snapshot": [
+            *tl,
+            "advise",
+            "--profile=oci-rdma",
+            f"--from-snapshot={snapshot}",
+            "--pods=2",
+            "--request=nvidia.com/gpu=8",
+        ],
+        "plan (CSV error)": [*tl, "plan", f"--config-path={bad}"],
+    }
+    results: dict[tuple[str, str], list[Sample]] = {}
+    with FakeKube() as fake, FakeImds() as imds:
+        kubeconfig = fake.write_kubeconfig(tmp / "kubeconfig")
+        for i in range(args.runs):
+            for name, tree in trees.items():
+                env = {**os.environ, "PYTHONPATH": tree}
+                for label, cmd in commands.items():
+                    results.setdefault((name, label), []).append(run(cmd, env, tmp, None))
+                node = f"gpu-{name}-{i}"
+                fake.add_node(node)
+                imds.set(node, RDMA, rdma_doc("i", "nb", "lb", node))
+                agent = [
+                    *tl,
+                    "agent",
+                    "--once",
+                    "--profile=oci-rdma",
+                    f"--kubeconfig={kubeconfig}",
+                    f"--node-name={node}",
+                    f"--imds-url={imds.url_for(node)}",
+                    "--log-level=warning",
+                ]
+
+                def labelled(node: str = node) -> bool:
+                    labels = fake.get_node(node)["metadata"].get("labels") or {}
+                    return all(k in labels for k in LEVELS)
+
+                results.setdefault((name, "agent --once"), []).append(
+                    run(agent, env, tmp, labelled)
+                )
+    print(
+        f"start-up, median of {args.runs} runs, load average {os.getloadavg()[0]:.1f} "
+        f"(wall s / CPU s / ratio of wall to python -c pass / peak RSS MB)"
+    )
+    for name in trees:
+        bare = statistics.median(s[0] for s in results[(name, "python -c pass")])
+        print(f"[{name}] {trees[name]}")
+        for label in [*commands, "agent --once"]:
+            samples = results[(name, label)]
+            wall = statistics.median(s[0] for s in samples)
+            cpu = statistics.median(s[1] for s in samples)
+            rss = max(s[2] for s in samples)
+            print(
+                f"  {label:24s} {wall:6.2f} s  cpu {cpu:5.2f} s  x{wall / bare:5.1f}  {rss:6.1f} MB"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""Start-up: which modules a command loads, in a fresh interpreter (the figures are in
+bench/README.md; here only what must hold on every machine).
+
+Offline commands must not load the Kubernetes client (nor urllib3 under it): its package
+imports every generated API class and model, seconds of CPU on a small machine. Commands
+that talk to the API load the client's configuration and transport modules only.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.fakekube import FakeKube
+
+ROOT = Path(__file__).resolve().parents[2]
+CSV = ROOT / "examples" / "oci-cluster.csv"
+SNAPSHOT = ROOT / "examples" / "snapshot-oci.yaml"
+ADVISE = ["--pods=1", "--request=nvidia.com/gpu=8"]
+
+# Runs each command line in one process (exits caught), then prints the loaded modules.
+PROBE = """
+import json, sys
+from labeler.cli import main
+for argv in json.loads(sys.argv[1]):
+    try:
+        main(argv)
+    except SystemExit:
+        pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def loaded_by(*argvs: list[str], cwd: Path) -> set[str]:
+    p = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(argvs)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+    assert p.returncode == 0, p.stderr
+    return set(json.loads(p.stdout.splitlines()[-1]))
+
+
+def client_modules(modules: set[str]) -> set[str]:
+    return {m for m in modules if m.split(".")[0] in ("kubernetes", "urllib3")}
+
+
+def test_help_and_offline_commands_do_not_load_the_client(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text(CSV.read_text().replace("gpu-02,", "gpu_02,", 1))
+    modules = loaded_by(
+        ["--help"],
+        ["generate", "--profile=oci-rdma", f"--from-csv={CSV}", f"--output-dir={tmp_path}"],
+        ["check", "--profile=oci-rdma", f"--from-csv={CSV}"],
+        ["advise", "--profile=oci-rdma", f"--from-snapshot={SNAPSHOT}", *ADVISE],
+        ["plan", f"--config-path={bad}"],  # a CSV error stops it before the cluster
+        cwd=tmp_path,
+    )
+    assert "labeler.commands.generate" in modules and "labeler.tas.advice" in modules
+    assert client_modules(modules) == set()
+
+
+def test_api_commands_load_configuration_and_transport_not_the_generated_api(
+    fake_kube: FakeKube, kubeconfig: Path, tmp_path: Path
+) -> None:
+    fake_kube.add_node("gpu-01")
+    modules = loaded_by(
+        ["audit", "--profile=oci-rdma", f"--kubeconfig={kubeconfig}"],
+        ["plan", f"--config-path={CSV}", f"--kubeconfig={kubeconfig}", "--skip-missing-nodes"],
+        cwd=tmp_path,
+    )
+    assert fake_kube.count("list") == 2  # both really asked the cluster
+    kube = client_modules(modules)
+    assert {"kubernetes.client.configuration", "kubernetes.config.kube_config"} <= kube
+    assert "kubernetes.client.rest" in kube
+    generated = {
+        m for m in kube if m.startswith(("kubernetes.client.api.", "kubernetes.client.models"))
+    }
+    assert generated == set()
+    assert "kubernetes.client.api_client" not in kube
+
+
+def test_the_full_client_still_imports_after_the_lean_one(tmp_path: Path) -> None:
+    """A plug-in or test that imports the whole client later gets the real package, sharing
+    the configuration class the lean import loaded."""
+    code = """
+from labeler.kube import official
+lean = official.configuration().Configuration
+official.kube_config()
+from kubernetes import client, config, watch
+assert client.Configuration is lean, "two Configuration classes"
+assert client.CoreV1Api and client.V1Node and watch.Watch
+assert config.load_kube_config is official.kube_config().load_kube_config
+print("ok")
+"""
+    p = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=False
+    )
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
