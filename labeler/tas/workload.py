@@ -23,17 +23,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from labeler.errors import InputError
+from labeler.tas.advice import (
+    PREFERRED_ANNOTATION,
+    REQUIRED_ANNOTATION,
+    SLICE_CONSTRAINTS_ANNOTATION,
+    SLICE_SIZE_ANNOTATION,
+    SLICE_TOPOLOGY_ANNOTATION,
+)
 from labeler.tas.affinity import parse_node_affinity
 from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED, Job, SliceLayer
 from labeler.tas.cluster import Toleration, pod_requests
 from labeler.tas.tree import PodShape
 
-REQUIRED_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
-PREFERRED_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
-UNCONSTRAINED_ANNOTATION = "kueue.x-k8s.io/podset-unconstrained-topology"
-SLICE_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-slice-required-topology"
-SLICE_SIZE_ANNOTATION = "kueue.x-k8s.io/podset-slice-size"
-SLICE_CONSTRAINTS_ANNOTATION = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
 GROUP_ANNOTATION = "kueue.x-k8s.io/podset-group-name"
 
 

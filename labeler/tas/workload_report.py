@@ -12,7 +12,7 @@ from typing import Any
 
 from labeler.tas.admit import PodSetResult, WorkloadResult
 from labeler.tas.assign import UNCONSTRAINED
-from labeler.tas.report import MAX_OUTSIDE_LINES, request_text, stats_dict
+from labeler.tas.report import MAX_OUTSIDE_LINES, _table, request_text, stats_dict
 from labeler.tas.tree import Tree
 
 
@@ -81,14 +81,6 @@ def workload_dict(
     }
 
 
-def _table(rows: Sequence[Sequence[str]], indent: str = "    ") -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return [
-        indent + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-        for r in rows
-    ]
-
-
 def _what(tree: Tree, r: PodSetResult) -> str:
     ps = r.podset
     req = ps.request
@@ -118,7 +110,7 @@ def podset_text(tree: Tree, r: PodSetResult) -> list[str]:
         else:
             rows = [[tree.keys[-1], "PODS", *upper]]
             rows += [[a.values[-1], str(a.count), *a.values[:-1]] for a in out.assignment]
-        lines += _table(rows)
+        lines += _table(rows, indent="    ")
     elif not r.reached:
         lines.append(f"  does not fit ({out.message}); Kueue stopped at an earlier PodSet")
     else:
