@@ -28,7 +28,7 @@ from labeler.errors import Exit, InputError
 from labeler.kube.errors import KubeError
 from labeler.kube.nodes import LabelWriter, WriteResult, list_node_labels
 from labeler.node import NodeLabels
-from labeler.plan import Conflict, Desired, LabelPlan, change_lines, plan_labels
+from labeler.plan import BULK, Conflict, Desired, LabelPlan, change_lines, plan_labels
 from labeler.profiles import Profile
 
 log = logging.getLogger(__name__)
@@ -62,9 +62,9 @@ def desired_from_row(row: CsvRow, keys: Sequence[str], opts: BulkOptions) -> Des
     """What the CSV asks of one node; None when the row asks nothing (skipped)."""
     if opts.action is Action.APPLY:
         # An empty cell leaves the key as it is (MindCluster's rule): nothing to prune.
-        return Desired(set=dict(row.values)) if row.values else None
+        return Desired(set=dict(row.values), writer=BULK) if row.values else None
     remove = frozenset(keys) if opts.all_keys else frozenset(row.values)
-    return Desired(remove=remove) if remove else None
+    return Desired(remove=remove, writer=BULK) if remove else None
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from labeler.kube.raw import abandon, call_discard, call_json, iter_lines, list_
 from labeler.node import (
     OWNED_ANNOTATION,
     OWNED_ANNOTATIONS_ANNOTATION,
+    OWNERS_ANNOTATION,
     SLINKY_ANNOTATION,
     SOURCE_IDS_ANNOTATION,
     NodeInfo,
@@ -33,6 +34,7 @@ MERGE_PATCH = "application/merge-patch+json"
 # The annotations a label plan reads; a lean read keeps no others.
 OWN_ANNOTATIONS = (
     OWNED_ANNOTATION,
+    OWNERS_ANNOTATION,
     SOURCE_IDS_ANNOTATION,
     OWNED_ANNOTATIONS_ANNOTATION,
     SLINKY_ANNOTATION,  # owned like a label: the plan must see a value someone else wrote
