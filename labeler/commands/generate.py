@@ -11,7 +11,6 @@ import dataclasses
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +41,7 @@ SNIPPETS_DIR = "config-snippets"  # under --output-dir: fragments to merge, not 
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    from labeler.emit import bundle
+    from labeler.emit.kinds import KINDS
 
     g = add_command(
         sub,
@@ -57,8 +56,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     out.add_argument("-o", "--output", metavar="FILE", help="one YAML stream; '-' = stdout")
     out.add_argument(
         "--emit",
-        default=",".join(bundle.KINDS),
-        help=f"what to emit, comma-separated (default: {','.join(bundle.KINDS)}); "
+        default=",".join(KINDS),
+        help=f"what to emit, comma-separated (default: {','.join(KINDS)}); "
         "hypernodes need --from-csv or --from-cluster",
     )
     out.add_argument(
@@ -268,6 +267,8 @@ def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptio
 
 def _write_atomic(path: Path, text: str) -> None:
     try:
+        import tempfile  # here, not at the top: start-up of every other command
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
         raise InputError(
