@@ -187,10 +187,14 @@ class LabelWriter:
         *,
         adopt: bool = False,
         dry_run: bool = False,
+        plan: LabelPlan | None = None,
     ) -> WriteResult:
-        """Write what differs on a node already read (e.g. from a LIST)."""
+        """Write what differs on a node already read (e.g. from a LIST). ``plan``: the
+        plan of ``desired`` on this very ``node`` if the caller made it already (the first
+        attempt sends it; a 409 re-plans from the node read again)."""
         for attempt in range(1, self.conflict_retries + 1):
-            plan = plan_labels(node, desired, adopt=adopt)
+            if plan is None or attempt > 1:
+                plan = plan_labels(node, desired, adopt=adopt)
             if plan.is_noop or dry_run:
                 return WriteResult(node.name, plan, written=False, attempts=attempt)
             try:
