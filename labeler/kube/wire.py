@@ -38,12 +38,19 @@ class BrokenAnswer(ConnectionError):
 class _Conn:
     """One open connection and its buffered reader."""
 
-    __slots__ = ("conn", "rfile", "sock")
+    __slots__ = ("conn", "rfile", "sock", "timeout")
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn  # the urllib3 connection that opened the socket (kept alive with it)
         self.sock: socket.socket = conn.sock
         self.rfile = self.sock.makefile("rb")
+        self.timeout: float | None = None
+
+    def set_timeout(self, seconds: float) -> None:
+        # settimeout() costs system calls each time; the read timeout rarely changes.
+        if seconds != self.timeout:
+            self.sock.settimeout(seconds)
+            self.timeout = seconds
 
     def close(self) -> None:
         try:
@@ -130,7 +137,7 @@ class Wire:
             head.append(body)
         conn = self._conn(connect)
         try:
-            conn.sock.settimeout(read)
+            conn.set_timeout(read)
             conn.sock.sendall(b"".join(head))
             status, reason, headers, data, keep = _read_answer(conn.rfile, method, echo)
         except BaseException:

@@ -5,6 +5,7 @@ over TLS with a self-signed certificate made for the test."""
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import shutil
@@ -75,6 +76,7 @@ class Scripted:
     def __init__(self, answers: list[tuple[bytes, bool]]) -> None:
         self.answers = list(answers)
         self.connections = 0
+        self.closed = threading.Semaphore(0)  # released when the server closes a connection
         self.requests: list[bytes] = []
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
@@ -84,7 +86,10 @@ class Scripted:
         while self.answers:
             conn, _ = self.sock.accept()
             self.connections += 1
-            with conn, conn.makefile("rb") as rfile:
+            with contextlib.ExitStack() as stack:
+                stack.callback(self.closed.release)
+                stack.enter_context(conn)
+                rfile = stack.enter_context(conn.makefile("rb"))
                 while self.answers:
                     head = b""
                     while not head.endswith(b"\r\n\r\n"):
@@ -141,7 +146,12 @@ def test_a_connection_closed_by_the_server_is_replaced() -> None:
         ]
     )
     api = for_host(server.url)
-    assert [api.send("GET", f"/{i}") for i in range(3)] == [b"1", b"2", b"3"]
+    answers = []
+    for i in range(3):
+        answers.append(api.send("GET", f"/{i}"))
+        if i < 2:  # idle until the close has happened (not racing with it)
+            assert server.closed.acquire(timeout=5)
+    assert answers == [b"1", b"2", b"3"]
     assert server.connections == 3
 
 
