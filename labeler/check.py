@@ -24,21 +24,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
+from typing import Any
 
 from labeler.labels import value_problems
 from labeler.model import Level, NodePosition, Topology
+from labeler.text import a_few
 
 LABELED = "labeled"
 PARTIAL = "partial"
 UNLABELED = "unlabeled"
 INCONSISTENT = "inconsistent"
 NODE_STATES = (LABELED, PARTIAL, UNLABELED, INCONSISTENT)
-
-
-def _sample(nodes: Sequence[str], limit: int) -> str:
-    """``a, b, c and 7 more``: enough names to act on, not a wall of them."""
-    shown = ", ".join(nodes[:limit])
-    return shown + (f" and {len(nodes) - limit} more" if len(nodes) > limit else "")
 
 
 @dataclass(frozen=True)
@@ -54,7 +50,7 @@ class NestingViolation:
         return (
             f"{self.level.key}={self.value} sits under {len(self.parents)} values of "
             f"{parent_level.key} ({', '.join(self.parents)}); "
-            f"nodes: {_sample(self.nodes, max_nodes)}. "
+            f"nodes: {a_few(self.nodes, max_nodes)}. "
             "A value must nest under one parent cluster-wide: relabel the nodes or give "
             "each block its own value"
         )
@@ -121,7 +117,7 @@ class CheckReport:
             if nodes:
                 out.append(
                     f"{len(nodes)} node(s) lack {key} (Kueue ignores them; Volcano discovery "
-                    f"leaves them out at this tier and above): {_sample(nodes, max_nodes)}"
+                    f"leaves them out at this tier and above): {a_few(nodes, max_nodes)}"
                 )
         out += [v.message(self.parent_level(v), max_nodes=max_nodes) for v in self.nesting]
         out += list(self.invalid)
@@ -130,7 +126,7 @@ class CheckReport:
             nodes = self.empty_tree_label
             out.append(
                 f"{len(nodes)} node(s) have an empty {label} (ascend-for-volcano rejects "
-                f"them; set it to the tree name or remove it): {_sample(nodes, max_nodes)}"
+                f"them; set it to the tree name or remove it): {a_few(nodes, max_nodes)}"
             )
         return out
 
@@ -159,8 +155,8 @@ def shared_across_trees(
             for v in sorted(shared):
                 out.append(
                     f"{level.key}={v} is used by tree {topology.name!r} (nodes "
-                    f"{_sample(sorted(ours[v]), max_nodes)}) and tree {tree!r} (nodes "
-                    f"{_sample(sorted(shared[v]), max_nodes)}): Volcano label discovery "
+                    f"{a_few(sorted(ours[v]), max_nodes)}) and tree {tree!r} (nodes "
+                    f"{a_few(sorted(shared[v]), max_nodes)}): Volcano label discovery "
                     "ignores the tree label and would make one HyperNode of both trees, and "
                     "MindCluster wants level values unique in the cluster; renumber one tree "
                     "(e.g. 'lld --group-offset')"
@@ -308,3 +304,46 @@ def render_text(
     else:
         lines.append("ok: every node has every level label, values nest and are valid")
     return lines
+
+
+def to_json(
+    report: CheckReport,
+    positions: Sequence[NodePosition],
+    *,
+    origin: str,
+    scope: str | None = None,
+    not_in_scope: int = 0,
+) -> dict[str, Any]:
+    """The machine report of ``check -o json``: the same findings as :func:`render_text`,
+    every node listed. The keys are an interface; more may be added, none renamed."""
+    sizes: dict[str, dict[str, Any] | None] = {}
+    for level in report.topology.levels:
+        s = report.size_stats(level.key)
+        sizes[level.key] = (
+            None
+            if s is None
+            else {"domains": s.domains, "min": s.min, "median": s.median, "max": s.max}
+        )
+    return {
+        "source": origin,
+        "scope": scope,
+        "nodesNotInScope": not_in_scope,
+        "tree": report.topology.name,
+        "ok": report.ok,
+        "nodes": report.nodes,
+        "states": state_counts(report, positions),
+        "missing": {k: list(v) for k, v in report.missing.items()},
+        "nesting": [
+            {
+                "key": v.level.key,
+                "value": v.value,
+                "parentKey": report.parent_level(v).key,
+                "parents": list(v.parents),
+                "nodes": list(v.nodes),
+            }
+            for v in report.nesting
+        ],
+        "invalid": list(report.invalid),
+        "emptyTreeLabel": list(report.empty_tree_label),
+        "domainSizes": sizes,
+    }

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from labeler import __version__
 from labeler.commands import command_modules
-from labeler.errors import LabelerError
+from labeler.errors import Exit, LabelerError
 from labeler.logs import setup_logging
 
 
@@ -57,9 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
-        return 130
+        return Exit.INTERRUPTED
     except BrokenPipeError:
-        return 0
+        return Exit.OK
     finally:
         logging.shutdown()
 

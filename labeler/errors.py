@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+from enum import IntEnum
+
+
+class Exit(IntEnum):
+    """Every exit code of every command (and of the MindCluster twins)."""
+
+    OK = 0
+    ERROR = 1  # invalid input, cluster or API failure; nothing half-done is hidden
+    USAGE = 2  # a bad or conflicting flag value, whichever parser caught it
+    INCOMPLETE = 3  # done, but conflicts were left, nodes are not fully labeled, no fit
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
+
 
 class LabelerError(Exception):
     """Base of every error the CLI reports without a traceback."""
 
-    exit_code = 1
+    exit_code = Exit.ERROR
 
 
 class UsageError(LabelerError):
     """Bad flags or arguments (exit 2, like argparse)."""
 
-    exit_code = 2
+    exit_code = Exit.USAGE
 
 
 class InputError(LabelerError):
@@ -20,6 +32,7 @@ class InputError(LabelerError):
 
     def __init__(self, problems: list[str] | str, *, heading: str | None = None) -> None:
         self.problems = [problems] if isinstance(problems, str) else list(problems)
+        self.heading = heading
         text = "\n".join(f"  {p}" for p in self.problems)
         super().__init__(f"{heading}\n{text}" if heading else "\n".join(self.problems))
 
@@ -35,3 +48,9 @@ def yaml_problem(origin: str, exc: BaseException) -> str:
     if mark is None:
         return f"{origin}: {problem}"
     return f"{origin}:{mark.line + 1}:{mark.column + 1}: {problem}"
+
+
+def one_line(e: InputError) -> str:
+    """An InputError's heading and problems on one line (for flag values)."""
+    text = "; ".join(e.problems)
+    return f"{e.heading.rstrip(':')}: {text}" if e.heading else text

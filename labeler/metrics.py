@@ -7,12 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from labeler import __version__
+
+if TYPE_CHECKING:
+    from labeler.audit.report import AuditFigures
 
 PREFIX = "topology_labeler"
 
@@ -36,6 +40,7 @@ class AgentMetrics:
     label_conflicts: Counter
     node_labeled: Gauge
     last_success: Gauge
+    thread_errors: Counter
 
 
 def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
@@ -63,7 +68,8 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
         ),
         label_conflicts=Counter(
             f"{PREFIX}_label_conflicts",
-            "Label keys found holding a value topology-labeler does not own (each new one once)",
+            "Label keys found holding a value topology-labeler does not own, or that another "
+            "of its writers owns (each new one once)",
             registry=registry,
         ),
         node_labeled=Gauge(
@@ -76,6 +82,13 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
             "Unix time of the last reconcile that completed (labeled, no data or conflict)",
             registry=registry,
         ),
+        thread_errors=Counter(
+            f"{PREFIX}_agent_thread_errors",
+            "Unexpected exceptions in the agent's threads (source, watch, loop); the source "
+            "and watch recover, the loop ends the process",
+            ["thread"],
+            registry=registry,
+        ),
     )
 
 
@@ -84,18 +97,6 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
 # Aggregates only, no per-node series: a 10,000-node cluster must not cost 10,000 series.
 # The figures are published from one immutable snapshot per scrape (a custom collector), so
 # a scrape never sees half of one recomputation and half of the next.
-
-
-@dataclass(frozen=True)
-class AuditFigures:
-    """One consistent set of audit numbers (see labeler.audit.report.AuditReport.figures)."""
-
-    states: Mapping[str, int]  # labeled / partial / unlabeled / inconsistent -> nodes
-    unlabeled_accelerators: Mapping[str, int]  # resource -> on partial + unlabeled nodes
-    nesting_violations: Mapping[str, int]  # level name -> values with several parents
-    domains: Mapping[str, int]  # level name -> distinct values
-    foreign_nodes: int  # nodes with level labels not set by topology-labeler
-    last_sync: float | None  # unix time the state was last known current
 
 
 class AuditCollector(Collector):

@@ -10,17 +10,24 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from enum import StrEnum
 
+from labeler.errors import Exit
 from labeler.labels import Encoding
 from labeler.node import NodeLabels
-from labeler.plan import Desired, LabelPlan
+from labeler.plan import Desired, LabelPlan, change_lines
 from labeler.profiles import Profile
 from labeler.sources import NoData, Reading
 
-OnMissing = Literal["skip", "isolate"]
+
+class OnMissing(StrEnum):
+    """What the agent does when the source has definitely no topology data."""
+
+    SKIP = "skip"  # write nothing
+    ISOLATE = "isolate"  # a unique value per node on each missing level
+
+
 ISOLATED_PREFIX = "isolated-"
-EXIT_OK, EXIT_ERROR, EXIT_CONFLICT = 0, 1, 3
 
 
 def isolated_value(node: str) -> str:
@@ -33,7 +40,7 @@ def desired_from_outcome(
     outcome: Reading | NoData,
     encoding: Encoding,
     node: str,
-    on_missing: OnMissing = "skip",
+    on_missing: OnMissing = OnMissing.SKIP,
     *,
     keys: Mapping[str, str],
 ) -> Desired | None:
@@ -47,6 +54,7 @@ def desired_from_outcome(
       scope is pruned, so an owned key the reading no longer has goes away. Every full ID
       is recorded in ``source_ids`` (also for ``raw``: the annotation then lists exactly
       the keys the source set, which is simpler to read than a partial list).
+    - A wanted value already on the node is claimed when no writer of ours owns it.
     - The profile's tree label is only a default (``fill``): the planning sheet (lld/apply)
       decides tree membership, so an agent started with another --topotree-name never
       moves a node to another tree, and the two writers never rewrite each other.
@@ -61,8 +69,11 @@ def desired_from_outcome(
         ids = {keys[role]: sid for role, sid in outcome.ids.items() if role in keys}
         wanted = {key: encoding.encode(key, sid) for key, sid in sorted(ids.items())}
         scope = frozenset(keys.values()) - set(tree)
-        return Desired(set=wanted, fill=tree, prune=scope, source_ids=ids)
-    if on_missing == "skip":
+        # claim: a value already equal (set by oci-hpc-oke's labeler, Ascend's device plugin,
+        # an earlier version of ours) becomes ours, so a later change of the host is ours
+        # to make rather than a conflict forever.
+        return Desired(set=wanted, fill=tree, prune=scope, source_ids=ids, claim=True)
+    if on_missing == OnMissing.SKIP:
         return None
     fill = {key: isolated_value(node) for key in profile.level_keys}
     return Desired(fill={**fill, **tree})
@@ -73,21 +84,14 @@ def format_plan(plan: LabelPlan, node: NodeLabels, desired: Desired | None) -> s
     if desired is None:
         return f"node {plan.node}: no data; nothing to write"
     lines = [f"node {plan.node}:"]
-    for key, value in sorted(plan.labels.items()):
-        old = node.labels.get(key)
-        if value is None:
-            lines.append(f"  - {key} (was {old!r})")
-        elif old is None:
-            sid = desired.source_ids.get(key)
-            lines.append(f"  + {key}={value}" + (f"  ({sid})" if sid and sid != value else ""))
-        else:
-            lines.append(f"  ~ {key}: {old} -> {value}")
+    lines += [
+        f"  {line}" for line in change_lines(plan, node.labels, source_ids=desired.source_ids)
+    ]
     for key in plan.unchanged:
-        lines.append(f"  = {key}={node.labels.get(key)}")
+        claim = "  (claimed)" if key in plan.claimed else ""
+        lines.append(f"  keep {key}={node.labels.get(key)}{claim}")
     for key, ann in sorted(plan.annotations.items()):
         lines.append(f"  annotation {key}: " + ("(removed)" if ann is None else ann))
-    for conflict in plan.conflicts:
-        lines.append(f"  ! conflict: {conflict}")
     if plan.is_noop and not plan.conflicts:
         lines.append("  no change")
     return "\n".join(lines)
@@ -103,7 +107,14 @@ def node_is_labeled(profile: Profile, labels: Mapping[str, str], desired: Desire
     return True
 
 
-Status = Literal["labelled", "no_data", "conflict", "error", "waiting"]
+class Status(StrEnum):
+    """The outcome of one reconcile."""
+
+    LABELLED = "labelled"  # labels written or already current
+    NO_DATA = "no_data"  # the source has definitely none; nothing removed
+    CONFLICT = "conflict"  # a value we do not own was left in place
+    ERROR = "error"
+    WAITING = "waiting"  # no source outcome yet
 
 
 @dataclass(frozen=True)
@@ -119,8 +130,8 @@ class ReconcileResult:
 
     @property
     def exit_code(self) -> int:
-        if self.status in ("labelled", "no_data"):
-            return EXIT_OK
-        if self.status == "conflict":
-            return EXIT_CONFLICT
-        return EXIT_ERROR
+        if self.status in (Status.LABELLED, Status.NO_DATA):
+            return Exit.OK
+        if self.status == Status.CONFLICT:
+            return Exit.INCOMPLETE
+        return Exit.ERROR

@@ -11,6 +11,12 @@ The running agent has three threads, so that no slow party blocks another:
 - the *loop* (``run``) owns all state, reconciles on each message, and is the only writer.
 Everything waits on one stop event, so SIGTERM ends the agent at once even while IMDS or
 the API server hangs (the I/O threads are daemons and are simply abandoned).
+
+No thread may die or hang unnoticed while ``/healthz`` says 200 (health.py): each beats
+while it makes progress; an unexpected exception in the source is a source error (logged,
+counted, retried with backoff); one in the watch is logged, counted and the watch starts
+again; one in the loop ends the process with exit 1. A thread that stops beating for
+longer than its longest legitimate call fails ``/healthz`` by name.
 """
 
 from __future__ import annotations
@@ -21,12 +27,10 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 from labeler.agent.decide import (
-    EXIT_ERROR,
-    EXIT_OK,
     OnMissing,
     ReconcileResult,
     Status,
@@ -34,15 +38,16 @@ from labeler.agent.decide import (
     format_plan,
     node_is_labeled,
 )
+from labeler.agent.health import Heartbeats
 from labeler.backoff import Backoff
-from labeler.errors import LabelerError
+from labeler.errors import Exit, LabelerError
 from labeler.kube.errors import KubeError, NotFound
 from labeler.kube.events import NodeEvents
 from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
 from labeler.labels import Encoding
 from labeler.metrics import AgentMetrics
 from labeler.node import NodeInfo
-from labeler.plan import Conflict, Desired
+from labeler.plan import Conflict, Desired, change_lines
 from labeler.profiles import Profile
 from labeler.sources import NoData, Reading, Source, SourceError
 
@@ -56,7 +61,7 @@ class AgentConfig:
     node: str
     profile: Profile
     encoding: Encoding
-    on_missing: OnMissing = "skip"
+    on_missing: OnMissing = OnMissing.SKIP
     adopt: bool = False
     dry_run: bool = False
     interval: float = 600.0
@@ -65,6 +70,9 @@ class AgentConfig:
     api_backoff: float = 1.0  # first retry after an API error; doubles up to 60 s
     watch_timeout: int = 300
     min_write_interval: float = 1.0  # never more than one patch a second, even in a fight
+    # The longest one blocking call (a source read, an API request) may take before its
+    # thread counts as stuck; the watch may also wait a whole watch request for an event.
+    stall_after: float = 300.0
 
 
 @dataclass
@@ -76,7 +84,6 @@ class _State:
     ready: bool = False
     failures: int = 0  # reconciles failed in a row
     retry_at: float | None = None  # when to reconcile again after a failure
-    heartbeat: float = field(default_factory=time.monotonic)
 
 
 # --- the agent ----------------------------------------------------------------------------
@@ -107,6 +114,10 @@ class Agent:
         self.keys = config.profile.keys_for(source.roles)
         self._clock = clock
         self._state = _State()
+        self.heartbeats = Heartbeats(clock)
+        self._watch_rv = ""  # where the watch resumes; the newest resourceVersion seen
+        # Waiting threads wake this often to beat: well inside the staleness bound.
+        self._beat_every = min(5.0, config.stall_after / 4)
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._api_backoff = Backoff(config.api_backoff, API_MAX_BACKOFF)
         self._source_backoff = Backoff(config.error_backoff, config.interval)
@@ -122,8 +133,9 @@ class Agent:
     def ready(self) -> bool:
         return self._state.ready
 
-    def alive(self, max_age: float = 300.0) -> bool:
-        return self._clock() - self._state.heartbeat < max_age
+    def health(self) -> tuple[bool, str]:
+        """For ``/healthz``: every thread alive and making progress, or which is not."""
+        return self.heartbeats.probe()
 
     # --- one step ---------------------------------------------------------------------
 
@@ -132,7 +144,17 @@ class Agent:
         name = self.source.name
         start = time.perf_counter()
         try:
-            outcome = self.source.read()
+            try:
+                outcome = self.source.read()
+            except SourceError:
+                raise
+            except Exception as e:
+                # A source that fails in a way it did not foresee (RecursionError on a
+                # deeply nested answer, a bug) is still only a failed read: the loop goes
+                # on, retries with backoff, and the labels stay.
+                self.metrics.thread_errors.labels("source").inc()
+                log.debug("unexpected error reading source=%s", name, exc_info=True)
+                raise SourceError(f"unexpected {type(e).__name__}: {_short(e)}") from e
         except SourceError as e:
             self.metrics.source_reads.labels(name, "error").inc()
             self._event("Warning", "TopologySourceUnavailable", f"{name}: {e}")
@@ -151,7 +173,7 @@ class Agent:
         if node.uid and self.events is not None:
             self.events.uid = node.uid
         if state.outcome is None:
-            return ReconcileResult("waiting", "no source outcome yet")
+            return ReconcileResult(Status.WAITING, "no source outcome yet")
         try:
             desired = desired_from_outcome(
                 cfg.profile,
@@ -166,7 +188,7 @@ class Agent:
         if desired is None:
             reason = state.outcome.reason if isinstance(state.outcome, NoData) else ""
             self._done(node.labels, None, conflicts=())
-            return ReconcileResult("no_data", reason, text=f"node {cfg.node}: {reason}")
+            return ReconcileResult(Status.NO_DATA, reason, text=f"node {cfg.node}: {reason}")
         self._pace()
         try:
             result = self.writer.write(node, desired, adopt=cfg.adopt, dry_run=cfg.dry_run)
@@ -179,9 +201,7 @@ class Agent:
             state.last_write = self._clock()
             state.node = None  # stale now; the watch brings the new version
             self.metrics.label_writes.labels("success").inc()
-            changes = ", ".join(
-                f"{k}={v}" if v is not None else f"-{k}" for k, v in sorted(plan.labels.items())
-            )
+            changes = "; ".join(change_lines(replace(plan, conflicts=()), node.labels))
             if changes:
                 self._event("Normal", "TopologyLabelsUpdated", f"labels updated: {changes}")
         final = {**node.labels, **plan.labels} if result.written else dict(node.labels)
@@ -189,13 +209,13 @@ class Agent:
         self._done(final, desired, conflicts=plan.conflicts)
         if plan.conflicts:
             return ReconcileResult(
-                "conflict",
+                Status.CONFLICT,
                 "; ".join(str(c) for c in plan.conflicts),
                 plan,
                 result.written,
                 text,
             )
-        status: Status = "labelled" if isinstance(state.outcome, Reading) else "no_data"
+        status = Status.LABELLED if isinstance(state.outcome, Reading) else Status.NO_DATA
         return ReconcileResult(status, "", plan, result.written, text)
 
     def once(self) -> ReconcileResult:
@@ -216,18 +236,31 @@ class Agent:
 
     def run(self) -> None:
         """Reconcile until ``stop`` is set. Starts the source and watch threads."""
-        threading.Thread(target=self._source_loop, name="source", daemon=True).start()
-        node = self._get_node_until_ok()
+        cfg = self.config
+        self.heartbeats.expect("loop", cfg.stall_after)
+        try:
+            self._run()
+        except BaseException as e:
+            self.heartbeats.died("loop", f"{type(e).__name__}: {_short(e)}")
+            self.metrics.thread_errors.labels("loop").inc()
+            raise
+        self.heartbeats.forget("loop")
+
+    def _run(self) -> None:
+        cfg = self.config
+        self._start("source", self._source_loop, cfg.stall_after)
+        node = self._get_node_until_ok("loop")
         if node is None:
             return
-        threading.Thread(
-            target=self._watch_loop, args=(node.resource_version,), name="watch", daemon=True
-        ).start()
+        self._watch_rv = node.resource_version
+        # A quiet node sends no event for a whole watch request (plus the client's margin).
+        self._start("watch", self._watch_loop, cfg.watch_timeout + 30 + cfg.stall_after)
         self._reconcile_and_schedule(node)
         while not self.stop.is_set():
-            self._state.heartbeat = self._clock()
+            self.heartbeats.beat("loop")
             retry_at = self._state.retry_at
-            timeout = 5.0 if retry_at is None else min(5.0, max(0.0, retry_at - self._clock()))
+            beat = self._beat_every
+            timeout = beat if retry_at is None else min(beat, max(0.0, retry_at - self._clock()))
             try:
                 kind, item = self._queue.get(timeout=timeout)
             except queue.Empty:
@@ -254,7 +287,7 @@ class Agent:
                 break
             target = latest_node or self._state.node
             if target is None and (outcome_changed or latest_node is None):
-                target = self._get_node_until_ok()
+                target = self._get_node_until_ok("loop")
             if target is not None:
                 self._reconcile_and_schedule(target)
 
@@ -265,16 +298,53 @@ class Agent:
         result = self.reconcile(node)
         self._log(result)
         state = self._state
-        if result.status == "error":
+        if result.status == Status.ERROR:
             state.failures += 1
             state.retry_at = self._clock() + self._api_backoff.delay(state.failures)
         else:
             state.failures, state.retry_at = 0, None
 
+    def _start(self, name: str, target: Callable[[], None], max_age: float) -> None:
+        """Run ``target`` in a daemon thread that beats as ``name``; if it raises, log and
+        count it and start it again after a backoff, so no thread is lost while the
+        process looks healthy. (The source loop turns errors into source errors itself;
+        this is the net for a bug anywhere else in a thread.)"""
+        self.heartbeats.expect(name, max_age)
+
+        def supervised() -> None:
+            failures = 0
+            while not self.stop.is_set():
+                try:
+                    target()
+                    break
+                except Exception as e:
+                    failures += 1
+                    self.metrics.thread_errors.labels(name).inc()
+                    delay = self._api_backoff.delay(failures)
+                    log.error(
+                        "thread failed thread=%s error=%s: %s restart_in=%.1fs",
+                        name,
+                        type(e).__name__,
+                        _short(e),
+                        delay,
+                    )
+                    log.debug("thread failure thread=%s", name, exc_info=True)
+                    self.heartbeats.beat(name)
+                    if self.stop.wait(delay):
+                        break
+                except BaseException as e:  # not recoverable here: /healthz fails
+                    self.heartbeats.died(name, f"{type(e).__name__}: {_short(e)}")
+                    self.metrics.thread_errors.labels(name).inc()
+                    raise
+            self.heartbeats.forget(name)
+
+        threading.Thread(target=supervised, name=name, daemon=True).start()
+
     def _source_loop(self) -> None:
         cfg = self.config
         failures = 0
         while not self.stop.is_set():
+            self.heartbeats.beat("source")
             try:
                 outcome: Reading | NoData | SourceError = self.read_source()
                 failures = 0
@@ -293,14 +363,27 @@ class Agent:
             if not isinstance(outcome, SourceError):
                 # An error is not passed on: the last good outcome (and labels) stay.
                 self._queue.put(("outcome", outcome))
-            self.stop.wait(delay)
+            self._wait("source", delay)
 
-    def _watch_loop(self, resource_version: str) -> None:
+    def _wait(self, name: str, seconds: float) -> bool:
+        """Wait on ``stop`` for ``seconds``, beating as ``name`` meanwhile (a wait between
+        reads is progress, however long the interval); True if stop was set."""
+        end = self._clock() + seconds
+        while True:
+            self.heartbeats.beat(name)
+            left = end - self._clock()
+            if left <= 0:
+                return self.stop.is_set()
+            if self.stop.wait(min(left, self._beat_every)):
+                return True
+
+    def _watch_loop(self) -> None:
         cfg = self.config
         selector = f"metadata.name={cfg.node}"
-        rv = resource_version
         failures = 0
         while not self.stop.is_set():
+            self.heartbeats.beat("watch")
+            rv = self._watch_rv
             try:
                 for kind, node in watch_nodes(
                     self.api,
@@ -309,8 +392,9 @@ class Agent:
                     timeout_seconds=cfg.watch_timeout,
                 ):
                     failures = 0
+                    self.heartbeats.beat("watch")
                     if node.resource_version:
-                        rv = node.resource_version
+                        self._watch_rv = node.resource_version
                     if kind in ("ADDED", "MODIFIED"):
                         self._queue.put(("node", node))
                     elif kind == "DELETED":
@@ -324,22 +408,22 @@ class Agent:
                 failures += 1
                 delay = self._api_backoff.delay(failures)
                 log.info("watch ended node=%s error=%s retry_in=%.1fs", cfg.node, e, delay)
-                if self.stop.wait(delay):
+                if self._wait("watch", delay):
                     return
                 # The events since rv may be gone (410) or missed: start from a fresh GET.
-                node_now = self._get_node_until_ok()
+                node_now = self._get_node_until_ok("watch")
                 if node_now is None:
                     return
-                rv = node_now.resource_version
+                self._watch_rv = node_now.resource_version
                 self._queue.put(("node", node_now))
 
-    def _get_node_until_ok(self) -> NodeInfo | None:
+    def _get_node_until_ok(self, thread: str) -> NodeInfo | None:
         """GET this node, retrying with backoff until it works or stop is set."""
         failures = 0
         while not self.stop.is_set():
             # Waiting for the API server is not a stall: keep /healthz green meanwhile,
             # a restart would not bring the server back.
-            self._state.heartbeat = self._clock()
+            self.heartbeats.beat(thread)
             try:
                 return get_node(self.api, self.config.node)
             except KubeError as e:
@@ -352,7 +436,7 @@ class Agent:
                     delay,
                     message,
                 )
-                self.stop.wait(delay)
+                self._wait(thread, delay)
         return None
 
     # --- helpers -----------------------------------------------------------------------
@@ -379,7 +463,7 @@ class Agent:
             state.ready = True
 
     def _error(self, message: str) -> ReconcileResult:
-        return ReconcileResult("error", message)
+        return ReconcileResult(Status.ERROR, message)
 
     def _event(self, event_type: str, reason: str, message: str) -> None:
         if self.events is not None and not self.config.dry_run:
@@ -393,16 +477,22 @@ class Agent:
 
     def _log(self, result: ReconcileResult) -> None:
         node = self.config.node
-        if result.status == "error":
+        if result.status == Status.ERROR:
             log.error("reconcile failed node=%s error=%s", node, result.message)
-        elif result.status == "conflict":
+        elif result.status == Status.CONFLICT:
             log.warning("label conflict node=%s %s", node, result.message)
-        elif result.status == "no_data":
+        elif result.status == Status.NO_DATA:
             log.info("no topology data node=%s reason=%s", node, result.message)
         elif result.written:
             log.info("labels reconciled node=%s written=true", node)
         else:
             log.debug("labels current node=%s status=%s", node, result.status)
+
+
+def _short(e: BaseException, limit: int = 200) -> str:
+    """An exception's message on one bounded line (a RecursionError's can be long)."""
+    text = " ".join(str(e).split()) or repr(e)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def serve(agent: Agent, *, port: int, address: str = "") -> int:
@@ -411,7 +501,7 @@ def serve(agent: Agent, *, port: int, address: str = "") -> int:
 
     server = ProbeServer(
         agent.metrics.registry,
-        healthz=flag_probe(agent.alive, "reconcile loop stalled"),
+        healthz=agent.health,
         readyz=flag_probe(lambda: agent.ready, "not reconciled yet"),
         port=port,
         address=address,
@@ -430,4 +520,4 @@ def serve(agent: Agent, *, port: int, address: str = "") -> int:
     thread.start()
     serve_until_signal(server, agent.stop, on_signal=agent.shutdown)
     thread.join(1.0)  # a write in flight may finish; a hung call is abandoned
-    return EXIT_ERROR if failed.is_set() else EXIT_OK
+    return Exit.ERROR if failed.is_set() else Exit.OK

@@ -1,17 +1,25 @@
 """Where a job's pods landed, level by level — the view operators otherwise assemble by
 hand with ``kubectl get pods -o jsonpath`` and ``kubectl get node -L …``.
 
-Pure: pods (as the API returns them) and the labels of their nodes in, a view out.
+The view is pure: pods (as the API returns them) and the labels of their nodes in, a view
+out. :func:`read_job_placement` gathers those from the cluster, through ``labeler.kube``.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from labeler.model import Level, Topology
 from labeler.node import TERMINATED_PHASES
+
+log = logging.getLogger(__name__)
+
+# Up to this many distinct nodes, their labels are read with one GET each; beyond, one
+# paginated LIST of every node is cheaper.
+GET_EACH_LIMIT = 50
 
 
 @dataclass(frozen=True)
@@ -108,6 +116,33 @@ class JobPlacement:
                 head += f"; all in 1 {tight.level.name}"
         return "; ".join([head, *unlabeled, *tail])
 
+    def to_json(self) -> dict[str, Any]:
+        """The machine form of ``placement -o json``: every pod, and the pods per domain."""
+        levels = self.topology.levels
+        return {
+            "verdict": self.verdict(),
+            "pods": [
+                {
+                    "namespace": p.namespace,
+                    "name": p.name,
+                    "phase": p.phase,
+                    "node": p.node,
+                    "nodeFound": p.node_found,
+                    "domains": {lv.name: v for lv, v in zip(levels, p.values, strict=True)},
+                }
+                for p in self.pods
+            ],
+            "levels": [
+                {
+                    "name": s.level.name,
+                    "key": s.level.key,
+                    "pods": dict(s.domains),
+                    "podsOnUnlabeledNodes": s.unlabeled,
+                }
+                for s in self.spread()
+            ],
+        }
+
 
 def _plural(name: str, n: int) -> str:
     return name if n == 1 else name + "s"
@@ -137,3 +172,27 @@ def job_placement(
         )
     spots.sort(key=lambda s: (s.namespace, s.node is None, s.node or "", s.name))
     return JobPlacement(topology, tuple(spots))
+
+
+def read_job_placement(
+    api: Any, topology: Topology, *, selector: str, namespace: str | None = None
+) -> JobPlacement:
+    """The pods matching ``selector`` (in ``namespace``, or all) joined with their nodes'
+    labels, read from the cluster. A node a pod names but that is gone is shown as such."""
+    from labeler.kube.errors import NotFound
+    from labeler.kube.nodes import get_node, list_nodes
+    from labeler.kube.pods import list_pods
+
+    pods = list_pods(api, namespace=namespace, label_selector=selector)
+    wanted = {n for p in pods if (n := (p.get("spec") or {}).get("nodeName"))}
+    labels: dict[str, dict[str, str]] = {}
+    if len(wanted) > GET_EACH_LIMIT:
+        nodes, _ = list_nodes(api)
+        labels = {n.name: dict(n.labels) for n in nodes if n.name in wanted}
+    else:
+        for name in sorted(wanted):
+            try:
+                labels[name] = dict(get_node(api, name).labels)
+            except NotFound:
+                log.warning("node=%s named by a pod no longer exists", name)
+    return job_placement(topology, pods, labels)

@@ -1,11 +1,14 @@
-"""The audit report as a table for people (the JSON form is AuditReport.to_json)."""
+"""The audit report and the job placement as tables for people (the JSON forms are
+AuditReport.to_json and JobPlacement.to_json)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
+from labeler.audit.jobview import JobPlacement
 from labeler.audit.report import AuditReport
 from labeler.check import INCONSISTENT, LABELED, NODE_STATES, PARTIAL, UNLABELED
+from labeler.text import a_few, left_out, table
 
 MAX_LISTED = 20
 
@@ -17,33 +20,16 @@ _MEANING = {
 }
 
 
-def _names(nodes: Sequence[str], limit: int = MAX_LISTED) -> str:
-    shown = ", ".join(nodes[:limit])
-    return shown + (f", … and {len(nodes) - limit} more" if len(nodes) > limit else "")
-
-
-def _table(rows: list[list[str]], right: Collection[int] = ()) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out = []
-    for r in rows:
-        cells = [
-            c.rjust(w) if i in right else c.ljust(w)
-            for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        ]
-        out.append("  ".join(cells).rstrip())
-    return out
-
-
 def _more(total: int, limit: int) -> list[str]:
     """The closing lines of a capped section: what was left out, then a blank line."""
-    return ([f"  … and {total - limit} more (use -o json for all)"] if total > limit else []) + [""]
+    return [*left_out(total, limit), ""]
 
 
 def _per_node(keys: Mapping[str, Sequence[str]], limit: int) -> list[str]:
     """An indented two-column section, node → its keys, first ``limit`` nodes by name."""
     items = sorted(keys.items())
     rows = [[node, ", ".join(names)] for node, names in items[:limit]]
-    return ["  " + line for line in _table(rows)] + _more(len(items), limit)
+    return table(rows, indent="  ") + _more(len(items), limit)
 
 
 def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
@@ -58,7 +44,7 @@ def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
             "level labels not set by topology-labeler (counted in the states above)",
         ]
     )
-    lines += _table(rows, right={1})
+    lines += table(rows, right={1})
     lines.append("")
 
     if report.accelerators:
@@ -68,14 +54,14 @@ def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
             [r, str(report.unusable_accelerators.get(r, 0)), str(total)]
             for r, total in report.accelerators.items()
         ]
-        lines += ["  " + line for line in _table(rows, right={1, 2})]
+        lines += table(rows, right={1, 2}, indent="  ")
         lines.append("")
 
     if report.missing:
         lines.append("Partial nodes (levels missing):")
         lines += _per_node(report.missing, limit)
     if report.states[UNLABELED]:
-        lines.append(f"Unlabeled nodes: {_names(report.states[UNLABELED], limit)}")
+        lines.append(f"Unlabeled nodes: {a_few(report.states[UNLABELED], limit)}")
         lines.append("")
     if report.nesting:
         lines.append("Nesting violations (inconsistent nodes):")
@@ -83,14 +69,14 @@ def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
             parent = report.check.parent_level(v)
             lines.append(
                 f"  {v.level.name} {v.value!r} sits under {len(v.parents)} {parent.name}s "
-                f"({', '.join(v.parents)}): {_names(v.nodes, limit)}"
+                f"({', '.join(v.parents)}): {a_few(v.nodes, limit)}"
             )
         lines.append("")
     other = list(report.check.invalid)
     if report.check.empty_tree_label:
         other.append(
             f"empty {report.topology.tree_label} (ascend-for-volcano rejects the node): "
-            + _names(report.check.empty_tree_label, limit)
+            + a_few(report.check.empty_tree_label, limit)
         )
     if other:
         lines.append("Other problems:")
@@ -117,7 +103,7 @@ def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
                     str(stats.max),
                 ]
             )
-    lines += ["  " + line for line in _table(rows, right={2, 3, 4, 5})]
+    lines += table(rows, right={2, 3, 4, 5}, indent="  ")
     for lv in report.topology.levels:
         sizes = sorted(report.check.domain_sizes.get(lv.key, {}).items())
         if sizes and len(sizes) <= limit:
@@ -134,3 +120,21 @@ def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
         )
     lines.append(verdict)
     return "\n".join(lines)
+
+
+def render_placement(view: JobPlacement, *, all_namespaces: bool) -> str:
+    """One row per pod (its node and its domain at every level), then the verdict."""
+    if not view.pods:
+        return view.verdict()
+    levels = view.topology.levels
+    head = (["NAMESPACE"] if all_namespaces else []) + ["POD", "PHASE", "NODE"]
+    rows = [head + [lv.name.upper() for lv in levels]]
+    for p in view.pods:
+        node = p.node or "<pending>"
+        if p.node and not p.node_found:
+            node += " (gone)"
+        cells = [p.namespace] if all_namespaces else []
+        cells += [p.name, p.phase, node]
+        cells += ["-" if p.pending else (v if v is not None else "<none>") for v in p.values]
+        rows.append(cells)
+    return "\n".join([*table(rows), "", view.verdict()])

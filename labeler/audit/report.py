@@ -24,10 +24,22 @@ from labeler.check import (
     NestingViolation,
     check_positions,
 )
-from labeler.metrics import AuditFigures
 from labeler.model import Topology
 
 UNUSABLE_STATES = (PARTIAL, UNLABELED)
+
+
+@dataclass(frozen=True)
+class AuditFigures:
+    """One consistent set of audit numbers, as the exporter publishes them (no per-node
+    series). Plain values, so the report stays free of the Prometheus client."""
+
+    states: Mapping[str, int]  # labeled / partial / unlabeled / inconsistent -> nodes
+    unlabeled_accelerators: Mapping[str, int]  # resource -> on partial + unlabeled nodes
+    nesting_violations: Mapping[str, int]  # level name -> values with several parents
+    domains: Mapping[str, int]  # level name -> distinct values
+    foreign_nodes: int  # nodes with level labels not set by topology-labeler
+    last_sync: float | None  # unix time the state was last known current
 
 
 @dataclass(frozen=True)

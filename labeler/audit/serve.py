@@ -17,12 +17,12 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from labeler.audit.report import AuditReport, build_report
+from labeler.audit.report import AuditFigures, AuditReport, build_report
 from labeler.audit.store import NodeStore
 from labeler.backoff import Backoff
 from labeler.kube.errors import Expired, KubeError
 from labeler.kube.nodes import list_nodes, watch_nodes
-from labeler.metrics import AuditFigures, audit_metrics
+from labeler.metrics import audit_metrics
 from labeler.profiles import Profile
 from labeler.scope import Scope
 

@@ -23,10 +23,11 @@ from enum import Enum
 from typing import Any, Protocol
 
 from labeler.bulk.sheet import CsvRow, LabelSheet
-from labeler.errors import InputError
+from labeler.errors import Exit, InputError
+from labeler.kube.errors import KubeError
 from labeler.kube.nodes import LabelWriter, WriteResult, list_node_labels
 from labeler.node import NodeLabels
-from labeler.plan import Conflict, Desired, LabelPlan, plan_labels
+from labeler.plan import BULK, Conflict, Desired, LabelPlan, change_lines, plan_labels
 from labeler.profiles import Profile
 
 log = logging.getLogger(__name__)
@@ -57,9 +58,9 @@ def desired_from_row(row: CsvRow, keys: Sequence[str], opts: BulkOptions) -> Des
     """What the CSV asks of one node; None when the row asks nothing (skipped)."""
     if opts.action is Action.APPLY:
         # An empty cell leaves the key as it is (MindCluster's rule): nothing to prune.
-        return Desired(set=dict(row.values)) if row.values else None
+        return Desired(set=dict(row.values), writer=BULK) if row.values else None
     remove = frozenset(keys) if opts.all_keys else frozenset(row.values)
-    return Desired(remove=remove) if remove else None
+    return Desired(remove=remove, writer=BULK) if remove else None
 
 
 @dataclass(frozen=True)
@@ -170,28 +171,8 @@ def plan_bulk(
 
 
 def describe(plan: LabelPlan, current: Mapping[str, str]) -> list[str]:
-    """``node: add k=v`` / ``change k: a → b`` / ``remove k (was 'a')`` / ``conflict k: …``."""
-    lines = []
-    for key, value in sorted(plan.labels.items()):
-        old = current.get(key)
-        if value is None:
-            lines.append(f"{plan.node}: remove {key} (was {old!r})")
-        elif old is None:
-            lines.append(f"{plan.node}: add {key}={value}")
-        else:
-            lines.append(f"{plan.node}: change {key}: {old} → {value}")
-    for c in plan.conflicts:
-        if c.wanted is None:
-            lines.append(
-                f"{plan.node}: conflict {c.key}: has {c.current!r} (not ours), "
-                "left in place (--adopt removes it)"
-            )
-        else:
-            lines.append(
-                f"{plan.node}: conflict {c.key}: has {c.current!r} (not ours), wanted "
-                f"{c.wanted!r} (--adopt takes it over)"
-            )
-    return lines
+    """``node: add k=v``, one line per change or conflict (labeler.plan.change_lines)."""
+    return [f"{plan.node}: {line}" for line in change_lines(plan, current)]
 
 
 def describe_diff(diff: NodeDiff, *, show_unchanged: bool = False) -> list[str]:
@@ -289,7 +270,7 @@ def execute(
         try:
             result = writer.write(node, diff.desired, adopt=plan.options.adopt, plan=diff.plan)
         except Exception as exc:  # one node's failure must not stop the others
-            if not hasattr(exc, "status"):
+            if not isinstance(exc, KubeError):
                 log.exception("unexpected error writing node=%s", diff.node)
             return NodeOutcome(diff.node, diff.plan, diff.current, error=str(exc) or repr(exc))
         patches = result.attempts if result.written else result.attempts - 1
@@ -377,8 +358,8 @@ class BulkReport:
     def exit_code(self) -> int:
         """1 if a node failed, 3 if conflicts were left in place, else 0."""
         if self.failed:
-            return 1
-        return 3 if self.conflicts else 0
+            return Exit.ERROR
+        return Exit.INCOMPLETE if self.conflicts else Exit.OK
 
     def summary(self) -> str:
         p = self.plan

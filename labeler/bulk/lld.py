@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from labeler.bulk.sheet import write_label_csv
+from labeler.bulk.sheet import write_label_csv_file
 from labeler.errors import InputError
 from labeler.labels import dns1123_subdomain_problems, value_problems
 from labeler.profiles import ASCEND_GROUP, ASCEND_TREE_LABEL
@@ -444,12 +444,7 @@ def write_lld_csv(table: LldTable, output: str | Path, *, line_end: str = "\n") 
 
     No BOM (MindCluster's label tool rejects one). Returns the number of rows.
     """
-    out = Path(output)
-    try:
-        with out.open("w", encoding="utf-8", newline="") as f:
-            return write_label_csv(f, CSV_KEYS, table.rows(), line_end=line_end)
-    except OSError as e:
-        raise InputError(f"{out}: cannot write the CSV: {e.strerror or e}") from e
+    return write_label_csv_file(output, CSV_KEYS, table.rows(), line_end=line_end)
 
 
 def default_output(input_path: str | Path) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from labeler.errors import InputError
+from labeler.files import write_atomic
 from labeler.labels import dns1123_subdomain_problems, key_problems, value_problems
 
 NODE_NAME_HEADER = "nodeName"
@@ -356,4 +357,18 @@ def write_label_csv(
     for node, values in rows:
         writer.writerow([node, *(values.get(k, "") for k in columns)])
         count += 1
+    return count
+
+
+def write_label_csv_file(
+    path: str | Path,
+    keys: Iterable[str],
+    rows: Iterable[tuple[str, Mapping[str, str]]],
+    *,
+    line_end: str = "\n",
+) -> int:
+    """:func:`write_label_csv` to a file, atomically (whole or not at all)."""
+    buf = io.StringIO()
+    count = write_label_csv(buf, keys, rows, line_end=line_end)
+    write_atomic(path, buf.getvalue())
     return count

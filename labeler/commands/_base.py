@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import argparse
 import textwrap
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from labeler.errors import UsageError
+from labeler.errors import Exit, InputError, UsageError, one_line
 from labeler.labels import key_problems, value_problems
 from labeler.profiles import BUILTIN
 
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 EXIT_ERROR = "error: invalid input, cluster or API failure (the message says what to do)"
 EXIT_USAGE = "usage: bad or conflicting flags"
 
+T = TypeVar("T")
+
 
 def add_command(
     sub: Any,
@@ -37,12 +39,12 @@ def add_command(
     name: str,
     help_text: str,
     *,
-    exits: Mapping[int, str] | None = None,
+    exits: Mapping[Exit, str] | None = None,
 ) -> argparse.ArgumentParser:
     """A subcommand whose --help ends with its exit codes (0 and 3 from ``exits``)."""
-    codes = {1: EXIT_ERROR, 2: EXIT_USAGE, **(exits or {})}
+    codes = {Exit.ERROR: EXIT_ERROR, Exit.USAGE: EXIT_USAGE, **(exits or {})}
     epilog = "exit codes:\n" + "\n".join(
-        textwrap.fill(codes[c], width=88, initial_indent=f"  {c}  ", subsequent_indent="     ")
+        textwrap.fill(codes[c], width=88, initial_indent=f"  {int(c)}  ", subsequent_indent="     ")
         for c in sorted(codes)
     )
     return sub.add_parser(  # type: ignore[no-any-return]
@@ -53,6 +55,43 @@ def add_command(
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+
+
+def flag_value(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse ``type=`` from a parser that raises InputError: a bad value is then a
+    usage error (exit 2) reported on one line by argparse, before anything is read."""
+
+    def convert(text: str) -> T:
+        try:
+            return parse(text)
+        except InputError as e:
+            raise argparse.ArgumentTypeError(one_line(e)) from None
+
+    convert.__name__ = getattr(parse, "__name__", "value")
+    return convert
+
+
+def checked(problems: Callable[[str], list[str]]) -> Callable[[str], str]:
+    """An argparse ``type=`` that refuses a value for which ``problems`` finds any."""
+
+    def check(text: str) -> str:
+        found = problems(text)
+        if found:
+            raise argparse.ArgumentTypeError(f"{text!r} {'; '.join(found)}")
+        return text
+
+    check.__name__ = getattr(problems, "__name__", "value")
+    return check
+
+
+def _volcano_version(text: str) -> tuple[int, int]:
+    from labeler.emit.hypernodes import parse_version
+
+    return parse_version(text)
+
+
+# ``--volcano-version`` of generate and advise: MAJOR.MINOR, checked while parsing.
+volcano_version = flag_value(_volcano_version)
 
 
 def cluster(args: argparse.Namespace, *, concurrency: int = 0) -> Api:

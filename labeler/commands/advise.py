@@ -10,7 +10,6 @@ import argparse
 import json
 import logging
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labeler.commands._base import (
@@ -20,18 +19,15 @@ from labeler.commands._base import (
     add_source,
     cluster,
     parse_pairs,
+    volcano_version,
 )
-from labeler.errors import InputError, UsageError, yaml_problem
+from labeler.errors import Exit, InputError, UsageError
 from labeler.profiles import Profile, load_profile
 
 if TYPE_CHECKING:
-    from labeler.tas.cluster import Node, Snapshot
     from labeler.tas.tree import PodShape, Tree
 
 log = logging.getLogger(__name__)
-
-EXIT_FITS = 0
-EXIT_DOES_NOT_FIT = 2
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -40,7 +36,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         common,
         "advise",
         "would a job fit now, where, and at which topology level",
-        exits={0: "the job fits", EXIT_DOES_NOT_FIT: "usage error, or the job does not fit"},
+        exits={Exit.OK: "the job fits", Exit.INCOMPLETE: "simulated: the job does not fit now"},
     )
     _common(p)
     p.add_argument("--pods", type=int, required=True, help="pods in the job (PodSet count)")
@@ -68,6 +64,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--volcano-version",
+        type=volcano_version,
         default="1.14",
         help="Volcano the job runs on: before 1.14 the stanza uses highestTierAllowed "
         "(default 1.14)",
@@ -85,7 +82,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         common,
         "domains",
         "free pod slots per topology domain, per level",
-        exits={0: "the inventory was printed"},
+        exits={Exit.OK: "the inventory was printed"},
     )
     _common(d)
     d.add_argument("--pods", type=int, help="also count how many jobs of N pods fit per domain")
@@ -185,57 +182,12 @@ def _slices(args: argparse.Namespace) -> list[tuple[str, int]]:
 # --- reading -----------------------------------------------------------------------------
 
 
-def read_snapshot(path: str) -> Snapshot:
-    """Read a snapshot file (YAML stream or JSON) into nodes with usage."""
-    import yaml
-
-    from labeler.tas import kubeyaml
-    from labeler.tas.cluster import snapshot_from_objects
-
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read snapshot: {e}") from e
-    try:
-        doc: Any = json.loads(text) if text.lstrip()[:1] in ("{", "[") else kubeyaml.load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as e:
-        where = yaml_problem(path, e) if isinstance(e, yaml.YAMLError) else f"{path}: {e}"
-        raise InputError(
-            f"{where}; not valid YAML/JSON: give the output of "
-            "'kubectl get nodes,pods -A -o yaml' (or -o json)"
-        ) from e
-    return snapshot_from_objects(doc, path)
-
-
-def read_cluster(args: argparse.Namespace) -> Snapshot:
-    """Nodes and non-terminated pods from the API server (paginated)."""
-    from labeler.kube.nodes import list_nodes
-    from labeler.kube.pods import list_pods
-    from labeler.node import TERMINATED_PHASES
-    from labeler.tas.cluster import Snapshot, node_from_info, usage_by_node, with_usage
-
-    api = cluster(args)
-    infos, _ = list_nodes(api)
-    pods = list_pods(api, field_selector=",".join(f"status.phase!={p}" for p in TERMINATED_PHASES))
-    problems: list[str] = []
-    nodes: list[Node] = []
-    for info in infos:
-        try:
-            nodes.append(node_from_info(info, f"node {info.name}"))
-        except InputError as e:
-            problems.extend(e.problems)
-    if problems:
-        raise InputError(problems, heading="the cluster has nodes the simulator cannot read:")
-    usage = usage_by_node(pods)
-    return Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pods))
-
-
 def _load(args: argparse.Namespace) -> tuple[Profile, Tree]:
+    from labeler.tas.inputs import read_cluster, read_snapshot
     from labeler.tas.tree import build_tree
 
     profile = load_profile(args.profile, tree_name=args.topotree_name)
-    snap = read_cluster(args) if args.from_cluster else read_snapshot(args.from_snapshot)
+    snap = read_cluster(cluster(args)) if args.from_cluster else read_snapshot(args.from_snapshot)
     for kind, n in sorted(snap.ignored.items()):
         log.info("snapshot: ignored %d object(s) of kind %s", n, kind)
     tree = build_tree(
@@ -260,7 +212,6 @@ def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> int:
-    from labeler.emit.hypernodes import parse_version
     from labeler.tas.advice import advise, make_job
     from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
     from labeler.tas.multilevel import check_affinity_flag
@@ -284,7 +235,7 @@ def run_advise(args: argparse.Namespace) -> int:
         tree,
         shape,
         job,
-        volcano_version=parse_version(args.volcano_version),
+        volcano_version=args.volcano_version,
         affinity_config=args.affinity_config,
     )
     _emit(args, advice_text(topology, result, shape.requests), advice_dict(topology, result))
@@ -294,7 +245,7 @@ def run_advise(args: argparse.Namespace) -> int:
         origin = args.from_snapshot or "the cluster"
         out = write_advice_map(args.html, profile, tree, shape, result, origin=origin)
         print(f"map with the placement written to {out}", file=sys.stderr)
-    return EXIT_FITS if result.outcome.fits else EXIT_DOES_NOT_FIT
+    return Exit.OK if result.outcome.fits else Exit.INCOMPLETE
 
 
 def run_domains(args: argparse.Namespace) -> int:
@@ -327,4 +278,4 @@ def run_domains(args: argparse.Namespace) -> int:
     doc["outside"] = [{"node": o.node, "reason": o.reason} for o in tree.outside]
     text = inventory_text(topology, levels, args.pods, now.stats, tree.outside)
     _emit(args, text, doc)
-    return 0
+    return Exit.OK

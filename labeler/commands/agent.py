@@ -9,8 +9,9 @@ import sys
 import threading
 from typing import Any
 
-from labeler.commands._base import PROFILE_HELP, add_command, add_tree_name, cluster
-from labeler.errors import UsageError
+from labeler.agent.decide import OnMissing, Status
+from labeler.commands._base import PROFILE_HELP, add_command, add_tree_name, cluster, flag_value
+from labeler.errors import Exit, UsageError
 from labeler.flags import positive_number
 from labeler.labels import dns1123_subdomain_problems, parse_encoding
 from labeler.sources.select import add_flags as add_source_flags
@@ -23,9 +24,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "agent",
         "keep topology labels on this node (DaemonSet)",
         exits={
-            0: "--once: labeled, already current, or definite no data; "
+            Exit.OK: "--once: labeled, already current, or definite no data; "
             "otherwise: stopped by SIGTERM",
-            3: "--once: done, but a conflict was left in place (see --adopt)",
+            Exit.INCOMPLETE: "--once: done, but a conflict was left in place (see --adopt)",
         },
     )
     p.add_argument("--profile", required=True, help=PROFILE_HELP)
@@ -34,14 +35,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--encoding",
+        type=flag_value(parse_encoding),
         default=None,
         help="hash[:N] (default for oci-rdma), suffix:N (suffix:11 = Oracle's oci-hpc-oke "
         "labeler), raw; default: the profile's",
     )
     p.add_argument(
         "--on-missing",
-        choices=["skip", "isolate"],
-        default="skip",
+        type=OnMissing,
+        choices=list(OnMissing),
+        default=OnMissing.SKIP,
         help="no topology data: skip (write nothing) or isolate (a unique value per node "
         "on each missing level, so Kueue still sees the node)",
     )
@@ -50,7 +53,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--dry-run", action="store_true", help="print the plan, write nothing (implies --once)"
     )
     p.add_argument(
-        "--adopt", action="store_true", help="take over label values topology-labeler did not set"
+        "--adopt",
+        action="store_true",
+        help="take over label values topology-labeler did not set, or that apply owns",
     )
     p.add_argument(
         "--interval",
@@ -64,10 +69,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         p, help_text="value of huawei.com/topotree, the tree name (default: 'default'; never empty)"
     )
     add_source_flags(p)
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run_agent)
 
 
-def run(args: argparse.Namespace) -> int:
+def run_agent(args: argparse.Namespace) -> int:
     from prometheus_client import CollectorRegistry
 
     from labeler.agent.loop import Agent, AgentConfig, serve
@@ -91,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             profile.topology.name if args.topotree_name is None else args.topotree_name,
             tree_label,
         )
-    encoding = parse_encoding(args.encoding or profile.encoding)
+    encoding = args.encoding or parse_encoding(profile.encoding)
     stop = threading.Event()
     source = make_source(profile, args, stop)
     api = cluster(args)
@@ -118,12 +123,12 @@ def run(args: argparse.Namespace) -> int:
     result = agent.once()
     if args.dry_run and result.text:
         print(result.text)
-    if result.status == "error":
+    if result.status == Status.ERROR:
         print(f"error: {result.message}", file=sys.stderr)
-    elif result.status == "conflict":
+    elif result.status == Status.CONFLICT:
         print(f"conflict: {result.message}", file=sys.stderr)
     elif not args.dry_run:
-        if result.status == "no_data":
+        if result.status == Status.NO_DATA:
             print(f"node {node}: no topology data ({result.message}); nothing written")
         elif result.written and result.plan is not None:
             print(f"node {node}: labels written ({len(result.plan.labels)} changed)")

@@ -17,19 +17,13 @@ from labeler.commands._base import (
     cluster,
     node_scope,
 )
-from labeler.errors import UsageError
+from labeler.errors import Exit, UsageError
 from labeler.profiles import Profile, load_profile
 
 if TYPE_CHECKING:
-    from labeler.audit.jobview import JobPlacement
     from labeler.scope import Scope
 
 log = logging.getLogger(__name__)
-
-EXIT_NOT_LABELED = 3  # the audit ran, and some node in scope is not fully labeled
-
-# Up to this many distinct nodes, ``placement`` GETs each; beyond, one LIST is cheaper.
-_GET_EACH_LIMIT = 50
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -40,8 +34,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "report (or export as Prometheus metrics) the nodes topology-aware schedulers "
         "cannot use: labeled / partial / unlabeled / inconsistent",
         exits={
-            0: "every node in scope is fully labeled (with --serve: stopped by a signal)",
-            EXIT_NOT_LABELED: "audited: some node in scope is not fully labeled",
+            Exit.OK: "every node in scope is fully labeled (with --serve: stopped by a signal)",
+            Exit.INCOMPLETE: "audited: some node in scope is not fully labeled",
         },
     )
     add_profile(p)
@@ -71,7 +65,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         common,
         "placement",
         "show where a job's pods landed: each pod's node and its domain at every level",
-        exits={0: "the placement was printed (also when no pod matched)"},
+        exits={Exit.OK: "the placement was printed (also when no pod matched)"},
     )
     q.add_argument("-l", "--selector", required=True, help="pod label selector, e.g. job-name=X")
     q.add_argument("-n", "--namespace", help="namespace (default: all namespaces)")
@@ -100,7 +94,7 @@ def run_audit(args: argparse.Namespace) -> int:
         print(render_table(report))
     if report.nodes == 0:
         log.warning("no node in scope (%s); nothing to audit", scope.describe())
-    return 0 if report.ok else EXIT_NOT_LABELED
+    return Exit.OK if report.ok else Exit.INCOMPLETE
 
 
 def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
@@ -133,80 +127,19 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
     )
     serve_until_signal(server, threading.Event())
     exporter.stop()
-    return 0
+    return Exit.OK
 
 
 def run_placement(args: argparse.Namespace) -> int:
-    from labeler.audit.jobview import job_placement
-    from labeler.kube.errors import NotFound
-    from labeler.kube.nodes import get_node, list_nodes
-    from labeler.kube.pods import list_pods
+    from labeler.audit.jobview import read_job_placement
+    from labeler.audit.render import render_placement
 
     profile = load_profile(args.profile, tree_name=args.topotree_name)
-    api = cluster(args)
-    pods = list_pods(api, namespace=args.namespace, label_selector=args.selector)
-    wanted = {n for p in pods if (n := (p.get("spec") or {}).get("nodeName"))}
-    labels: dict[str, dict[str, str]] = {}
-    if len(wanted) > _GET_EACH_LIMIT:
-        nodes, _ = list_nodes(api)
-        labels = {n.name: dict(n.labels) for n in nodes if n.name in wanted}
-    else:
-        for name in sorted(wanted):
-            try:
-                labels[name] = dict(get_node(api, name).labels)
-            except NotFound:
-                log.warning("node=%s named by a pod no longer exists", name)
-    view = job_placement(profile.topology, pods, labels)
+    view = read_job_placement(
+        cluster(args), profile.topology, selector=args.selector, namespace=args.namespace
+    )
     if args.output == "json":
-        print(json.dumps(_placement_json(view), indent=2))
+        print(json.dumps(view.to_json(), indent=2))
     else:
-        print(_placement_table(view, all_namespaces=args.namespace is None))
-    return 0
-
-
-def _placement_json(view: JobPlacement) -> dict[str, Any]:
-    levels = view.topology.levels
-    return {
-        "verdict": view.verdict(),
-        "pods": [
-            {
-                "namespace": p.namespace,
-                "name": p.name,
-                "phase": p.phase,
-                "node": p.node,
-                "nodeFound": p.node_found,
-                "domains": {lv.name: v for lv, v in zip(levels, p.values, strict=True)},
-            }
-            for p in view.pods
-        ],
-        "levels": [
-            {
-                "name": s.level.name,
-                "key": s.level.key,
-                "pods": dict(s.domains),
-                "podsOnUnlabeledNodes": s.unlabeled,
-            }
-            for s in view.spread()
-        ],
-    }
-
-
-def _placement_table(view: JobPlacement, *, all_namespaces: bool) -> str:
-    if not view.pods:
-        return view.verdict()
-    levels = view.topology.levels
-    head = (["NAMESPACE"] if all_namespaces else []) + ["POD", "PHASE", "NODE"]
-    rows = [head + [lv.name.upper() for lv in levels]]
-    for p in view.pods:
-        node = p.node or "<pending>"
-        if p.node and not p.node_found:
-            node += " (gone)"
-        cells = [p.namespace] if all_namespaces else []
-        cells += [p.name, p.phase, node]
-        cells += ["-" if p.pending else (v if v is not None else "<none>") for v in p.values]
-        rows.append(cells)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    lines.append("")
-    lines.append(view.verdict())
-    return "\n".join(lines)
+        print(render_placement(view, all_namespaces=args.namespace is None))
+    return Exit.OK

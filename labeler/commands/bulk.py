@@ -10,22 +10,24 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from labeler.commands._base import add_command, add_profile, add_tree_name, cluster
-from labeler.errors import InputError, UsageError
+from labeler.errors import Exit, UsageError
 from labeler.profiles import load_profile
 
 if TYPE_CHECKING:
     from labeler.bulk import apply as bulk
 
-_CONFLICTS = "conflicts were left in place: values topology-labeler did not set (see --adopt)"
+_CONFLICTS = (
+    "conflicts were left in place: values topology-labeler did not set or the agent owns "
+    "(see --adopt)"
+)
 _WRITE_EXITS = {
-    0: "done: every node written or already current",
-    1: "a node failed; or, before any write, a CSV node is not in the cluster, the CSV is "
+    Exit.OK: "done: every node written or already current",
+    Exit.ERROR: "a node failed; or, before any write, a CSV node is not in the cluster, the CSV is "
     "invalid, or the cluster cannot be read",
-    3: f"done, but {_CONFLICTS}",
+    Exit.INCOMPLETE: f"done, but {_CONFLICTS}",
 }
 
 
@@ -38,33 +40,33 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "plan",
         "show what apply would change; no writes",
         exits={
-            0: "planned",
-            1: "a CSV node is not in the cluster, the CSV is invalid, or the cluster cannot "
-            "be read",
-            3: f"planned, but {_CONFLICTS}",
+            Exit.OK: "planned",
+            Exit.ERROR: "a CSV node is not in the cluster, the CSV is invalid, or the cluster "
+            "cannot be read",
+            Exit.INCOMPLETE: f"planned, but {_CONFLICTS}",
         },
     )
     _csv_options(p, delete=False, write=False)
-    p.set_defaults(handler=cmd_plan, action="apply")
+    p.set_defaults(handler=run_plan, action="apply")
 
     p = add_command(
         sub, common, "apply", "label nodes from a CSV (MindCluster format)", exits=_WRITE_EXITS
     )
     _csv_options(p, delete=False, write=True)
-    p.set_defaults(handler=cmd_write, action="apply")
+    p.set_defaults(handler=run_apply, action="apply")
 
     p = add_command(
         sub, common, "delete", "remove the CSV's label keys from its nodes", exits=_WRITE_EXITS
     )
     _csv_options(p, delete=True, write=True)
-    p.set_defaults(handler=cmd_write, action="delete")
+    p.set_defaults(handler=run_delete, action="delete")
 
     p = add_command(
         sub,
         common,
         "export",
         "write today's topology labels as a CSV",
-        exits={0: "the CSV was written"},
+        exits={Exit.OK: "the CSV was written"},
     )
     add_profile(p, tree_name=False)
     p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
@@ -77,14 +79,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="only nodes matching this label selector (default: every node that has a "
         "label of the profile)",
     )
-    p.set_defaults(handler=cmd_export)
+    p.set_defaults(handler=run_export)
 
     p = add_command(
         sub,
         common,
         "lld",
         "turn an Ascend LLD workbook into a label CSV",
-        exits={0: "the CSV was written"},
+        exits={Exit.OK: "the CSV was written"},
     )
     p.add_argument("-i", "--input", required=True, help="the LLD workbook (.xlsx)")
     p.add_argument(
@@ -108,7 +110,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="first groupid of this tree; give each tree's workbook its own range so group "
         "IDs stay unique in the cluster (default: 0)",
     )
-    p.set_defaults(handler=cmd_lld)
+    p.set_defaults(handler=run_lld)
 
 
 def _csv_options(p: argparse.ArgumentParser, *, delete: bool, write: bool) -> None:
@@ -186,11 +188,11 @@ def _print_plan(plan: bulk.BulkPlan, show_unchanged: bool, out: TextIO) -> int:
     err = plan.missing_error()
     if err is not None:
         print(f"error: {err}", file=sys.stderr)
-        return 1
-    return 3 if plan.with_conflicts else 0
+        return Exit.ERROR
+    return Exit.INCOMPLETE if plan.with_conflicts else Exit.OK
 
 
-def cmd_plan(args: argparse.Namespace) -> int:
+def run_plan(args: argparse.Namespace) -> int:
     from labeler.bulk import apply as bulk
     from labeler.bulk.sheet import read_label_csv
 
@@ -199,7 +201,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return _print_plan(plan, args.show_unchanged, sys.stdout)
 
 
-def cmd_write(args: argparse.Namespace) -> int:
+def run_apply(args: argparse.Namespace) -> int:
+    return _write(args)
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    return _write(args)
+
+
+def _write(args: argparse.Namespace) -> int:
     from labeler.bulk import apply as bulk
     from labeler.bulk.sheet import read_label_csv
     from labeler.progress import Progress
@@ -243,9 +253,9 @@ def cmd_write(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+def run_export(args: argparse.Namespace) -> int:
     from labeler.bulk import apply as bulk
-    from labeler.bulk.sheet import write_label_csv
+    from labeler.bulk.sheet import write_label_csv, write_label_csv_file
 
     profile = load_profile(args.profile)
     export = bulk.cluster_export(_api(args), profile, label_selector=args.selector)
@@ -259,18 +269,14 @@ def cmd_export(args: argparse.Namespace) -> int:
         )
     keys = export.keys or profile.all_keys
     if args.output and args.output != "-":
-        try:
-            with Path(args.output).open("w", encoding="utf-8", newline="") as f:
-                count = write_label_csv(f, keys, export.rows)
-        except OSError as e:
-            raise InputError(f"{args.output}: cannot write: {e.strerror or e}") from e
+        count = write_label_csv_file(args.output, keys, export.rows)
         print(f"exported {count} nodes, {len(export.keys)} keys to {args.output}", file=sys.stderr)
     else:
         write_label_csv(sys.stdout, keys, export.rows)
-    return 0
+    return Exit.OK
 
 
-def cmd_lld(args: argparse.Namespace) -> int:
+def run_lld(args: argparse.Namespace) -> int:
     from labeler.bulk import lld
     from labeler.bulk.sheet import write_label_csv
 
@@ -284,7 +290,7 @@ def cmd_lld(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     if args.output == "-":
         write_label_csv(sys.stdout, lld.CSV_KEYS, table.rows())
-        return 0
+        return Exit.OK
     output = args.output or lld.default_output(args.input)
     count = lld.write_lld_csv(table, output)
     groups = {h.group for h in table.hosts}
@@ -293,4 +299,4 @@ def cmd_lld(args: argparse.Namespace) -> int:
         f"({min(groups)}..{max(groups)}; the next tree can use --group-offset {max(groups) + 1})"
     )
     print(f"CSV file successfully generated: {output}")
-    return 0
+    return Exit.OK

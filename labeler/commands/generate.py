@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,35 +19,39 @@ from labeler.commands._base import (
     add_report_format,
     add_scope,
     add_source,
+    checked,
     cluster,
+    flag_value,
     node_scope,
     parse_pairs,
     scoped_nodes,
+    volcano_version,
 )
-from labeler.errors import InputError, LabelerError, UsageError
+from labeler.errors import Exit, InputError, UsageError
+from labeler.files import write_atomic
 from labeler.profiles import Profile, load_profile
 
 if TYPE_CHECKING:
     from labeler.check import CheckReport
     from labeler.emit import bundle
-    from labeler.kube.custom import CustomObjects
     from labeler.positions import PositionSet
-
-EXIT_CHECK_FAILED = 3  # the check ran and the labels are not usable (as audit's 3)
 
 
 SNIPPETS_DIR = "config-snippets"  # under --output-dir: fragments to merge, not objects
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    from labeler.emit import hypernodes, kueue
     from labeler.emit.kinds import KINDS
+    from labeler.emit.volcano import discovery_name_problems
+    from labeler.labels import dns1123_subdomain_problems
 
     g = add_command(
         sub,
         common,
         "generate",
         "emit Kueue/Volcano objects that match the labels",
-        exits={0: "generated (and applied or merged, if asked)"},
+        exits={Exit.OK: "generated (and applied or merged, if asked)"},
     )
     _source_options(g, required=False)
     out = g.add_argument_group("output")
@@ -81,8 +84,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--force", action="store_true", help="generate even when the check finds errors"
     )
     k = g.add_argument_group("Kueue")
-    k.add_argument("--topology-name", help="Kueue Topology name (default: the profile name)")
-    k.add_argument("--flavor-name", help="ResourceFlavor name (default: the Topology name)")
+    k.add_argument(
+        "--topology-name",
+        type=checked(dns1123_subdomain_problems),
+        help="Kueue Topology name (default: the profile name)",
+    )
+    k.add_argument(
+        "--flavor-name",
+        type=checked(dns1123_subdomain_problems),
+        help="ResourceFlavor name (default: the Topology name)",
+    )
     k.add_argument(
         "--flavor-node-label",
         action="append",
@@ -93,6 +104,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     k.add_argument(
         "--flavor-toleration",
         action="append",
+        type=flag_value(kueue.parse_toleration),
         default=[],
         metavar="KEY[=VALUE][:EFFECT]",
         help="ResourceFlavor tolerations (up to 8)",
@@ -106,10 +118,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     v.add_argument(
         "--volcano-version",
+        type=volcano_version,
         default="1.14",
         help="target Volcano version; before 1.14 HyperNodes carry no tierName (default 1.14)",
     )
-    v.add_argument("--hypernode-prefix", default="", help="prefix of every HyperNode name")
+    v.add_argument(
+        "--hypernode-prefix",
+        type=checked(hypernodes.prefix_problems),
+        default="",
+        help="prefix of every HyperNode name",
+    )
     v.add_argument(
         "--node-members",
         choices=["names", "labels"],
@@ -117,7 +135,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="tier-1 members: each node by name (default), or one labelMatch on the "
         "narrowest label (picks up new nodes by itself)",
     )
-    v.add_argument("--discovery-name", help="networkTopologyTypes name (≤ 20 characters)")
+    v.add_argument(
+        "--discovery-name",
+        type=checked(discovery_name_problems),
+        help="networkTopologyTypes name (≤ 20 characters)",
+    )
     v.add_argument("--discovery-interval", default="1h", help="label discovery interval")
     g.set_defaults(handler=run_generate)
 
@@ -127,8 +149,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "check",
         "check nesting and completeness of node labels",
         exits={
-            0: "every node checked is fully labeled, values nest and are valid",
-            EXIT_CHECK_FAILED: "checked: some node lacks a level label, or values do not "
+            Exit.OK: "every node checked is fully labeled, values nest and are valid",
+            Exit.INCOMPLETE: "checked: some node lacks a level label, or values do not "
             "nest or are invalid (the report lists them)",
         },
     )
@@ -175,7 +197,7 @@ def _check(pset: PositionSet, profile: Profile) -> CheckReport:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from labeler.check import render_text
+    from labeler.check import render_text, to_json
     from labeler.tas.multilevel import check_affinity_flag
 
     profile = load_profile(args.profile, tree_name=args.topotree_name)
@@ -187,7 +209,14 @@ def run_check(args: argparse.Namespace) -> int:
     assert pset is not None  # the source group is required
     report = _check(pset, profile)
     if args.output == "json":
-        print(json.dumps(_report_json(report, pset), indent=2))
+        doc = to_json(
+            report,
+            pset.positions,
+            origin=pset.origin,
+            scope=pset.scope,
+            not_in_scope=pset.not_in_scope,
+        )
+        print(json.dumps(doc, indent=2))
     else:
         for line in render_text(
             report, pset.positions, origin=pset.origin, max_nodes=args.max_nodes
@@ -197,50 +226,14 @@ def run_check(args: argparse.Namespace) -> int:
             print(f"({pset.out_of_scope} node(s) of other trees not checked)")
         if pset.scope is not None:
             print(f"(scope: {pset.scope}; {pset.not_in_scope} other node(s) not checked)")
-    return 0 if report.ok else EXIT_CHECK_FAILED
-
-
-def _report_json(report: CheckReport, pset: PositionSet) -> dict[str, Any]:
-    from labeler.check import state_counts
-
-    sizes = {}
-    for level in report.topology.levels:
-        s = report.size_stats(level.key)
-        sizes[level.key] = (
-            None
-            if s is None
-            else {"domains": s.domains, "min": s.min, "median": s.median, "max": s.max}
-        )
-    return {
-        "source": pset.origin,
-        "scope": pset.scope,
-        "nodesNotInScope": pset.not_in_scope,
-        "tree": report.topology.name,
-        "ok": report.ok,
-        "nodes": report.nodes,
-        "states": state_counts(report, pset.positions),
-        "missing": {k: list(v) for k, v in report.missing.items()},
-        "nesting": [
-            {
-                "key": v.level.key,
-                "value": v.value,
-                "parentKey": report.parent_level(v).key,
-                "parents": list(v.parents),
-                "nodes": list(v.nodes),
-            }
-            for v in report.nesting
-        ],
-        "invalid": list(report.invalid),
-        "emptyTreeLabel": list(report.empty_tree_label),
-        "domainSizes": sizes,
-    }
+    return Exit.OK if report.ok else Exit.INCOMPLETE
 
 
 def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptions:
-    from labeler.emit import bundle, hypernodes, kueue, volcano
+    from labeler.emit import bundle, hypernodes, volcano
 
     labels = parse_pairs(args.flavor_node_label, "--flavor-node-label")
-    tolerations = tuple(kueue.parse_toleration(s) for s in args.flavor_toleration)
+    tolerations = tuple(args.flavor_toleration)
     if args.reserved_node is not None and args.reserved_node < 0:
         raise UsageError("--reserved-node must be 0 or more")
     volcano.parse_discovery_interval(args.discovery_interval)
@@ -256,34 +249,13 @@ def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptio
         reserved_node=args.reserved_node,
         hypernode=hypernodes.HyperNodeOptions(
             prefix=args.hypernode_prefix,
-            volcano_version=hypernodes.parse_version(args.volcano_version),
+            volcano_version=args.volcano_version,
             node_members=args.node_members,
             owner=hypernodes.owner_value(profile.name, topo.name),
         ),
         discovery_name=args.discovery_name,
         discovery_interval=args.discovery_interval,
     )
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    try:
-        import tempfile  # here, not at the top: start-up of every other command
-
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e:
-        raise InputError(
-            f"{path}: cannot write: {e.strerror or e}; check that {path.parent} exists "
-            "and is writable"
-        ) from e
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _merge(args: argparse.Namespace, profile: Profile, *, network_topology: bool = False) -> None:
@@ -306,7 +278,7 @@ def _merge(args: argparse.Namespace, profile: Profile, *, network_topology: bool
     if not result.changed:
         print(f"{path}: resource-level-config unchanged")
         return
-    _write_atomic(path, result.text)
+    write_atomic(path, result.text)
     before = result.previous if result.previous is not None else "(absent)"
     print(f"{path}: resource-level-config updated\n  before: {before}\n  after:  {result.value}")
 
@@ -325,7 +297,7 @@ def run_generate(args: argparse.Namespace) -> int:
     opts = _options(args, profile)  # validate every flag before reading anything
     if args.merge_into and not wants_objects:
         _merge(args, profile)
-        return 0
+        return Exit.OK
     pset = _positions(args, profile)
     if pset is not None:
         report = _check(pset, profile)
@@ -362,17 +334,26 @@ def run_generate(args: argparse.Namespace) -> int:
                     f"--output-dir {d}: cannot create {path.parent}: {e.strerror or e}; "
                     "pick a writable directory"
                 ) from e
-            _write_atomic(path, o.text())
+            write_atomic(path, o.text())
             what = f"{len(o.docs)} object(s)" if o.applicable else "config snippet"
             print(f"wrote {path} ({what})")
     elif args.output and args.output != "-":
-        _write_atomic(Path(args.output), "".join(o.text() for o in outputs))
+        write_atomic(Path(args.output), "".join(o.text() for o in outputs))
         print(f"wrote {args.output}")
     elif args.output == "-" or not wants_objects:
         sys.stdout.write("".join(o.text() for o in outputs))
     if args.apply:
-        _apply(args, outputs, opts)
-    return 0
+        from labeler.emit.sync import sync
+
+        sync(
+            cluster(args),
+            outputs,
+            opts.hypernode.owner,
+            dry_run=args.dry_run,
+            prune=args.prune,
+            report=print,
+        )
+    return Exit.OK
 
 
 def _drop_unusable(
@@ -391,63 +372,3 @@ def _drop_unusable(
             print(f"note: no {kind} output: {reason}", file=sys.stderr)
         opts = dataclasses.replace(opts, kinds=tuple(k for k in opts.kinds if k != kind))
     return opts
-
-
-def _apply(
-    args: argparse.Namespace, outputs: list[bundle.Output], opts: bundle.GenerateOptions
-) -> None:
-    from labeler.emit import hypernodes
-    from labeler.kube.custom import DELETED, CustomObjects
-
-    objs = CustomObjects(cluster(args))
-    suffix = " (dry run)" if args.dry_run else ""
-    _refuse_foreign_hypernodes(objs, outputs, opts.hypernode.owner)
-    wanted_hn: set[str] = set()
-    for o in outputs:
-        if not o.applicable:
-            print(f"skipped {o.filename}: a config snippet, not an object ({o.title})")
-            continue
-        for doc in o.docs:
-            result = objs.apply(doc, dry_run=args.dry_run)
-            print(f"{result.kind}/{result.name} {result.action}{suffix}")
-            if doc["kind"] == "HyperNode":
-                wanted_hn.add(doc["metadata"]["name"])
-    if args.prune:
-        if not wanted_hn:
-            raise LabelerError("--prune: no HyperNodes were generated, so none are deleted")
-        selector = (
-            f"app.kubernetes.io/managed-by=topology-labeler,"
-            f"{hypernodes.OWNER_LABEL}={opts.hypernode.owner}"
-        )
-        for name in objs.list_names(hypernodes.API_VERSION, "HyperNode", selector):
-            if name not in wanted_hn:
-                objs.delete(hypernodes.API_VERSION, "HyperNode", name, dry_run=args.dry_run)
-                print(f"HyperNode/{name} {DELETED}{suffix}")
-
-
-def _refuse_foreign_hypernodes(
-    objs: CustomObjects, outputs: list[bundle.Output], owner: str
-) -> None:
-    """Stop before the first write if a HyperNode we would write belongs to someone else.
-
-    HyperNode names come from level names and values, so two topologies (two Ascend trees
-    whose groupids both start at 0, or a hand-made HyperNode) can want the same name;
-    replacing it would silently move it to this topology. One LIST finds them all.
-    """
-    from labeler.emit import hypernodes
-
-    wanted = {
-        d["metadata"]["name"] for o in outputs for d in o.docs if d.get("kind") == "HyperNode"
-    }
-    if not wanted:
-        return
-    selector = f"{hypernodes.OWNER_LABEL}!={owner}"
-    taken = sorted(wanted & set(objs.list_names(hypernodes.API_VERSION, "HyperNode", selector)))
-    if taken:
-        shown = ", ".join(taken[:10]) + (f" and {len(taken) - 10} more" if len(taken) > 10 else "")
-        raise LabelerError(
-            f"{len(taken)} HyperNode(s) with the names this topology needs already exist and "
-            f"are not labeled {hypernodes.OWNER_LABEL}={owner}: {shown}. Nothing was "
-            "written. Give this topology its own names with --hypernode-prefix, or delete "
-            "those HyperNodes if they are stale"
-        )

@@ -7,7 +7,15 @@ import argparse
 import logging
 from typing import TYPE_CHECKING, Any
 
-from labeler.commands._base import add_command, add_profile, add_scope, add_source, node_scope
+from labeler.commands._base import (
+    add_command,
+    add_profile,
+    add_scope,
+    add_source,
+    cluster,
+    node_scope,
+)
+from labeler.errors import Exit
 from labeler.profiles import load_profile
 
 if TYPE_CHECKING:
@@ -23,7 +31,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "map",
         "draw the topology as one self-contained HTML page: nested domains, node states, "
         "free accelerators, nodes outside the topology",
-        exits={0: "the page was written"},
+        exits={Exit.OK: "the page was written"},
     )
     add_profile(p)
     add_source(p, required=True, csv=True, snapshot=True, cluster_help="read nodes and pods live")
@@ -60,9 +68,11 @@ def run_map(args: argparse.Namespace) -> int:
             title=args.title,
         )
     else:
-        from labeler.commands.advise import read_cluster, read_snapshot
+        from labeler.tas.inputs import read_cluster, read_snapshot
 
-        snap = read_cluster(args) if args.from_cluster else read_snapshot(args.from_snapshot)
+        snap = (
+            read_cluster(cluster(args)) if args.from_cluster else read_snapshot(args.from_snapshot)
+        )
         scope = node_scope(args)
         facts = facts_from_nodes(topology, scope, snap.nodes)
         resources = {f.name: [r for r, _ in f.accelerators] for f in facts}
@@ -77,7 +87,7 @@ def run_map(args: argparse.Namespace) -> int:
         )
     path = write_html(args.output, topo)
     print(f"{path}: {_summary(topo)}")
-    return 0
+    return Exit.OK
 
 
 def _summary(topo: TopologyMap) -> str:

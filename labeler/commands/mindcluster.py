@@ -30,8 +30,9 @@ from labeler.bulk.sheet import (
     read_label_csv,
 )
 from labeler.commands._base import cluster
-from labeler.errors import LabelerError
+from labeler.errors import Exit, LabelerError
 from labeler.logs import setup_logging
+from labeler.plan import conflict_line
 
 
 class _NoAnswer(Exception):
@@ -69,10 +70,10 @@ def _interruptible(main: Callable[[argparse.Namespace], int], args: argparse.Nam
         return main(args)
     except _NoAnswer as e:
         print(f"Error: {e}")
-        return 1
+        return Exit.ERROR
     except KeyboardInterrupt:
         print("\nInterrupted.")
-        return 130
+        return Exit.INTERRUPTED
 
 
 def label_tool_parser() -> argparse.ArgumentParser:
@@ -145,15 +146,15 @@ def _label_tool(args: argparse.Namespace) -> int:
     path = args.config_path or _prompt_csv_path()
     if not os.path.exists(path):
         print(f"Error: File '{path}' does not exist")
-        return 1
+        return Exit.ERROR
     action = "Adding" if args.command == "apply" else "Removing"
     print(f"Starting {action.lower()} labels...")
     sheet = _read_sheet(path)
     if sheet is None:
-        return 1
+        return Exit.ERROR
     if not sheet.rows:
         print("No valid nodes to process.")
-        return 0
+        return Exit.OK
     # The original's policy on the shared engine: overwrite like kubectl, remove every
     # header key on delete (also where the cell is empty), label the nodes that exist.
     opts = bulk.BulkOptions(
@@ -168,20 +169,19 @@ def _label_tool(args: argparse.Namespace) -> int:
         report = bulk.run(api, plan, concurrency=args.concurrency)
     except LabelerError as e:
         print(f"Error: {e}")
-        return 1
+        return Exit.ERROR
     missing = [d.node for d in plan.missing]
     failed = {node: _NOT_FOUND.format(node) for node in missing}
     failed.update((o.node, o.error or "") for o in report.failed)
     for node, conflicts in report.conflicted().items():
-        reasons = (str(c).removeprefix(f"{node}: ") for c in conflicts)
-        failed.setdefault(node, "; ".join(reasons))
+        failed.setdefault(node, "; ".join(conflict_line(c) for c in conflicts))
     # A row with no values counts as processed: the original ran nothing for it and
     # counted it a success.
     ok = [d.node for d in plan.diffs if d.node not in failed]
     if not failed:
         print(f"{action} labels completed successfully!")
         print(f"Processed {len(ok)} nodes.")
-        return 0
+        return Exit.OK
     print(f"{action} labels completed, but some nodes failed.")
     if ok:
         print(f"Successful nodes ({len(ok)}): {', '.join(ok)}")
@@ -195,7 +195,7 @@ def _label_tool(args: argparse.Namespace) -> int:
             f"Not in the cluster ({len(missing)}): {', '.join(missing)}; check the names "
             "with 'kubectl get nodes', and the cluster with --kubeconfig or --context"
         )
-    return 1
+    return Exit.ERROR
 
 
 def lld_parser_parser() -> argparse.ArgumentParser:
@@ -235,7 +235,7 @@ def _lld_parser(args: argparse.Namespace) -> int:
     source = args.input or _answer("Please enter Excel file path: ")
     if not source:
         print("Error: Input file path is required")
-        return 1
+        return Exit.ERROR
     output = args.output
     if not output:
         output = lld.default_output(source)
@@ -243,10 +243,10 @@ def _lld_parser(args: argparse.Namespace) -> int:
     tree = args.topotree_name or _answer("Please enter topotree name: ")
     if not tree:
         print("Error: Topotree name is required")
-        return 1
+        return Exit.ERROR
     if args.group_per_rack <= 0:
         print(f"Error: group-per-rack must be a positive integer, got {args.group_per_rack}")
-        return 1
+        return Exit.ERROR
     try:
         table = lld.read_lld(source, tree_name=tree, group_per_rack=args.group_per_rack)
         print(f"Target worksheet found: {table.sheet}")
@@ -257,13 +257,13 @@ def _lld_parser(args: argparse.Namespace) -> int:
     except LabelerError as e:
         _print_lld_error(e, source)
         print("Script execution failed")
-        return 1
+        return Exit.ERROR
     print(f"CSV file successfully generated: {output}")
     print(f"Processed {count} rows of data")
     print(f"Topotree name: {tree}")
     print(f"Group per rack (divisor): {args.group_per_rack}")
     print("Script execution completed")
-    return 0
+    return Exit.OK
 
 
 def _print_lld_error(e: LabelerError, source: str) -> None:

@@ -51,8 +51,18 @@ class HyperNodeOptions:
 def parse_version(text: str) -> tuple[int, int]:
     m = re.fullmatch(r"v?(\d+)\.(\d+)(\.\d+)?", text.strip())
     if not m:
-        raise InputError(f"--volcano-version {text!r}: use MAJOR.MINOR, e.g. 1.14 or v1.13.2")
+        raise InputError(f"Volcano version {text!r}: use MAJOR.MINOR, e.g. 1.14 or v1.13.2")
     return int(m.group(1)), int(m.group(2))
+
+
+def prefix_problems(prefix: str) -> list[str]:
+    """What is wrong with a HyperNode name prefix ([] when it is fine, or empty)."""
+    if not prefix or _PREFIX_RE.fullmatch(prefix):
+        return []
+    return [
+        "must be lowercase letters, digits and '-', starting with a letter or digit "
+        "(at most 40 characters)"
+    ]
 
 
 def _digest(text: str) -> str:
@@ -131,11 +141,9 @@ def build_hypernodes(
     wider label is missing on all its nodes) becomes a root at its tier.
     """
     opts = options or HyperNodeOptions()
-    if opts.prefix and not _PREFIX_RE.fullmatch(opts.prefix):
-        raise InputError(
-            f"--hypernode-prefix {opts.prefix!r}: use lowercase letters, digits and '-', "
-            "starting with a letter or digit (at most 40 characters)"
-        )
+    problems = prefix_problems(opts.prefix)
+    if problems:
+        raise InputError(f"--hypernode-prefix {opts.prefix!r} {problems[0]}")
     if opts.node_members not in ("names", "labels"):
         raise InputError(f"--node-members {opts.node_members!r}: use names or labels")
     with_tier_name = opts.volcano_version >= TIER_NAME_SINCE

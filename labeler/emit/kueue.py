@@ -55,9 +55,7 @@ def parse_toleration(spec: str) -> Toleration:
     if effect and effect not in _EFFECTS:
         problems.append(f"effect {effect!r} is not one of {', '.join(_EFFECTS)}")
     if problems:
-        raise InputError(
-            problems, heading=f"--flavor-toleration {spec!r}: use key[=value][:Effect]"
-        )
+        raise InputError(problems, heading=f"toleration {spec!r}: use key[=value][:Effect]")
     return Toleration(key=key, effect=effect, value=value if eq else None)
 
 

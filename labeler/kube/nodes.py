@@ -17,14 +17,20 @@ from labeler.kube.client import Api
 from labeler.kube.errors import ApiStatus, Expired, call, translate
 from labeler.kube.errors import Conflict as ApiConflict
 from labeler.kube.raw import abandon, call_json, iter_lines, list_pages
-from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeInfo, NodeLabels
+from labeler.node import (
+    OWNED_ANNOTATION,
+    OWNERS_ANNOTATION,
+    SOURCE_IDS_ANNOTATION,
+    NodeInfo,
+    NodeLabels,
+)
 from labeler.plan import Desired, LabelPlan, plan_labels
 
 log = logging.getLogger(__name__)
 
 MERGE_PATCH = "application/merge-patch+json"
 # The annotations a label plan reads; a lean read keeps no others.
-OWN_ANNOTATIONS = (OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION)
+OWN_ANNOTATIONS = (OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION)
 T = TypeVar("T")
 
 

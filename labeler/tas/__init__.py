@@ -5,7 +5,7 @@
 - ``assign``: Kueue's placement algorithm (``tas_flavor_snapshot.go``, KEP-2724).
 - ``advice`` / ``inventory``: narrowest fitting level, annotations, per-domain counts.
 - ``report``: text and JSON rendering.
+- ``inputs``: the only I/O: a snapshot file, or the cluster through ``labeler.kube``.
 
-Quantities are parsed by ``labeler.quantity``. No I/O here: the CLI
-(``labeler.commands.advise``) reads files and the cluster.
+Quantities are parsed by ``labeler.quantity``.
 """

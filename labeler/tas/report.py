@@ -18,6 +18,7 @@ from labeler.tas.advice import Advice, level_key, level_name
 from labeler.tas.assign import UNCONSTRAINED
 from labeler.tas.inventory import LevelInfo
 from labeler.tas.tree import ExclusionStats, Outside
+from labeler.text import left_out, table
 
 MAX_OUTSIDE_LINES = 20
 
@@ -71,22 +72,13 @@ def advice_dict(topology: Topology, advice: Advice) -> dict[str, Any]:
     }
 
 
-def _table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return [
-        indent + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-        for r in rows
-    ]
-
-
 def _outside_lines(outside: Sequence[Outside]) -> list[str]:
     if not outside:
         return []
     lines = [f"Nodes outside the topology, invisible to Kueue ({len(outside)}):"]
     for o in outside[:MAX_OUTSIDE_LINES]:
         lines.append(f"  {o.node}: {o.reason}")
-    if len(outside) > MAX_OUTSIDE_LINES:
-        lines.append(f"  … and {len(outside) - MAX_OUTSIDE_LINES} more (see -o json)")
+    lines += left_out(len(outside), MAX_OUTSIDE_LINES, "see -o json")
     return lines
 
 
@@ -122,7 +114,7 @@ def advice_text(topology: Topology, advice: Advice, requests: Mapping[str, int])
         header = ["NODE", "PODS", *(level_name(topology, i) for i in range(len(keys) - 1))]
         rows = [header] + [[a.node, str(a.count), *a.values[:-1]] for a in out.assignment]
         lines.append("NodePosition:")
-        lines += _table(rows)
+        lines += table(rows, indent="  ")
     else:
         lines.append("Verdict: does NOT fit now; Kueue keeps the workload pending with:")
         lines.append(f"  {out.message}")
@@ -230,7 +222,7 @@ def inventory_text(
             if pods:
                 row.append("-" if d.jobs is None else str(d.jobs))
             rows.append(row)
-        lines += _table(rows)
+        lines += table(rows, indent="  ")
     if stats.any:
         lines.append(
             f"Of {stats.total_nodes} nodes in the topology, these take none of the pods now: "

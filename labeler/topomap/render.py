@@ -13,7 +13,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from labeler.errors import InputError
+from labeler.files import write_atomic
 from labeler.topomap.model import TopologyMap
 
 _PAGE = """<!doctype html>
@@ -51,10 +51,6 @@ def render_html(topo: TopologyMap) -> str:
 
 
 def write_html(path: str | Path, topo: TopologyMap) -> Path:
-    """Write the page; an unwritable path is an InputError naming it."""
-    out = Path(path)
-    try:
-        out.write_text(render_html(topo), encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"{out}: cannot write the map: {e}") from e
-    return out
+    """Write the page atomically; an unwritable path is an InputError naming it."""
+    write_atomic(path, render_html(topo))
+    return Path(path)

@@ -70,7 +70,7 @@ BASE = ["--profile", "oci-rdma", "--request", "nvidia.com/gpu=8"]
 
 def test_why_is_my_job_pending_on_the_example(tmp_path: Path) -> None:
     r = cli("advise", *BASE, "--from-snapshot", str(EXAMPLE), "--pods", "4", "--required", LB)
-    assert r.returncode == 2, r.stderr
+    assert r.returncode == 3, r.stderr
     assert (
         'topology "oci-rdma" allows to fit only 3 out of 4 pod(s). Total nodes: 11; excluded: '
         'resource "nvidia.com/gpu": 3, taint "nvidia.com/gpu-health=degraded:NoSchedule": 1'
@@ -112,7 +112,7 @@ def test_required_preferred_unconstrained_on_three_levels(
     assert [a["node"] for a in doc["assignment"]] == ["a2", "a3", "a4"]
 
     code, doc = run_json(capsys, "advise", *BASE, *snap, "--pods", "4", "--required", LB)
-    assert code == 2 and doc["fits"] is False
+    assert code == 3 and doc["fits"] is False
     assert doc["message"].startswith('topology "oci-rdma" allows to fit only 3 out of 4 pod(s)')
     assert doc["message"].endswith('excluded: resource "nvidia.com/gpu": 3')
     assert doc["narrowest_fit_now"] == NB and doc["narrowest_fit_empty"] == LB
@@ -134,7 +134,7 @@ def test_required_preferred_unconstrained_on_three_levels(
     code, doc = run_json(capsys, "advise", *BASE, *snap, "--pods", "7", "--unconstrained")
     assert code == 0 and len(doc["assignment"]) == 7
     code, doc = run_json(capsys, "advise", *BASE, *snap, "--pods", "8", "--unconstrained")
-    assert code == 2
+    assert code == 3
     assert doc["message"] == (
         'topology "oci-rdma" allows to fit only 7 out of 8 pod(s). '
         'Total nodes: 10; excluded: resource "nvidia.com/gpu": 3'
@@ -173,7 +173,7 @@ def test_slices_and_multi_layer_slices(tmp_path: Path, capsys: pytest.CaptureFix
         capsys, "advise", *base, "--pods", "12", "--required", "network_block",
         "--slice-size", "6", "--slice-level", "local_block",
     )  # fmt: skip
-    assert code == 2
+    assert code == 3
     assert doc["message"] == 'topology "oci-rdma" allows to fit only 1 out of 2 slice(s)'
     code, doc = run_json(
         capsys, "advise", *base, "--pods", "8", "--required", "network_block",
@@ -200,7 +200,7 @@ def test_tolerations_node_selector_and_flavor_labels(
     snap = ["--from-snapshot", str(write_snapshot(tmp_path / "t.yaml", items))]
     flavor = ["--flavor-node-label", "pool=h100"]
     code, doc = run_json(capsys, "advise", *BASE, *snap, *flavor, "--pods", "2", "--required", LB)
-    assert code == 2
+    assert code == 3
     assert doc["message"] == (
         'topology "oci-rdma" allows to fit only 1 out of 2 pod(s). '
         'Total nodes: 2; excluded: taint "dedicated=ml:NoSchedule": 1'
@@ -238,7 +238,7 @@ def test_two_level_ascend_superpods(tmp_path: Path, capsys: pytest.CaptureFixtur
     base = ["--profile", "ascend-superpod", "--from-snapshot", str(snap)]
     req = ["--request", "huawei.com/Ascend910=16,cpu=32"]
     code, doc = run_json(capsys, "advise", *base, *req, "--pods", "3", "--required", "superpod")
-    assert code == 2
+    assert code == 3
     assert doc["message"].startswith('topology "ascend-superpod" allows to fit only 2 out of 3')
     assert doc["narrowest_fit_now"] == ASCEND_GROUP
     assert doc["narrowest_fit_empty"] == ASCEND_SUPERPOD
@@ -300,6 +300,6 @@ def test_a_cluster_without_labels_says_to_label_it_first(tmp_path: Path) -> None
     items = [node(f"g{i}", {}, allocatable=gpus) for i in range(3)]
     snap = write_snapshot(tmp_path / "bare.yaml", items)
     r = cli("advise", *BASE, "--from-snapshot", str(snap), "--pods", "1", "--required", LB)
-    assert r.returncode == 2
+    assert r.returncode == 3
     assert "no node is in the topology" in r.stdout
     assert "topology-labeler apply" in r.stdout

@@ -52,7 +52,7 @@ def test_from_cluster_reads_nodes_pods_and_taints(
         ]
     )  # fmt: skip
     doc = json.loads(capsys.readouterr().out)
-    assert code == 2
+    assert code == 3
     assert doc["message"] == (
         'topology "oci-rdma" allows to fit only 2 out of 3 pod(s). Total nodes: 6; excluded: '
         'resource "nvidia.com/gpu": 1, taint "maint:NoExecute": 1'

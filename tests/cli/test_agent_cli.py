@@ -20,7 +20,9 @@ def test_an_invalid_node_name_is_refused(capsys: pytest.CaptureFixture[str]) -> 
     assert "not a valid node name" in capsys.readouterr().err
 
 
-def test_an_unknown_encoding_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["agent", "--profile", "oci-rdma", "--node-name", "n1", "--encoding", "md5"])
-    assert code == 1
-    assert "unknown encoding 'md5'" in capsys.readouterr().err
+def test_an_unknown_encoding_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["agent", "--profile", "oci-rdma", "--node-name", "n1", "--encoding", "md5"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --encoding: unknown encoding 'md5'" in err.splitlines()[-1]

@@ -121,3 +121,38 @@ def test_scope_flags_are_the_same_in_audit_check_and_generate() -> None:
         text = " ".join(commands[name].format_help().split())
         assert "--node-selector SELECTOR" in text and "--resource PATTERN" in text, name
         assert default in text, name
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--flavor-toleration", "k=v:Sometimes"], "effect 'Sometimes' is not one of"),
+        (["--volcano-version", "latest"], "Volcano version 'latest': use MAJOR.MINOR"),
+        (["--hypernode-prefix", "Bad_"], "'Bad_' must be lowercase letters"),
+        (["--discovery-name", "x" * 21], "is 21 characters; Volcano allows at most 20"),
+        (["--topology-name", "Bad_Name"], "'Bad_Name' must be lowercase"),
+        (["--flavor-name", "Bad_Name"], "'Bad_Name' must be lowercase"),
+    ],
+)
+def test_a_bad_flag_value_exits_2_on_one_line_before_reading_anything(
+    flags: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --from-csv names a file that does not exist: a usage error must come first.
+    argv = ["generate", "--profile", "oci-rdma", "--from-csv", "/nonexistent.csv", *flags]
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith(f"topology-labeler generate: error: argument {flags[0]}: ")
+    assert message in last
+
+
+def test_advise_volcano_version_is_checked_while_parsing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["advise", "--profile", "oci-rdma", "--from-snapshot", "/nonexistent.yaml"]
+    argv += ["--request", "nvidia.com/gpu=8", "--pods", "1", "--volcano-version", "latest"]
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    assert "argument --volcano-version: Volcano version 'latest'" in capsys.readouterr().err

@@ -82,7 +82,7 @@ def test_bad_options_are_rejected() -> None:
     topo = oci_rdma().topology
     with pytest.raises(InputError, match="hypernode-prefix"):
         hypernodes.build_hypernodes(topo, [], hypernodes.HyperNodeOptions(prefix="Bad_"))
-    with pytest.raises(InputError, match="volcano-version"):
+    with pytest.raises(InputError, match="Volcano version"):
         hypernodes.parse_version("latest")
 
 

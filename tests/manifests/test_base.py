@@ -14,7 +14,7 @@ import celpy
 import pytest
 import yaml
 
-from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
+from labeler.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION
 from labeler.profiles import oci_rdma
 from tests.manifests.helpers import MANIFESTS, Policy, by_kind, render, validate_all
 
@@ -135,12 +135,19 @@ def test_policy_names_exactly_the_profile_keys_and_our_annotations(policy: Polic
     values = dict(policy.variables)
     assert sorted(values["ownLabels"].evaluate(act)) == sorted(OCI.all_keys)
     assert sorted(values["ownAnnotations"].evaluate(act)) == sorted(
-        [OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION]
+        [OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION]
     )
 
 
 def test_own_node_own_labels_and_annotations_are_allowed(policy: Policy) -> None:
-    new = node(labels={LOCAL: "abc"}, **{OWNED_ANNOTATION: LOCAL, SOURCE_IDS_ANNOTATION: "{}"})
+    new = node(
+        labels={LOCAL: "abc"},
+        **{
+            OWNED_ANNOTATION: LOCAL,
+            OWNERS_ANNOTATION: '{"x":"agent"}',
+            SOURCE_IDS_ANNOTATION: "{}",
+        },
+    )
     assert policy.admit(node(), new) == []
     # changing and removing an own key too
     assert policy.admit(new, node(labels={LOCAL: "def"})) == []

@@ -166,7 +166,7 @@ def test_advise_html_shows_the_best_domain_and_blockers(
     chrome: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, advice, page = _advise(capsys, tmp_path, 4)
-    assert code == 2 and not advice["fits"]
+    assert code == 3 and not advice["fits"]
     code, out, _ = cli(
         capsys,
         "domains",

@@ -8,13 +8,14 @@ import pytest
 
 from labeler.agent.decide import (
     ReconcileResult,
+    Status,
     desired_from_outcome,
     format_plan,
     isolated_value,
     node_is_labeled,
 )
 from labeler.labels import InvalidLabelValue, parse_encoding
-from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
+from labeler.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
 from labeler.plan import LabelPlan, plan_labels
 from labeler.profiles import (
     ASCEND_GROUP,
@@ -126,6 +127,7 @@ def test_an_existing_tree_is_never_changed_by_the_agent() -> None:
     current = {ASCEND_TREE_LABEL: "prod", ASCEND_SUPERPOD: "7"}
     annotations = {
         OWNED_ANNOTATION: f"{ASCEND_TREE_LABEL},{ASCEND_SUPERPOD}",
+        OWNERS_ANNOTATION: '{"huawei.com/topotree.superpodid":"agent"}',
         SOURCE_IDS_ANNOTATION: '{"huawei.com/topotree.superpodid":"7"}',
     }
     owned = NodeLabels("n1", current, annotations)
@@ -207,7 +209,7 @@ def test_format_plan_shows_additions_and_source_ids() -> None:
     assert d is not None
     node = NodeLabels("n1")
     text = format_plan(plan_labels(node, d), node, d)
-    assert f"+ {K[LOCAL_BLOCK]}={h(OCID)}  ({OCID})" in text
+    assert f"  add {K[LOCAL_BLOCK]}={h(OCID)}  ({OCID})" in text
     assert OWNED_ANNOTATION in text
 
 
@@ -216,4 +218,4 @@ def test_format_plan_shows_additions_and_source_ids() -> None:
     [("labelled", 0), ("no_data", 0), ("conflict", 3), ("error", 1), ("waiting", 1)],
 )
 def test_exit_codes_follow_the_design(status: str, code: int) -> None:
-    assert ReconcileResult(status).exit_code == code  # type: ignore[arg-type]
+    assert ReconcileResult(Status(status)).exit_code == code

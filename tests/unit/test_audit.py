@@ -3,6 +3,8 @@ label selectors and the job placement view."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -255,3 +257,11 @@ def test_an_empty_scope_says_nothing_was_audited() -> None:
     text = render_table(report_of([node("cpu", {}, allocatable={"cpu": "64"})]))
     assert "verdict: no node in scope; nothing was audited" in text
     assert "usable" not in text.splitlines()[-1]
+
+
+def test_the_pure_report_does_not_import_the_prometheus_client() -> None:
+    code = (
+        "import sys, labeler.audit.report, labeler.audit.render; "
+        "sys.exit('prometheus_client' in sys.modules)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

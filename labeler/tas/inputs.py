@@ -1,0 +1,64 @@
+"""Where the simulator's nodes and pods come from: a snapshot file or the live cluster.
+
+The simulator itself is pure; this is its only module that reads anything. The cluster
+is read through :mod:`labeler.kube` (imported only when asked, so that a snapshot run
+never loads the Kubernetes client).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from labeler.errors import InputError, yaml_problem
+from labeler.node import TERMINATED_PHASES
+from labeler.tas import kubeyaml
+from labeler.tas.cluster import (
+    Node,
+    Snapshot,
+    node_from_info,
+    snapshot_from_objects,
+    usage_by_node,
+    with_usage,
+)
+
+
+def read_snapshot(path: str) -> Snapshot:
+    """Read a snapshot file (YAML stream or JSON) into nodes with usage."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot read snapshot: {e}") from e
+    try:
+        doc: Any = json.loads(text) if text.lstrip()[:1] in ("{", "[") else kubeyaml.load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as e:
+        where = yaml_problem(path, e) if isinstance(e, yaml.YAMLError) else f"{path}: {e}"
+        raise InputError(
+            f"{where}; not valid YAML/JSON: give the output of "
+            "'kubectl get nodes,pods -A -o yaml' (or -o json)"
+        ) from e
+    return snapshot_from_objects(doc, path)
+
+
+def read_cluster(api: Any) -> Snapshot:
+    """Nodes and non-terminated pods from the API server (paginated LISTs)."""
+    from labeler.kube.nodes import list_nodes
+    from labeler.kube.pods import list_pods
+
+    infos, _ = list_nodes(api)
+    pods = list_pods(api, field_selector=",".join(f"status.phase!={p}" for p in TERMINATED_PHASES))
+    problems: list[str] = []
+    nodes: list[Node] = []
+    for info in infos:
+        try:
+            nodes.append(node_from_info(info, f"node {info.name}"))
+        except InputError as e:
+            problems.extend(e.problems)
+    if problems:
+        raise InputError(problems, heading="the cluster has nodes the simulator cannot read:")
+    usage = usage_by_node(pods)
+    return Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pods))
