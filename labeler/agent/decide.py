@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from labeler.errors import Exit
 from labeler.labels import Encoding, check_value
+from labeler.model import PLACEHOLDERS
 from labeler.node import NodeLabels
 from labeler.plan import Desired, LabelPlan, change_lines
 from labeler.profiles import Profile
@@ -28,9 +29,6 @@ class OnMissing(StrEnum):
 
 
 ISOLATED_PREFIX = "isolated-"
-# Values other labelers write when they know nothing: never a topology value, so a label
-# holding one counts as absent (oci-hpc-oke writes "no-imds-data" when IMDS has no answer).
-PLACEHOLDERS = frozenset({"no-imds-data"})
 
 
 def isolated_value(node: str) -> str:

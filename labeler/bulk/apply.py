@@ -14,10 +14,10 @@ cluster, through labeler.kube.nodes.LabelWriter (which re-reads and re-plans on 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
@@ -238,7 +238,14 @@ class NodeOutcome:
 class LabelWriting(Protocol):
     """What ``execute`` needs from a label writer (labeler.kube.nodes.LabelWriter)."""
 
-    def write(self, node: NodeLabels, desired: Desired, *, adopt: bool = ...) -> WriteResult: ...
+    def write(
+        self,
+        node: NodeLabels,
+        desired: Desired,
+        *,
+        adopt: bool = ...,
+        plan: LabelPlan | None = ...,
+    ) -> WriteResult: ...
 
 
 def execute(
@@ -267,7 +274,7 @@ def execute(
         assert diff.desired is not None and diff.current is not None
         limiter.acquire()
         try:
-            result = writer.write(node, diff.desired, adopt=plan.options.adopt)
+            result = writer.write(node, diff.desired, adopt=plan.options.adopt, plan=diff.plan)
         except Exception as exc:  # one node's failure must not stop the others
             if not isinstance(exc, KubeError):
                 log.exception("unexpected error writing node=%s", diff.node)
@@ -275,17 +282,50 @@ def execute(
         patches = result.attempts if result.written else result.attempts - 1
         return NodeOutcome(diff.node, result.plan, diff.current, result.written, patches)
 
-    pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
+    # Worker threads take the next node from one shared iterator and hand outcomes back on
+    # a queue: at 10,000 nodes a future per node (and as_completed's waiters) costs more
+    # of our CPU than building the node's request.
+    work = iter(todo)
+    take = threading.Lock()
+    stop = threading.Event()
+    done: queue.SimpleQueue[NodeOutcome | None] = queue.SimpleQueue()
+
+    def worker() -> None:
+        try:
+            while not stop.is_set():
+                with take:
+                    diff = next(work, None)
+                if diff is None:
+                    return
+                done.put(one(diff))
+        finally:
+            done.put(None)  # this worker is finished
+
+    workers = [
+        threading.Thread(target=worker, name=f"write-{i}", daemon=True)
+        for i in range(max(1, min(concurrency, len(todo))))
+    ]
+    for t in workers:
+        t.start()
     try:
-        futures = [pool.submit(one, d) for d in todo]
-        for fut in as_completed(futures):
-            outcome = fut.result()
+        running = len(workers)
+        while running:
+            try:
+                # A timeout keeps the main thread responsive to Ctrl-C.
+                outcome = done.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if outcome is None:
+                running -= 1
+                continue
             outcomes.append(outcome)
             if on_done is not None:
                 on_done(outcome)
     finally:
         # On Ctrl-C, stop promptly: writes in flight finish, queued ones never start.
-        pool.shutdown(wait=True, cancel_futures=True)
+        stop.set()
+        for t in workers:
+            t.join()
     return outcomes
 
 

@@ -41,7 +41,8 @@ SNIPPETS_DIR = "config-snippets"  # under --output-dir: fragments to merge, not 
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    from labeler.emit import bundle, hypernodes, kueue
+    from labeler.emit import hypernodes, kueue
+    from labeler.emit.kinds import ALL_KINDS, KINDS
     from labeler.emit.volcano import discovery_name_problems
     from labeler.labels import dns1123_subdomain_problems
 
@@ -58,9 +59,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     out.add_argument("-o", "--output", metavar="FILE", help="one YAML stream; '-' = stdout")
     out.add_argument(
         "--emit",
-        default=",".join(bundle.KINDS),
-        help=f"what to emit, comma-separated, from {','.join(bundle.ALL_KINDS)} "
-        f"(default: {','.join(bundle.KINDS)}); hypernodes and slurm need --from-csv or "
+        default=",".join(KINDS),
+        help=f"what to emit, comma-separated, from {','.join(ALL_KINDS)} "
+        f"(default: {','.join(KINDS)}); hypernodes and slurm need --from-csv or "
         "--from-cluster, slurm also --output-dir",
     )
     out.add_argument(

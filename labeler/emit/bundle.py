@@ -12,17 +12,17 @@ from typing import Any
 
 from labeler.check import shared_across_trees
 from labeler.emit import hypernodes, kueue, slurm, volcano
+from labeler.emit.kinds import ALL_KINDS as ALL_KINDS
+from labeler.emit.kinds import DISCOVERY as DISCOVERY
+from labeler.emit.kinds import HYPERNODES as HYPERNODES
+from labeler.emit.kinds import KINDS as KINDS
+from labeler.emit.kinds import KUEUE as KUEUE
+from labeler.emit.kinds import SLURM as SLURM
+from labeler.emit.kinds import VOLCANO as VOLCANO
 from labeler.emit.yamlio import dump
 from labeler.errors import UsageError
 from labeler.model import NodePosition, Topology
 
-KUEUE = "kueue"
-VOLCANO = "volcano"
-HYPERNODES = "hypernodes"
-DISCOVERY = "discovery"
-SLURM = "slurm"
-KINDS = (KUEUE, VOLCANO, HYPERNODES, DISCOVERY)  # the default
-ALL_KINDS = (*KINDS, SLURM)
 SLURM_DIR = "slurm"  # under --output-dir: files for the Slurm controller, not for kubectl
 HYPERNODES_FILE = "volcano-hypernodes.yaml"
 DISCOVERY_FILE = "volcano-hypernode-discovery.yaml"

@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from labeler.kube.client import Api
-from labeler.kube.errors import ApiStatus, Expired, translate
+from labeler.kube.errors import ApiStatus, Expired, call, translate
 from labeler.kube.errors import Conflict as ApiConflict
-from labeler.kube.raw import abandon, call_discard, call_json, iter_lines, list_pages
+from labeler.kube.raw import abandon, call_json, iter_lines, list_pages
 from labeler.node import (
     OWNED_ANNOTATION,
     OWNED_ANNOTATIONS_ANNOTATION,
@@ -50,9 +50,8 @@ def node_path(name: str) -> str:
 
 
 def get_node(api: Api, name: str) -> NodeInfo:
-    doc = call_json(
-        lambda: api.request("GET", node_path(name)), verb="get", resource=f"nodes/{name}"
-    )
+    path = node_path(name)
+    doc = call_json(lambda: api.send("GET", path), verb="get", resource=f"nodes/{name}")
     return NodeInfo.from_dict(doc)
 
 
@@ -202,10 +201,14 @@ class LabelWriter:
         *,
         adopt: bool = False,
         dry_run: bool = False,
+        plan: LabelPlan | None = None,
     ) -> WriteResult:
-        """Write what differs on a node already read (e.g. from a LIST)."""
+        """Write what differs on a node already read (e.g. from a LIST). ``plan``: the
+        plan of ``desired`` on this very ``node`` if the caller made it already (the first
+        attempt sends it; a 409 re-plans from the node read again)."""
         for attempt in range(1, self.conflict_retries + 1):
-            plan = plan_labels(node, desired, adopt=adopt)
+            if plan is None or attempt > 1:
+                plan = plan_labels(node, desired, adopt=adopt)
             if plan.is_noop or dry_run:
                 return WriteResult(node.name, plan, written=False, attempts=attempt)
             try:
@@ -221,8 +224,10 @@ class LabelWriter:
     def _patch(self, node: NodeLabels, plan: LabelPlan) -> None:
         body = json.dumps(plan.patch(node.resource_version or None)).encode()
         path = node_path(node.name)
-        call_discard(
-            lambda: self.api.request("PATCH", path, body=body, content_type=MERGE_PATCH),
+        # A PATCH retried after its answer was lost is safe: it carries the resourceVersion,
+        # so a repeat gets 409 and is re-planned.
+        call(
+            lambda: self.api.send("PATCH", path, body=body, content_type=MERGE_PATCH, echo=False),
             verb="patch",
             resource=f"nodes/{node.name}",
         )
