@@ -24,8 +24,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from labeler.errors import UsageError
-from labeler.flags import positive_number
 from labeler.profiles import Profile, Roles
 from labeler.sources import NoData, Reading, SourceError, SourceKind
 from labeler.sources.metadata_http import (
@@ -33,7 +31,9 @@ from labeler.sources.metadata_http import (
     MetadataClient,
     Refused,
     Service,
+    add_http_flags,
     check_printable,
+    http_args,
 )
 
 if TYPE_CHECKING:
@@ -76,13 +76,8 @@ class GceOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> GceOptions:
-        if args.gce_metadata_attempts < 1:
-            raise UsageError("--gce-metadata-attempts must be at least 1")
-        return cls(
-            url=args.gce_metadata_url,
-            timeout=args.gce_metadata_timeout,
-            attempts=args.gce_metadata_attempts,
-        )
+        url, timeout, attempts = http_args(args, "gce-metadata")
+        return cls(url=url, timeout=timeout, attempts=attempts)
 
     def http(self) -> HttpOptions:
         return HttpOptions(url=self.url, timeout=self.timeout, attempts=self.attempts)
@@ -91,20 +86,7 @@ class GceOptions:
 def add_flags(parser: argparse.ArgumentParser) -> None:
     default = GceOptions()
     g = parser.add_argument_group(f"GCE metadata server (source {NAME})")
-    g.add_argument("--gce-metadata-url", default=default.url, help=f"default {default.url}")
-    g.add_argument(
-        "--gce-metadata-timeout",
-        type=positive_number,
-        default=default.timeout,
-        help="deadline in seconds for each metadata document, retries included "
-        f"(default {default.timeout:g})",
-    )
-    g.add_argument(
-        "--gce-metadata-attempts",
-        type=int,
-        default=default.attempts,
-        help=f"requests per document, with backoff (default {default.attempts})",
-    )
+    add_http_flags(g, "gce-metadata", "metadata", default.http())
 
 
 def _build(profile: Profile, args: argparse.Namespace, stop: threading.Event) -> GceSource:

@@ -12,6 +12,7 @@ must be reached directly from the host, so the session ignores proxy environment
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import logging
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from labeler.backoff import Backoff
+from labeler.errors import UsageError
+from labeler.flags import positive_number
 from labeler.sources import SourceError
 
 if TYPE_CHECKING:
@@ -62,6 +65,33 @@ class HttpOptions:
     backoff: float = 0.5
     max_backoff: float = 4.0
     max_bytes: int = MAX_DOCUMENT_BYTES
+
+
+def add_http_flags(group: Any, prefix: str, what: str, default: HttpOptions) -> None:
+    """``--<prefix>-url``, ``-timeout`` and ``-attempts`` for one metadata service."""
+    group.add_argument(f"--{prefix}-url", default=default.url, help=f"default {default.url}")
+    group.add_argument(
+        f"--{prefix}-timeout",
+        type=positive_number,
+        default=default.timeout,
+        help=f"deadline in seconds for each {what} document, retries included "
+        f"(default {default.timeout:g})",
+    )
+    group.add_argument(
+        f"--{prefix}-attempts",
+        type=int,
+        default=default.attempts,
+        help=f"{what} requests per document, with backoff (default {default.attempts})",
+    )
+
+
+def http_args(args: argparse.Namespace, prefix: str) -> tuple[str, float, int]:
+    """The url, timeout and attempts that ``add_http_flags`` parsed."""
+    name = prefix.replace("-", "_")
+    attempts: int = getattr(args, f"{name}_attempts")
+    if attempts < 1:
+        raise UsageError(f"--{prefix}-attempts must be at least 1")
+    return getattr(args, f"{name}_url"), getattr(args, f"{name}_timeout"), attempts
 
 
 class Retry(Exception):

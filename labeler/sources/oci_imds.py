@@ -42,8 +42,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from labeler.errors import UsageError
-from labeler.flags import positive_number
 from labeler.profiles import Profile, Roles
 from labeler.sources import NoData, Reading, SourceError, SourceKind
 from labeler.sources.metadata_http import (
@@ -52,7 +50,9 @@ from labeler.sources.metadata_http import (
     MetadataClient,
     Refused,
     Service,
+    add_http_flags,
     check_printable,
+    http_args,
 )
 
 if TYPE_CHECKING:
@@ -115,33 +115,16 @@ class ImdsOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ImdsOptions:
-        if args.imds_attempts < 1:
-            raise UsageError("--imds-attempts must be at least 1")
+        url, timeout, attempts = http_args(args, "imds")
         return cls(
-            url=args.imds_url,
-            timeout=args.imds_timeout,
-            attempts=args.imds_attempts,
-            tray_index_file=args.tray_index_file,
+            url=url, timeout=timeout, attempts=attempts, tray_index_file=args.tray_index_file
         )
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
     default = ImdsOptions()
     g = parser.add_argument_group("OCI instance metadata (source oci-imds)")
-    g.add_argument("--imds-url", default=default.url, help=f"default {default.url}")
-    g.add_argument(
-        "--imds-timeout",
-        type=positive_number,
-        default=default.timeout,
-        help="deadline in seconds for each IMDS document, retries included "
-        f"(default {default.timeout:g})",
-    )
-    g.add_argument(
-        "--imds-attempts",
-        type=int,
-        default=default.attempts,
-        help=f"IMDS requests per document, with backoff (default {default.attempts})",
-    )
+    add_http_flags(g, "imds", "IMDS", HttpOptions(default.url, default.timeout, default.attempts))
     g.add_argument(
         "--tray-index-file",
         default=None,
