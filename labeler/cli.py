@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from labeler import __version__
-from labeler.commands import COMMAND_MODULES
+from labeler.commands import command_modules
 from labeler.errors import Exit, LabelerError, Terminated
 from labeler.logs import setup_logging
 
@@ -28,7 +28,8 @@ def common_options() -> argparse.ArgumentParser:
     return common
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or (given a command's name) only what that command needs."""
     parser = argparse.ArgumentParser(
         prog="topology-labeler",
         description=(
@@ -39,13 +40,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     common = common_options()
-    for module in COMMAND_MODULES:
+    for module in command_modules(command):
         module.register(sub, common)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     setup_logging(args.log_level, args.log_format)
     try:

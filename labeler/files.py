@@ -13,7 +13,6 @@ never reads a truncated one.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from labeler.errors import InputError
@@ -66,6 +65,8 @@ def write_atomic(path: str | Path, text: str) -> None:
     renamed over ``path``; an existing file keeps its permissions. Errors name the path
     and what to check (exit 1).
     """
+    import tempfile  # here: every command imports this module, few of them write files
+
     path = Path(path)
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

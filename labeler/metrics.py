@@ -36,10 +36,12 @@ class AgentMetrics:
     registry: CollectorRegistry
     source_reads: Counter
     source_read_duration: Histogram
+    unconfirmed_reads: Counter
     label_writes: Counter
     label_conflicts: Counter
     node_labeled: Gauge
     last_success: Gauge
+    thread_errors: Counter
 
 
 def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
@@ -59,6 +61,13 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
             buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
             registry=registry,
         ),
+        unconfirmed_reads=Counter(
+            f"{PREFIX}_source_unconfirmed_reads",
+            "Source reads whose topology differed from the labels' and was held back, "
+            "waiting for --confirm-reads reads in a row (a one-off answer stays here)",
+            ["source"],
+            registry=registry,
+        ),
         label_writes=Counter(
             f"{PREFIX}_label_writes",
             "Label patches sent for this node by result (success, error)",
@@ -67,7 +76,8 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
         ),
         label_conflicts=Counter(
             f"{PREFIX}_label_conflicts",
-            "Label keys found holding a value topology-labeler does not own (each new one once)",
+            "Label keys found holding a value topology-labeler does not own, or that another "
+            "of its writers owns (each new one once)",
             registry=registry,
         ),
         node_labeled=Gauge(
@@ -78,6 +88,13 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
         last_success=Gauge(
             f"{PREFIX}_last_success_timestamp_seconds",
             "Unix time of the last reconcile that completed (labeled, no data or conflict)",
+            registry=registry,
+        ),
+        thread_errors=Counter(
+            f"{PREFIX}_agent_thread_errors",
+            "Unexpected exceptions in the agent's threads (source, watch, loop); the source "
+            "and watch recover, the loop ends the process",
+            ["thread"],
             registry=registry,
         ),
     )

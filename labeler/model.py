@@ -6,10 +6,20 @@ never disagree about which label is the narrowest."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+# Values other labelers write when they know nothing: never a topology value, so a level
+# label holding one counts as missing (oci-hpc-oke writes "no-imds-data" when IMDS has no
+# answer). Kueue would otherwise group every such node into one false domain.
+PLACEHOLDERS = frozenset({"no-imds-data"})
+
+
+def level_values(keys: Sequence[str], labels: Mapping[str, str]) -> tuple[str | None, ...]:
+    """One value per level key; None where the label is missing or a placeholder."""
+    return tuple(None if (v := labels.get(k)) in PLACEHOLDERS else v for k in keys)
 
 
 @dataclass(frozen=True)
@@ -101,7 +111,7 @@ class NodePosition:
 
     @classmethod
     def from_labels(cls, topology: Topology, node: str, labels: Mapping[str, str]) -> NodePosition:
-        values = tuple(labels.get(k) for k in topology.keys)
+        values = level_values(topology.keys, labels)
         extra = {k: v for k, v in labels.items() if k not in topology.keys}
         return cls(node=node, values=values, extra=extra)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 OWNED_ANNOTATION = "topology-labeler.io/owned-labels"
+OWNERS_ANNOTATION = "topology-labeler.io/owned-by"
 SOURCE_IDS_ANNOTATION = "topology-labeler.io/source-ids"
 
 
@@ -32,8 +33,17 @@ class NodeLabels:
         return parse_owned(self.annotations.get(OWNED_ANNOTATION, ""))
 
     @property
+    def owners(self) -> dict[str, str]:
+        """Owned key → the writer of ours that owns it (``agent``, ``bulk``). An owned key
+        with no entry (written before writers were recorded, or a default) has no writer:
+        any writer of ours may change it. Entries for keys no longer owned are ignored."""
+        owned = self.owned
+        recorded = parse_json_map(self.annotations.get(OWNERS_ANNOTATION, ""))
+        return {k: v for k, v in recorded.items() if k in owned and v}
+
+    @property
     def source_ids(self) -> dict[str, str]:
-        return parse_source_ids(self.annotations.get(SOURCE_IDS_ANNOTATION, ""))
+        return parse_json_map(self.annotations.get(SOURCE_IDS_ANNOTATION, ""))
 
 
 def parse_owned(text: str) -> frozenset[str]:
@@ -42,7 +52,7 @@ def parse_owned(text: str) -> frozenset[str]:
     return frozenset(text.replace(",", " ").split())
 
 
-def parse_source_ids(text: str) -> dict[str, str]:
+def parse_json_map(text: str) -> dict[str, str]:
     """Tolerant: a hand-edited or corrupt annotation is treated as empty, then rewritten."""
     try:
         doc = json.loads(text) if text else {}

@@ -1,10 +1,14 @@
 """The label diff: what one writer should change on one node, as a pure function.
 
 Ownership rules (docs/architecture.md, "Label ownership"): the project owns only the keys
-it wrote, recorded in the ``topology-labeler.io/owned-labels`` annotation. A writer removes
-a key only if the key is in its scope and owned. A key that already holds the wanted value
-is left alone and not claimed. A different value that the project does not own is a
-conflict, overwritten only with ``adopt``."""
+it wrote, recorded in the ``topology-labeler.io/owned-labels`` annotation, and
+``topology-labeler.io/owned-by`` records which writer of ours (the agent, bulk apply) owns
+each. A writer changes or removes a key that is absent, its own, or owned by no particular
+writer (a default, or written by an earlier version); a key another writer of ours owns, or
+a different value the project does not own, is a conflict, taken over only with ``adopt``.
+A key that already holds the wanted value is left alone; the agent (``Desired.claim``)
+records it as its own when no writer of ours owns it, so a later change is its to make.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,17 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
+from labeler.node import (
+    OWNED_ANNOTATION,
+    OWNERS_ANNOTATION,
+    SOURCE_IDS_ANNOTATION,
+    NodeLabels,
+    parse_json_map,
+)
+
+AGENT = "agent"
+BULK = "bulk"
+WRITERS = {AGENT: "the topology-labeler agent", BULK: "topology-labeler apply/delete"}
 
 
 @dataclass(frozen=True)
@@ -22,11 +36,17 @@ class Desired:
     - ``set``: key → value to have.
     - ``fill``: key → value to have only where the node has no value (absent or empty): a
       default that never replaces or prunes a real value. Judged against the node being planned, so
-      it stays right when a 409 makes the writer re-read the node and plan again.
+      it stays right when a 409 makes the writer re-read the node and plan again. A filled
+      key is owned by no particular writer, so any writer of ours may replace the default.
     - ``prune``: keys in this writer's scope that should go if owned and not in ``set``
       (the agent's profile keys; empty for ``apply``, whose empty cells mean "leave it").
     - ``remove``: keys to delete outright if owned, or with adopt (``delete``).
     - ``source_ids``: key → full source ID, recorded so a hashed value can be traced back.
+    - ``writer``: who asks (``AGENT``, ``BULK``); recorded as the owner of what it writes.
+    - ``claim``: a ``set`` key that already holds the wanted value and that no writer of
+      ours owns is recorded as this writer's (an annotation write, the label untouched).
+    - ``placeholders``: values that mean "nothing known" (another labeler's): a key holding
+      one counts as absent for ``set`` and ``fill``, so it is replaced without adopt.
     """
 
     set: Mapping[str, str] = field(default_factory=dict)
@@ -34,26 +54,36 @@ class Desired:
     prune: frozenset[str] = frozenset()
     remove: frozenset[str] = frozenset()
     source_ids: Mapping[str, str] = field(default_factory=dict)
+    writer: str = AGENT
+    claim: bool = False
+    placeholders: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
 class Conflict:
-    """A key holds a value the project did not write and does not own."""
+    """A key holds a value the project did not write, or another writer of ours owns."""
 
     node: str
     key: str
     current: str
     wanted: str | None  # None: delete was asked for a key we do not own
+    owner: str | None = None  # the other writer of ours that owns the key; None: not ours
+
+    @property
+    def whose(self) -> str:
+        if self.owner is None:
+            return "not set by topology-labeler"
+        return "owned by " + WRITERS.get(self.owner, f"the writer {self.owner!r}")
 
     def __str__(self) -> str:
         if self.wanted is None:
             return (
-                f"{self.node}: {self.key}={self.current!r} was not set by topology-labeler; "
+                f"{self.node}: {self.key}={self.current!r} was {self.whose}; "
                 "left in place (use --adopt to remove it)"
             )
         return (
             f"{self.node}: {self.key} is {self.current!r}, wanted {self.wanted!r}; "
-            "the value was not set by topology-labeler and is left in place "
+            f"the value is {self.whose} and is left in place "
             "(use --adopt to take it over)"
         )
 
@@ -67,6 +97,7 @@ class LabelPlan:
     annotations: Mapping[str, str | None]
     conflicts: tuple[Conflict, ...] = ()
     unchanged: tuple[str, ...] = ()
+    claimed: tuple[str, ...] = ()  # unchanged keys recorded as this writer's
 
     @property
     def is_noop(self) -> bool:
@@ -119,10 +150,11 @@ def change_lines(
 
 def conflict_line(c: Conflict) -> str:
     """``conflict k: has 'x' (not ours), …`` and what ``--adopt`` would do about it."""
+    whose = "not ours" if c.owner is None else c.whose
     if c.wanted is None:
-        return f"conflict {c.key}: has {c.current!r} (not ours), left in place (--adopt removes it)"
+        return f"conflict {c.key}: has {c.current!r} ({whose}), left in place (--adopt removes it)"
     return (
-        f"conflict {c.key}: has {c.current!r} (not ours), wanted {c.wanted!r} "
+        f"conflict {c.key}: has {c.current!r} ({whose}), wanted {c.wanted!r} "
         "(--adopt takes it over)"
     )
 
@@ -131,35 +163,65 @@ def format_owned(keys: Iterable[str]) -> str:
     return ",".join(sorted(set(keys)))
 
 
+def _json(doc: Mapping[str, str]) -> str | None:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":")) if doc else None
+
+
 def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> LabelPlan:
     """Diff ``desired`` against ``node`` under the ownership rules. Pure; no I/O."""
+    me = desired.writer
     owned = set(node.owned)
+    owners = node.owners  # owned key → writer; an owned key without one is anyone's of ours
+
+    def other(key: str) -> str | None:
+        """The other writer of ours that owns ``key``, if any."""
+        writer = owners.get(key) if key in owned else None
+        return writer if writer != me else None
+
     changes: dict[str, str | None] = {}
     conflicts: list[Conflict] = []
     unchanged: list[str] = []
+    claimed: list[str] = []
 
-    wanted = dict(desired.set)
-    wanted.update((k, v) for k, v in desired.fill.items() if not node.labels.get(k))
+    placeholder = desired.placeholders
+    fill = {k: v for k, v in desired.fill.items() if node.labels.get(k) in (None, "", *placeholder)}
+    wanted = {**desired.set, **fill}
     for key, value in sorted(wanted.items()):
         current = node.labels.get(key)
         if current == value:
             unchanged.append(key)
-        elif current is None or key in owned or adopt:
+            # Equal is no fight: claim it unless another writer of ours owns it.
+            if desired.claim and key in desired.set and other(key) is None:
+                if key not in owned or owners.get(key) != me:
+                    claimed.append(key)
+                owned.add(key)
+                owners[key] = me
+        elif (
+            current is None
+            or current in placeholder
+            or adopt
+            or (key in owned and other(key) is None)
+        ):
             changes[key] = value
             owned.add(key)
+            if key in fill:
+                owners.pop(key, None)  # a default: any writer of ours may replace it
+            else:
+                owners[key] = me
         else:
-            conflicts.append(Conflict(node.name, key, current, value))
+            conflicts.append(Conflict(node.name, key, current, value, other(key)))
 
-    stale = (desired.prune - wanted.keys() - desired.fill.keys()) & owned
+    mine = {k for k in owned if other(k) is None}
+    stale = (desired.prune - wanted.keys() - desired.fill.keys()) & mine
     for key in sorted(stale | desired.remove):
         current = node.labels.get(key)
         if current is None:
-            owned.discard(key)
-        elif key in owned or adopt:
+            continue  # nothing to remove; its ownership is forgotten below
+        if key in mine or adopt:
             changes[key] = None
             owned.discard(key)
         elif key in desired.remove:
-            conflicts.append(Conflict(node.name, key, current, None))
+            conflicts.append(Conflict(node.name, key, current, None, other(key)))
 
     # Forget ownership of keys that someone else removed and nobody wants back.
     final_labels = {**node.labels, **changes}
@@ -167,24 +229,28 @@ def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> L
     annotations: dict[str, str | None] = {}
     if owned != set(node.owned):
         annotations[OWNED_ANNOTATION] = format_owned(owned) if owned else None
+    new_owners = {k: w for k, w in owners.items() if k in owned}
+    # Compared with the annotation as written, so stale entries are dropped with a write
+    # that happens anyway, or on their own.
+    if new_owners != parse_json_map(node.annotations.get(OWNERS_ANNOTATION, "")):
+        annotations[OWNERS_ANNOTATION] = _json(new_owners)
 
     ids = node.source_ids
     new_ids = {k: v for k, v in ids.items() if k in owned}
-    # Only keys we own: a value someone else set (the same one we want) is not claimed, and
-    # recording its source ID would be a write where a node that already agrees needs none.
+    # Only keys this writer may write: a value someone else set (the same one we want) and
+    # did not let us claim is not recorded, which would be a write where none is needed.
     new_ids.update(
         (k, v)
         for k, v in desired.source_ids.items()
-        if k in owned and final_labels.get(k) == wanted.get(k)
+        if k in owned and new_owners.get(k, me) == me and final_labels.get(k) == wanted.get(k)
     )
     if new_ids != ids:
-        annotations[SOURCE_IDS_ANNOTATION] = (
-            json.dumps(new_ids, sort_keys=True, separators=(",", ":")) if new_ids else None
-        )
+        annotations[SOURCE_IDS_ANNOTATION] = _json(new_ids)
     return LabelPlan(
         node=node.name,
         labels=changes,
         annotations=annotations,
         conflicts=tuple(conflicts),
         unchanged=tuple(unchanged),
+        claimed=tuple(claimed),
     )

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labeler.bulk.sheet import LabelSheet, parse_label_csv, read_label_csv
-from labeler.model import NodePosition, Topology
+from labeler.model import NodePosition, Topology, level_values
 
 
 @dataclass(frozen=True)
@@ -62,13 +62,11 @@ def select(
         if not in_tree(topology, tree):
             skipped += 1
             other = DEFAULT_TREE if tree is None else tree
-            others.setdefault(other, []).append(
-                NodePosition(name, tuple(labels.get(k) for k in keys))
-            )
+            others.setdefault(other, []).append(NodePosition(name, level_values(keys, labels)))
             continue
         if tree is not None:
             trees[name] = tree
-        positions.append(NodePosition(name, tuple(labels.get(k) for k in keys)))
+        positions.append(NodePosition(name, level_values(keys, labels)))
     positions.sort(key=lambda p: p.node)
     return PositionSet(
         origin,

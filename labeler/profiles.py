@@ -22,6 +22,11 @@ from labeler.model import Level, Topology
 OCI_PREFIX = "oci.oraclecloud.com/"
 OCI_HOST_ID = OCI_PREFIX + "rdma.host_id"
 OCI_GPU_MEMORY_FABRIC = OCI_PREFIX + "host.gpu_memory_fabric_id"
+# Also written by Oracle's oci-hpc-oke labeler on the same nodes (docs/compatibility.md).
+OCI_GPU_MEMORY_CLUSTER = OCI_PREFIX + "host.gpu_memory_cluster_id"
+OCI_RDMA_PLANES = OCI_PREFIX + "rdma.planes"
+OCI_RDMA_IPV6 = OCI_PREFIX + "rdma.ipv6"
+OCI_TRAY_INDEX = OCI_PREFIX + "host.tray_index"
 
 ASCEND_TREE_LABEL = "huawei.com/topotree"
 ASCEND_GROUP = "huawei.com/topotree.groupid"
@@ -111,7 +116,14 @@ def oci_rdma() -> Profile:
                 Level(OCI_PREFIX + "rdma.local_block_id", "local_block"),
             ),
         ),
-        extra_keys=(OCI_HOST_ID, OCI_GPU_MEMORY_FABRIC),
+        extra_keys=(
+            OCI_HOST_ID,
+            OCI_GPU_MEMORY_FABRIC,
+            OCI_GPU_MEMORY_CLUSTER,
+            OCI_RDMA_PLANES,
+            OCI_RDMA_IPV6,
+            OCI_TRAY_INDEX,
+        ),
         encoding="hash",
         source="oci-imds",
     )

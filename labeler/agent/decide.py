@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from labeler.errors import Exit
-from labeler.labels import Encoding
+from labeler.labels import Encoding, check_value
+from labeler.model import PLACEHOLDERS
 from labeler.node import NodeLabels
 from labeler.plan import Desired, LabelPlan, change_lines
 from labeler.profiles import Profile
@@ -54,6 +55,11 @@ def desired_from_outcome(
       scope is pruned, so an owned key the reading no longer has goes away. Every full ID
       is recorded in ``source_ids`` (also for ``raw``: the annotation then lists exactly
       the keys the source set, which is simpler to read than a partial list).
+    - A wanted value already on the node is claimed when no writer of ours owns it.
+    - ``values`` are written as they are (checked as label values); a role in ``unknown``
+      is neither written nor pruned: the read could not tell it, so its label stays.
+    - A label holding a known placeholder of another labeler (``PLACEHOLDERS``) counts as
+      absent: it is replaced without ``--adopt``.
     - The profile's tree label is only a default (``fill``): the planning sheet (lld/apply)
       decides tree membership, so an agent started with another --topotree-name never
       moves a node to another tree, and the two writers never rewrite each other.
@@ -67,12 +73,34 @@ def desired_from_outcome(
     if isinstance(outcome, Reading):
         ids = {keys[role]: sid for role, sid in outcome.ids.items() if role in keys}
         wanted = {key: encoding.encode(key, sid) for key, sid in sorted(ids.items())}
-        scope = frozenset(keys.values()) - set(tree)
-        return Desired(set=wanted, fill=tree, prune=scope, source_ids=ids)
+        for role, value in outcome.values.items():
+            if role in keys:
+                wanted[keys[role]] = check_value(keys[role], value, hint="check the source")
+        unknown = {keys[role] for role in outcome.unknown if role in keys}
+        scope = frozenset(keys.values()) - set(tree) - unknown
+        # claim: a value already equal (set by oci-hpc-oke's labeler, Ascend's device plugin,
+        # an earlier version of ours) becomes ours, so a later change of the host is ours
+        # to make rather than a conflict forever.
+        return Desired(
+            set=wanted,
+            fill=tree,
+            prune=scope,
+            source_ids=ids,
+            placeholders=PLACEHOLDERS,
+            claim=True,
+        )
     if on_missing == OnMissing.SKIP:
         return None
     fill = {key: isolated_value(node) for key in profile.level_keys}
-    return Desired(fill={**fill, **tree})
+    return Desired(fill={**fill, **tree}, placeholders=PLACEHOLDERS)
+
+
+def unknown_levels(profile: Profile, outcome: Reading | NoData, keys: Mapping[str, str]) -> str:
+    """Why some level of the profile is unknown in this reading; '' when none is."""
+    if not isinstance(outcome, Reading):
+        return ""
+    levels = set(profile.level_keys)
+    return "; ".join(reason for role, reason in outcome.unknown.items() if keys.get(role) in levels)
 
 
 def format_plan(plan: LabelPlan, node: NodeLabels, desired: Desired | None) -> str:
@@ -84,7 +112,8 @@ def format_plan(plan: LabelPlan, node: NodeLabels, desired: Desired | None) -> s
         f"  {line}" for line in change_lines(plan, node.labels, source_ids=desired.source_ids)
     ]
     for key in plan.unchanged:
-        lines.append(f"  keep {key}={node.labels.get(key)}")
+        claim = "  (claimed)" if key in plan.claimed else ""
+        lines.append(f"  keep {key}={node.labels.get(key)}{claim}")
     for key, ann in sorted(plan.annotations.items()):
         lines.append(f"  annotation {key}: " + ("(removed)" if ann is None else ann))
     if plan.is_noop and not plan.conflicts:
@@ -95,7 +124,7 @@ def format_plan(plan: LabelPlan, node: NodeLabels, desired: Desired | None) -> s
 def node_is_labeled(profile: Profile, labels: Mapping[str, str], desired: Desired | None) -> bool:
     """Every level label present, and equal to the wanted value when there is one."""
     for key in profile.level_keys:
-        if key not in labels:
+        if key not in labels or labels[key] in PLACEHOLDERS:
             return False
         if desired is not None and key in desired.set and labels[key] != desired.set[key]:
             return False
@@ -109,13 +138,15 @@ class Status(StrEnum):
     NO_DATA = "no_data"  # the source has definitely none; nothing removed
     CONFLICT = "conflict"  # a value we do not own was left in place
     ERROR = "error"
+    INCOMPLETE = "incomplete"  # what is known is written; a level is unknown
     WAITING = "waiting"  # no source outcome yet
 
 
 @dataclass(frozen=True)
 class ReconcileResult:
     """What one reconcile did. ``exit_code`` is ``--once``'s: 0 labeled or definite no
-    data, 1 error, 3 a conflict was left in place."""
+    data, 1 error (also "incomplete": what was known is written, a level is not), 3 a
+    conflict was left in place."""
 
     status: Status
     message: str = ""

@@ -11,6 +11,12 @@ The running agent has three threads, so that no slow party blocks another:
 - the *loop* (``run``) owns all state, reconciles on each message, and is the only writer.
 Everything waits on one stop event, so SIGTERM ends the agent at once even while IMDS or
 the API server hangs (the I/O threads are daemons and are simply abandoned).
+
+No thread may die or hang unnoticed while ``/healthz`` says 200 (health.py): each beats
+while it makes progress; an unexpected exception in the source is a source error (logged,
+counted, retried with backoff); one in the watch is logged, counted and the watch starts
+again; one in the loop ends the process with exit 1. A thread that stops beating for
+longer than its longest legitimate call fails ``/healthz`` by name.
 """
 
 from __future__ import annotations
@@ -21,9 +27,10 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from labeler.agent.confirm import Confirmation, Signature, recorded_signature, signature
 from labeler.agent.decide import (
     OnMissing,
     ReconcileResult,
@@ -31,9 +38,12 @@ from labeler.agent.decide import (
     desired_from_outcome,
     format_plan,
     node_is_labeled,
+    unknown_levels,
 )
+from labeler.agent.health import Heartbeats
 from labeler.backoff import Backoff
 from labeler.errors import Exit, LabelerError
+from labeler.kube import readiness
 from labeler.kube.errors import KubeError, NotFound
 from labeler.kube.events import NodeEvents
 from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
@@ -63,6 +73,12 @@ class AgentConfig:
     api_backoff: float = 1.0  # first retry after an API error; doubles up to 60 s
     watch_timeout: int = 300
     min_write_interval: float = 1.0  # never more than one patch a second, even in a fight
+    # The longest one blocking call (a source read, an API request) may take before its
+    # thread counts as stuck; the watch may also wait a whole watch request for an event.
+    stall_after: float = 300.0
+    confirm_reads: int = 2  # reads in a row that must agree before a topology change is written
+    remove_taint: str | None = None  # readiness gate: this NoSchedule taint goes once labeled
+    set_condition: bool = False  # readiness gate: keep the TopologyLabeled condition
 
 
 @dataclass
@@ -72,9 +88,10 @@ class _State:
     conflicts: frozenset[tuple[str, str, str | None]] = frozenset()
     last_write: float = float("-inf")
     ready: bool = False
+    labeled: bool = False  # every level label present and current, at the last reconcile
+    condition: tuple[str, str] | None = None  # (status, reason) this process last set
     failures: int = 0  # reconciles failed in a row
     retry_at: float | None = None  # when to reconcile again after a failure
-    heartbeat: float = field(default_factory=time.monotonic)
 
 
 # --- the agent ----------------------------------------------------------------------------
@@ -103,8 +120,16 @@ class Agent:
         self.writer = LabelWriter(api)
         # Which label key each role the source reports is written to: the agent's scope.
         self.keys = config.profile.keys_for(source.roles)
+        self._level_roles = tuple(r for r in source.roles.levels if r in self.keys)
+        self._confirmation = Confirmation(config.confirm_reads)
+        self._applied: Signature | None = None  # what the labels were last written from
+        self._reread = threading.Event()  # a change is waiting for confirmation: read soon
         self._clock = clock
         self._state = _State()
+        self.heartbeats = Heartbeats(clock)
+        self._watch_rv = ""  # where the watch resumes; the newest resourceVersion seen
+        # Waiting threads wake this often to beat: well inside the staleness bound.
+        self._beat_every = min(5.0, config.stall_after / 4)
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._api_backoff = Backoff(config.api_backoff, API_MAX_BACKOFF)
         self._source_backoff = Backoff(config.error_backoff, config.interval)
@@ -120,8 +145,9 @@ class Agent:
     def ready(self) -> bool:
         return self._state.ready
 
-    def alive(self, max_age: float = 300.0) -> bool:
-        return self._clock() - self._state.heartbeat < max_age
+    def health(self) -> tuple[bool, str]:
+        """For ``/healthz``: every thread alive and making progress, or which is not."""
+        return self.heartbeats.probe()
 
     # --- one step ---------------------------------------------------------------------
 
@@ -130,7 +156,17 @@ class Agent:
         name = self.source.name
         start = time.perf_counter()
         try:
-            outcome = self.source.read()
+            try:
+                outcome = self.source.read()
+            except SourceError:
+                raise
+            except Exception as e:
+                # A source that fails in a way it did not foresee (RecursionError on a
+                # deeply nested answer, a bug) is still only a failed read: the loop goes
+                # on, retries with backoff, and the labels stay.
+                self.metrics.thread_errors.labels("source").inc()
+                log.debug("unexpected error reading source=%s", name, exc_info=True)
+                raise SourceError(f"unexpected {type(e).__name__}: {_short(e)}") from e
         except SourceError as e:
             self.metrics.source_reads.labels(name, "error").inc()
             self._event("Warning", "TopologySourceUnavailable", f"{name}: {e}")
@@ -142,7 +178,41 @@ class Agent:
         return outcome
 
     def reconcile(self, node: NodeInfo) -> ReconcileResult:
-        """Bring ``node`` to the last good outcome. Never raises for API errors."""
+        """Bring ``node`` to the last good outcome, then open the readiness gate if asked
+        and due. Never raises for API errors."""
+        result = self._reconcile(node)
+        cfg = self.config
+        if (cfg.remove_taint or cfg.set_condition) and not cfg.dry_run:
+            self._gate(node, result)
+        return result
+
+    def _gate(self, node: NodeInfo, result: ReconcileResult) -> None:
+        """The readiness gate. A transient state (an error, no outcome yet) changes nothing;
+        the taint is only ever removed, never added back."""
+        if result.status in (Status.ERROR, Status.WAITING):
+            return
+        cfg = self.config
+        ready = self._state.labeled and result.status != Status.INCOMPLETE
+        try:
+            if ready and cfg.remove_taint:
+                for index, taint in enumerate(node.taints):
+                    if taint.key == cfg.remove_taint and taint.effect == "NoSchedule":
+                        readiness.remove_taint(self.api, cfg.node, index, taint)
+                        self._event("Normal", "TopologyTaintRemoved", f"removed taint {taint}")
+                        break
+            if cfg.set_condition:
+                wanted = _condition(ready, result)
+                if (wanted[0], wanted[1]) != self._state.condition:
+                    previous = self._state.condition
+                    transition = previous is None or previous[0] != wanted[0]
+                    readiness.set_condition(self.api, cfg.node, *wanted, transition=transition)
+                    self._state.condition = (wanted[0], wanted[1])
+        except KubeError as e:
+            # A taint list changed under us (the patch's test failed) or the API is down:
+            # the watch brings the node again and the next reconcile retries.
+            log.warning("readiness gate not updated node=%s error=%s", cfg.node, e)
+
+    def _reconcile(self, node: NodeInfo) -> ReconcileResult:
         cfg = self.config
         state = self._state
         state.node = node
@@ -191,6 +261,9 @@ class Agent:
                 result.written,
                 text,
             )
+        missing = unknown_levels(cfg.profile, state.outcome, self.keys)
+        if missing:
+            return ReconcileResult(Status.INCOMPLETE, missing, plan, result.written, text)
         status = Status.LABELLED if isinstance(state.outcome, Reading) else Status.NO_DATA
         return ReconcileResult(status, "", plan, result.written, text)
 
@@ -212,18 +285,31 @@ class Agent:
 
     def run(self) -> None:
         """Reconcile until ``stop`` is set. Starts the source and watch threads."""
-        threading.Thread(target=self._source_loop, name="source", daemon=True).start()
-        node = self._get_node_until_ok()
+        cfg = self.config
+        self.heartbeats.expect("loop", cfg.stall_after)
+        try:
+            self._run()
+        except BaseException as e:
+            self.heartbeats.died("loop", f"{type(e).__name__}: {_short(e)}")
+            self.metrics.thread_errors.labels("loop").inc()
+            raise
+        self.heartbeats.forget("loop")
+
+    def _run(self) -> None:
+        cfg = self.config
+        self._start("source", self._source_loop, cfg.stall_after)
+        node = self._get_node_until_ok("loop")
         if node is None:
             return
-        threading.Thread(
-            target=self._watch_loop, args=(node.resource_version,), name="watch", daemon=True
-        ).start()
+        self._watch_rv = node.resource_version
+        # A quiet node sends no event for a whole watch request (plus the client's margin).
+        self._start("watch", self._watch_loop, cfg.watch_timeout + 30 + cfg.stall_after)
         self._reconcile_and_schedule(node)
         while not self.stop.is_set():
-            self._state.heartbeat = self._clock()
+            self.heartbeats.beat("loop")
             retry_at = self._state.retry_at
-            timeout = 5.0 if retry_at is None else min(5.0, max(0.0, retry_at - self._clock()))
+            beat = self._beat_every
+            timeout = beat if retry_at is None else min(beat, max(0.0, retry_at - self._clock()))
             try:
                 kind, item = self._queue.get(timeout=timeout)
             except queue.Empty:
@@ -236,7 +322,7 @@ class Agent:
             while True:
                 if kind == "node":
                     latest_node = item
-                elif kind == "outcome":
+                elif kind == "outcome" and self._confirmed(item):
                     outcome_changed = True
                     self._state.outcome = item
                 elif kind == "deleted":
@@ -250,7 +336,7 @@ class Agent:
                 break
             target = latest_node or self._state.node
             if target is None and (outcome_changed or latest_node is None):
-                target = self._get_node_until_ok()
+                target = self._get_node_until_ok("loop")
             if target is not None:
                 self._reconcile_and_schedule(target)
 
@@ -267,14 +353,80 @@ class Agent:
         else:
             state.failures, state.retry_at = 0, None
 
+    def _start(self, name: str, target: Callable[[], None], max_age: float) -> None:
+        """Run ``target`` in a daemon thread that beats as ``name``; if it raises, log and
+        count it and start it again after a backoff, so no thread is lost while the
+        process looks healthy. (The source loop turns errors into source errors itself;
+        this is the net for a bug anywhere else in a thread.)"""
+        self.heartbeats.expect(name, max_age)
+
+        def supervised() -> None:
+            failures = 0
+            while not self.stop.is_set():
+                try:
+                    target()
+                    break
+                except Exception as e:
+                    failures += 1
+                    self.metrics.thread_errors.labels(name).inc()
+                    delay = self._api_backoff.delay(failures)
+                    log.error(
+                        "thread failed thread=%s error=%s: %s restart_in=%.1fs",
+                        name,
+                        type(e).__name__,
+                        _short(e),
+                        delay,
+                    )
+                    log.debug("thread failure thread=%s", name, exc_info=True)
+                    self.heartbeats.beat(name)
+                    if self.stop.wait(delay):
+                        break
+                except BaseException as e:  # not recoverable here: /healthz fails
+                    self.heartbeats.died(name, f"{type(e).__name__}: {_short(e)}")
+                    self.metrics.thread_errors.labels(name).inc()
+                    raise
+            self.heartbeats.forget(name)
+
+        threading.Thread(target=supervised, name=name, daemon=True).start()
+
+    def _confirmed(self, outcome: Reading | NoData) -> bool:
+        """Whether a new outcome may be acted on now (confirm.py). No data never needs
+        confirming: it writes nothing, or (isolate) fills only absent levels."""
+        if not isinstance(outcome, Reading):
+            return True
+        candidate = signature(outcome, self._level_roles)
+        baseline = self._applied
+        node = self._state.node
+        if baseline is None and node is not None:
+            baseline = recorded_signature(node.source_ids, self.keys, self._level_roles)
+        if self._confirmation.offer(baseline, candidate):
+            self._applied = candidate
+            return True
+        self.metrics.unconfirmed_reads.labels(self.source.name).inc()
+        log.warning(
+            "topology change held back until confirmed node=%s source=%s reads=%d/%d document=%s",
+            self.config.node,
+            self.source.name,
+            self._confirmation.pending,
+            self._confirmation.needed,
+            outcome.details.get("document", ""),
+        )
+        self._reread.set()
+        return False
+
     def _source_loop(self) -> None:
         cfg = self.config
         failures = 0
         while not self.stop.is_set():
+            self.heartbeats.beat("source")
             try:
-                outcome: Reading | NoData | SourceError = self.read_source()
+                read = self.read_source()
+                outcome: Reading | NoData | SourceError = read
                 failures = 0
                 delay = cfg.interval * (1 + random.uniform(-cfg.jitter, cfg.jitter))
+                if unknown_levels(cfg.profile, read, self.keys):
+                    # What is known gets written; the rest is worth asking again soon.
+                    delay = min(delay, self._source_backoff.delay(1))
             except SourceError as e:
                 outcome = e
                 failures += 1
@@ -289,14 +441,41 @@ class Agent:
             if not isinstance(outcome, SourceError):
                 # An error is not passed on: the last good outcome (and labels) stay.
                 self._queue.put(("outcome", outcome))
-            self.stop.wait(delay)
+            self._source_wait(delay)
 
-    def _watch_loop(self, resource_version: str) -> None:
+    def _source_wait(self, delay: float) -> None:
+        """Wait ``delay`` or until stop, beating as the source thread meanwhile; a change
+        waiting for confirmation (``_reread``) shortens the wait to the error backoff, so a
+        real change is written soon."""
+        end = self._clock() + delay
+        while not self.stop.is_set():
+            self.heartbeats.beat("source")
+            left = end - self._clock()
+            if left <= 0:
+                return
+            if self._reread.wait(min(left, self._beat_every, 0.5)):
+                self._reread.clear()
+                end = min(end, self._clock() + self.config.error_backoff)
+
+    def _wait(self, name: str, seconds: float) -> bool:
+        """Wait on ``stop`` for ``seconds``, beating as ``name`` meanwhile (a wait between
+        reads is progress, however long the interval); True if stop was set."""
+        end = self._clock() + seconds
+        while True:
+            self.heartbeats.beat(name)
+            left = end - self._clock()
+            if left <= 0:
+                return self.stop.is_set()
+            if self.stop.wait(min(left, self._beat_every)):
+                return True
+
+    def _watch_loop(self) -> None:
         cfg = self.config
         selector = f"metadata.name={cfg.node}"
-        rv = resource_version
         failures = 0
         while not self.stop.is_set():
+            self.heartbeats.beat("watch")
+            rv = self._watch_rv
             try:
                 for kind, node in watch_nodes(
                     self.api,
@@ -305,8 +484,9 @@ class Agent:
                     timeout_seconds=cfg.watch_timeout,
                 ):
                     failures = 0
+                    self.heartbeats.beat("watch")
                     if node.resource_version:
-                        rv = node.resource_version
+                        self._watch_rv = node.resource_version
                     if kind in ("ADDED", "MODIFIED"):
                         self._queue.put(("node", node))
                     elif kind == "DELETED":
@@ -320,22 +500,22 @@ class Agent:
                 failures += 1
                 delay = self._api_backoff.delay(failures)
                 log.info("watch ended node=%s error=%s retry_in=%.1fs", cfg.node, e, delay)
-                if self.stop.wait(delay):
+                if self._wait("watch", delay):
                     return
                 # The events since rv may be gone (410) or missed: start from a fresh GET.
-                node_now = self._get_node_until_ok()
+                node_now = self._get_node_until_ok("watch")
                 if node_now is None:
                     return
-                rv = node_now.resource_version
+                self._watch_rv = node_now.resource_version
                 self._queue.put(("node", node_now))
 
-    def _get_node_until_ok(self) -> NodeInfo | None:
+    def _get_node_until_ok(self, thread: str) -> NodeInfo | None:
         """GET this node, retrying with backoff until it works or stop is set."""
         failures = 0
         while not self.stop.is_set():
             # Waiting for the API server is not a stall: keep /healthz green meanwhile,
             # a restart would not bring the server back.
-            self._state.heartbeat = self._clock()
+            self.heartbeats.beat(thread)
             try:
                 return get_node(self.api, self.config.node)
             except KubeError as e:
@@ -348,7 +528,7 @@ class Agent:
                     delay,
                     message,
                 )
-                self.stop.wait(delay)
+                self._wait(thread, delay)
         return None
 
     # --- helpers -----------------------------------------------------------------------
@@ -363,6 +543,7 @@ class Agent:
     ) -> None:
         state = self._state
         labeled = node_is_labeled(self.config.profile, labels, desired)
+        state.labeled = labeled
         self.metrics.node_labeled.set(1 if labeled and not conflicts else 0)
         self.metrics.last_success.set(time.time())
         seen = frozenset((c.key, c.current, c.wanted) for c in conflicts)
@@ -401,13 +582,32 @@ class Agent:
             log.debug("labels current node=%s status=%s", node, result.status)
 
 
+def _short(e: BaseException, limit: int = 200) -> str:
+    """An exception's message on one bounded line (a RecursionError's can be long)."""
+    text = " ".join(str(e).split()) or repr(e)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _condition(ready: bool, result: ReconcileResult) -> tuple[str, str, str]:
+    """(status, reason, message) of the TopologyLabeled condition."""
+    if ready:
+        return "True", "Labeled", "every topology level label is on the node"
+    reasons = {
+        Status.NO_DATA: "NoTopologyData",
+        Status.INCOMPLETE: "TopologyIncomplete",
+        Status.CONFLICT: "LabelConflict",
+    }
+    reason = reasons.get(result.status, "NotLabeled")
+    return "False", reason, result.message or "a topology level label is missing"
+
+
 def serve(agent: Agent, *, port: int, address: str = "") -> int:
     """Run the agent with its HTTP endpoints until SIGTERM/SIGINT; 0 on a clean stop."""
     from labeler.http import ProbeServer, flag_probe, serve_until_signal
 
     server = ProbeServer(
         agent.metrics.registry,
-        healthz=flag_probe(agent.alive, "reconcile loop stalled"),
+        healthz=agent.health,
         readyz=flag_probe(lambda: agent.ready, "not reconciled yet"),
         port=port,
         address=address,

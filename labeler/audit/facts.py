@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from labeler.model import NodePosition, Topology
+from labeler.model import NodePosition, Topology, level_values
 from labeler.node import NodeInfo
 from labeler.scope import Scope
 
@@ -49,7 +49,7 @@ def node_facts(topology: Topology, scope: Scope, node: NodeInfo) -> NodeFacts | 
     owned = node.owned
     return NodeFacts(
         position=NodePosition(
-            node=node.name, values=tuple(labels.get(k) for k in topology.keys), extra=extra
+            node=node.name, values=level_values(topology.keys, labels), extra=extra
         ),
         foreign=tuple(k for k in keys if k in labels and k not in owned),
         accelerators=accelerators,

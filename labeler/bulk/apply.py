@@ -14,10 +14,10 @@ cluster, through labeler.kube.nodes.LabelWriter (which re-reads and re-plans on 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
@@ -27,7 +27,7 @@ from labeler.errors import Exit, InputError, Terminated
 from labeler.kube.errors import KubeError
 from labeler.kube.nodes import LabelWriter, WriteResult, list_node_labels
 from labeler.node import NodeLabels
-from labeler.plan import Conflict, Desired, LabelPlan, change_lines, plan_labels
+from labeler.plan import BULK, Conflict, Desired, LabelPlan, change_lines, plan_labels
 from labeler.profiles import Profile
 
 log = logging.getLogger(__name__)
@@ -60,9 +60,9 @@ def desired_from_row(row: CsvRow, keys: Sequence[str], opts: BulkOptions) -> Des
     """What the CSV asks of one node; None when the row asks nothing (skipped)."""
     if opts.action is Action.APPLY:
         # An empty cell leaves the key as it is (MindCluster's rule): nothing to prune.
-        return Desired(set=dict(row.values)) if row.values else None
+        return Desired(set=dict(row.values), writer=BULK) if row.values else None
     remove = frozenset(keys) if opts.all_keys else frozenset(row.values)
-    return Desired(remove=remove) if remove else None
+    return Desired(remove=remove, writer=BULK) if remove else None
 
 
 @dataclass(frozen=True)
@@ -239,7 +239,14 @@ class NodeOutcome:
 class LabelWriting(Protocol):
     """What ``execute`` needs from a label writer (labeler.kube.nodes.LabelWriter)."""
 
-    def write(self, node: NodeLabels, desired: Desired, *, adopt: bool = ...) -> WriteResult: ...
+    def write(
+        self,
+        node: NodeLabels,
+        desired: Desired,
+        *,
+        adopt: bool = ...,
+        plan: LabelPlan | None = ...,
+    ) -> WriteResult: ...
 
 
 def execute(
@@ -268,7 +275,7 @@ def execute(
         assert diff.desired is not None and diff.current is not None
         limiter.acquire()
         try:
-            result = writer.write(node, diff.desired, adopt=plan.options.adopt)
+            result = writer.write(node, diff.desired, adopt=plan.options.adopt, plan=diff.plan)
         except Exception as exc:  # one node's failure must not stop the others
             if not isinstance(exc, KubeError):
                 log.exception("unexpected error writing node=%s", diff.node)
@@ -276,31 +283,62 @@ def execute(
         patches = result.attempts if result.written else result.attempts - 1
         return NodeOutcome(diff.node, result.plan, diff.current, result.written, patches)
 
-    pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
-    futures: list[Future[NodeOutcome]] = []
-    seen: set[Future[NodeOutcome]] = set()
-
-    def record(fut: Future[NodeOutcome]) -> None:
-        seen.add(fut)
-        outcome = fut.result()
+    # Worker threads take the next node from one shared iterator and hand outcomes back on
+    # a queue: at 10,000 nodes a future per node (and as_completed's waiters) costs more
+    # of our CPU than building the node's request.
+    def record(outcome: NodeOutcome) -> None:
         outcomes.append(outcome)
         if on_done is not None:
             on_done(outcome)
 
+    work = iter(todo)
+    take = threading.Lock()
+    stop = threading.Event()
+    done: queue.SimpleQueue[NodeOutcome | None] = queue.SimpleQueue()
+
+    def worker() -> None:
+        try:
+            while not stop.is_set():
+                with take:
+                    diff = next(work, None)
+                if diff is None:
+                    return
+                done.put(one(diff))
+        finally:
+            done.put(None)  # this worker is finished
+
+    workers = [
+        threading.Thread(target=worker, name=f"write-{i}", daemon=True)
+        for i in range(max(1, min(concurrency, len(todo))))
+    ]
+    for t in workers:
+        t.start()
     try:
-        futures = [pool.submit(one, d) for d in todo]
-        for fut in as_completed(futures):
-            record(fut)
-    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM as labeler.errors.Terminated
+        running = len(workers)
+        while running:
+            try:
+                # A timeout keeps the main thread responsive to Ctrl-C.
+                outcome = done.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if outcome is None:
+                running -= 1
+                continue
+            record(outcome)
+    except KeyboardInterrupt as signal:  # Ctrl-C, or SIGTERM as labeler.errors.Terminated
         # Stop promptly: writes in flight finish, queued ones never start; the caller
         # reports both.
-        pool.shutdown(wait=True, cancel_futures=True)
-        for fut in futures:
-            if fut.done() and not fut.cancelled() and fut not in seen:
-                record(fut)
-        raise WritesInterrupted(outcomes, stop) from stop
+        stop.set()
+        for t in workers:
+            t.join()
+        while not done.empty():
+            if (outcome := done.get()) is not None:
+                record(outcome)
+        raise WritesInterrupted(outcomes, signal) from signal
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        stop.set()
+        for t in workers:
+            t.join()
     return outcomes
 
 

@@ -13,10 +13,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from labeler.commands._base import (
+    PROFILE_HELP,
     add_command,
     add_profile,
     add_report_format,
     add_source,
+    add_tree_name,
     cluster,
     parse_pairs,
     volcano_version,
@@ -38,8 +40,18 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "would a job fit now, where, and at which topology level",
         exits={Exit.OK: "the job fits", Exit.INCOMPLETE: "simulated: the job does not fit now"},
     )
-    _common(p)
-    p.add_argument("--pods", type=int, required=True, help="pods in the job (PodSet count)")
+    p.description = (
+        "Simulate Kueue TAS placement. Either a quick single-PodSet question (--pods, "
+        "--request, a mode) or a whole Workload: -f FILE (Workload, Job, JobSet, "
+        "LeaderWorkerSet) or --workload NS/NAME, whose PodSets are placed in order, "
+        "leader/worker groups together, with admitted Workloads' capacity subtracted; the "
+        "Topology and ResourceFlavor are read from the snapshot or cluster (or --profile). "
+        "Not modelled: balanced placement (alpha), node replacement, elastic Workloads, "
+        "preferred node affinity."
+    )
+    _common(p, workload=True)
+    _workload_options(p)
+    p.add_argument("--pods", type=int, help="pods in the job (PodSet count)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--required", metavar="LEVEL", help="all pods in one domain at LEVEL")
     mode.add_argument(
@@ -91,13 +103,17 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     d.set_defaults(handler=run_domains)
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    add_profile(p)
+def _common(p: argparse.ArgumentParser, *, workload: bool = False) -> None:
+    if workload:  # a Workload's levels can come from Kueue's Topology instead
+        p.add_argument("--profile", help=PROFILE_HELP + " (optional with -f/--workload)")
+        add_tree_name(p)
+    else:
+        add_profile(p)
     add_source(p, required=True, snapshot=True, cluster_help="read nodes and pods live")
     p.add_argument(
         "--request",
         action="append",
-        required=True,
+        required=not workload,
         metavar="RES=QTY",
         help="per-pod request, e.g. nvidia.com/gpu=8 (repeat, or comma-separate)",
     )
@@ -124,6 +140,27 @@ def _common(p: argparse.ArgumentParser) -> None:
         "(default: the profile name)",
     )
     add_report_format(p, "text")
+
+
+def _workload_options(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group()
+    src.add_argument(
+        "-f",
+        "--file",
+        metavar="FILE",
+        help="a Workload (kubectl get workload -o yaml), Job, JobSet or LeaderWorkerSet "
+        "manifest: advise every PodSet of it",
+    )
+    src.add_argument(
+        "--workload",
+        metavar="NS/NAME",
+        help="a Workload from the cluster (--from-cluster) or the snapshot",
+    )
+    p.add_argument(
+        "--flavor",
+        metavar="NAME",
+        help="the TAS ResourceFlavor to place on (default: the only one with a topologyName)",
+    )
 
 
 def _slice_options(p: argparse.ArgumentParser) -> None:
@@ -212,6 +249,33 @@ def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> int:
+    if args.file or args.workload:
+        if args.html:
+            raise UsageError("--html draws one PodSet: use it without -f/--workload")
+        from dataclasses import replace
+
+        from labeler.commands import advise_workload
+        from labeler.tas.inputs import read_cluster, read_snapshot
+
+        if args.from_cluster:
+            objects = advise_workload.cluster_objects(args)
+            has_workloads = any(o.get("kind") == "Workload" for o in objects)
+            snap = read_cluster(cluster(args), skip_tas=has_workloads)
+            snap = replace(snap, kueue=tuple(objects))
+        else:
+            snap = read_snapshot(args.from_snapshot)
+        return advise_workload.run(args, snap)
+    missing = [
+        flag
+        for flag, value in (
+            ("--pods", args.pods),
+            ("--request", args.request),
+            ("--profile", args.profile),
+        )
+        if not value
+    ]
+    if missing:
+        raise UsageError(f"give {', '.join(missing)} (or -f FILE / --workload NS/NAME)")
     from labeler.tas.advice import advise, make_job
     from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
     from labeler.tas.multilevel import check_affinity_flag

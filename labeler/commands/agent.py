@@ -13,8 +13,10 @@ from labeler.agent.decide import OnMissing, Status
 from labeler.commands._base import PROFILE_HELP, add_command, add_tree_name, cluster, flag_value
 from labeler.errors import Exit, UsageError
 from labeler.flags import positive_number
-from labeler.labels import dns1123_subdomain_problems, parse_encoding
+from labeler.labels import dns1123_subdomain_problems, key_problems, parse_encoding
 from labeler.sources.select import add_flags as add_source_flags
+
+DEFAULT_GATE_TAINT = "topology-labeler.io/not-ready"
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -53,13 +55,39 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--dry-run", action="store_true", help="print the plan, write nothing (implies --once)"
     )
     p.add_argument(
-        "--adopt", action="store_true", help="take over label values topology-labeler did not set"
+        "--adopt",
+        action="store_true",
+        help="take over label values topology-labeler did not set, or that apply owns",
     )
     p.add_argument(
         "--interval",
         type=positive_number,
         default=600.0,
         help="re-read the source every S seconds (±10%% jitter; default 600)",
+    )
+    p.add_argument(
+        "--confirm-reads",
+        type=int,
+        default=2,
+        metavar="N",
+        help="a change of topology source or of any level value is written only after N "
+        "reads in a row agree (default 2; 1 = at once); the first labeling needs none",
+    )
+    gate = p.add_argument_group("readiness gate (off unless asked)")
+    gate.add_argument(
+        "--remove-taint",
+        nargs="?",
+        const=DEFAULT_GATE_TAINT,
+        default=None,
+        metavar="KEY",
+        help=f"remove this node's NoSchedule taint KEY (default {DEFAULT_GATE_TAINT}) once "
+        "every level label is on it; never adds it back, never touches another taint",
+    )
+    gate.add_argument(
+        "--set-condition",
+        action="store_true",
+        help="keep the Node condition TopologyLabeled (True/False with a reason) on this "
+        "node, e.g. for a Node Readiness Controller rule",
     )
     p.add_argument("--port", type=int, default=8080, help="/metrics /healthz /readyz port")
     p.add_argument("--address", default="", help="address to bind (default: all)")
@@ -95,6 +123,15 @@ def run_agent(args: argparse.Namespace) -> int:
             tree_label,
         )
     encoding = args.encoding or parse_encoding(profile.encoding)
+    if args.remove_taint is not None:
+        taint_problems = key_problems(args.remove_taint)
+        if taint_problems:
+            raise UsageError(
+                f"--remove-taint {args.remove_taint!r} is not a valid taint key: "
+                + "; ".join(taint_problems)
+            )
+    if args.confirm_reads < 1:
+        raise UsageError(f"--confirm-reads must be at least 1, got {args.confirm_reads}")
     stop = threading.Event()
     source = make_source(profile, args, stop)
     api = cluster(args)
@@ -107,6 +144,9 @@ def run_agent(args: argparse.Namespace) -> int:
         adopt=args.adopt,
         dry_run=args.dry_run,
         interval=args.interval,
+        confirm_reads=args.confirm_reads,
+        remove_taint=args.remove_taint,
+        set_condition=args.set_condition,
     )
     agent = Agent(
         api,
@@ -121,7 +161,7 @@ def run_agent(args: argparse.Namespace) -> int:
     result = agent.once()
     if args.dry_run and result.text:
         print(result.text)
-    if result.status == Status.ERROR:
+    if result.status in (Status.ERROR, Status.INCOMPLETE):
         print(f"error: {result.message}", file=sys.stderr)
     elif result.status == Status.CONFLICT:
         print(f"conflict: {result.message}", file=sys.stderr)

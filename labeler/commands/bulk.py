@@ -22,7 +22,10 @@ from labeler.profiles import load_profile
 if TYPE_CHECKING:
     from labeler.bulk import apply as bulk
 
-_CONFLICTS = "conflicts were left in place: values topology-labeler did not set (see --adopt)"
+_CONFLICTS = (
+    "conflicts were left in place: values topology-labeler did not set or the agent owns "
+    "(see --adopt)"
+)
 _WRITE_EXITS = {
     Exit.OK: "done: every node written or already current",
     Exit.ERROR: "a node failed; or, before any write, a CSV node is not in the cluster, the CSV is "

@@ -41,7 +41,8 @@ SNIPPETS_DIR = "config-snippets"  # under --output-dir: fragments to merge, not 
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    from labeler.emit import bundle, hypernodes, kueue
+    from labeler.emit import hypernodes, kueue
+    from labeler.emit.kinds import KINDS
     from labeler.emit.volcano import discovery_name_problems
     from labeler.labels import dns1123_subdomain_problems
 
@@ -58,8 +59,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     out.add_argument("-o", "--output", metavar="FILE", help="one YAML stream; '-' = stdout")
     out.add_argument(
         "--emit",
-        default=",".join(bundle.KINDS),
-        help=f"what to emit, comma-separated (default: {','.join(bundle.KINDS)}); "
+        default=",".join(KINDS),
+        help=f"what to emit, comma-separated (default: {','.join(KINDS)}); "
         "hypernodes need --from-csv or --from-cluster",
     )
     out.add_argument(

@@ -12,15 +12,15 @@ from typing import Any
 
 from labeler.check import shared_across_trees
 from labeler.emit import hypernodes, kueue, volcano
+from labeler.emit.kinds import DISCOVERY as DISCOVERY
+from labeler.emit.kinds import HYPERNODES as HYPERNODES
+from labeler.emit.kinds import KINDS as KINDS
+from labeler.emit.kinds import KUEUE as KUEUE
+from labeler.emit.kinds import VOLCANO as VOLCANO
 from labeler.emit.yamlio import dump
 from labeler.errors import UsageError
 from labeler.model import NodePosition, Topology
 
-KUEUE = "kueue"
-VOLCANO = "volcano"
-HYPERNODES = "hypernodes"
-DISCOVERY = "discovery"
-KINDS = (KUEUE, VOLCANO, HYPERNODES, DISCOVERY)
 HYPERNODES_FILE = "volcano-hypernodes.yaml"
 DISCOVERY_FILE = "volcano-hypernode-discovery.yaml"
 HYPERNODE_FILES = (

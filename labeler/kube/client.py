@@ -23,6 +23,7 @@ from labeler.errors import InputError, UsageError
 from labeler.files import read_text
 from labeler.kube import official
 from labeler.kube.errors import ApiStatus
+from labeler.kube.wire import Wire
 
 if TYPE_CHECKING:
     import urllib3
@@ -71,6 +72,56 @@ class Api:
         self._prefix = urllib3.util.parse_url(self.host).path or ""
         self.timeout = urllib3.Timeout(connect=request_timeout[0], read=request_timeout[1])
         self._headers = {"Accept": JSON, "User-Agent": f"topology-labeler/{__version__}"}
+        # Whole-answer requests go on connections of our own that this pool opens (TCP,
+        # TLS and its checks as configured); see labeler.kube.wire.
+        self.wire: Wire | None = None
+        if self._direct is not None:
+            pool = self._direct
+            self.wire = Wire(
+                lambda connect: _open(pool, connect),
+                host=_host_header(pool),
+                prefix=self._prefix,
+                headers=self.headers,
+                timeout=request_timeout,
+            )
+
+    def headers(self) -> dict[str, str]:
+        """The headers of a request: ours and the credentials, asked for each request
+        because the client's loader may refresh a token (exec plugins, OIDC)."""
+        headers = dict(self._headers)
+        for auth in self.configuration.auth_settings().values():
+            headers[auth["key"]] = auth["value"]
+        return headers
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: bytes | None = None,
+        content_type: str = JSON,
+        timeout: tuple[float, float] | None = None,
+        echo: bool = True,
+    ) -> bytes:
+        """Send one request and read its whole answer: the body when the status is below
+        400, else :class:`ApiStatus`. A broken connection raises (retry with
+        labeler.kube.errors.call); no connection is left half-read. ``echo=False``: the
+        body of a successful write is not needed (see labeler.kube.wire.Wire.send)."""
+        if query:
+            path += "?" + urlencode(query)
+        if self.wire is not None:
+            return self.wire.send(
+                method, path, body=body, content_type=content_type, timeout=timeout, echo=echo
+            )
+        resp = self.request(method, path, body=body, content_type=content_type, timeout=timeout)
+        try:
+            if echo:
+                return bytes(resp.data)
+            resp.drain_conn()  # a cut-off echo of a write that took effect is no error
+            return b""
+        finally:
+            resp.release_conn()
 
     def request(
         self,
@@ -89,9 +140,7 @@ class Api:
         """
         if query:
             path += "?" + urlencode(query)
-        headers = dict(self._headers)
-        for auth in self.configuration.auth_settings().values():
-            headers[auth["key"]] = auth["value"]
+        headers = self.headers()
         if body is not None:
             headers["Content-Type"] = content_type
         wait = self._timeout_of(connect=timeout[0], read=timeout[1]) if timeout else self.timeout
@@ -110,6 +159,21 @@ class Api:
                 resp.release_conn()
             raise ApiStatus(resp.status, resp.reason or "", data, resp.headers)
         return resp
+
+
+def _open(pool: Any, connect_timeout: float) -> Any:
+    """A new connection of ``pool``, connected: the pool's own connection class and
+    settings (TLS context, CA, client certificate, hostname check)."""
+    conn = pool._new_conn()
+    conn.timeout = connect_timeout
+    conn.connect()
+    return conn
+
+
+def _host_header(pool: Any) -> str:
+    default = 443 if pool.scheme == "https" else 80
+    host = f"[{pool.host}]" if ":" in pool.host else pool.host
+    return host if pool.port in (None, default) else f"{host}:{pool.port}"
 
 
 # A kubeconfig with embedded certificates is a few KB; the cap only stops a wrong path.

@@ -93,7 +93,7 @@ class CustomObjects:
         _, path, resource, _ = self._where(obj)
         try:
             doc: dict[str, Any] = call_json(
-                lambda: self._api.request("GET", path), verb="get", resource=resource
+                lambda: self._api.send("GET", path), verb="get", resource=resource
             )
         except NotFound:
             return None
@@ -108,7 +108,12 @@ class CustomObjects:
             if current is None:
                 if not dry_run:
                     create = partial(
-                        self._api.request, "POST", collection, query=FIELD_MANAGER, body=_body(obj)
+                        self._api.send,
+                        "POST",
+                        collection,
+                        query=FIELD_MANAGER,
+                        body=_body(obj),
+                        echo=False,
                     )
                     call_discard(
                         create,
@@ -135,7 +140,9 @@ class CustomObjects:
             body = _body(replacement)
             try:
                 call_discard(
-                    partial(self._api.request, "PUT", path, query=FIELD_MANAGER, body=body),
+                    partial(
+                        self._api.send, "PUT", path, query=FIELD_MANAGER, body=body, echo=False
+                    ),
                     verb="update",
                     resource=resource,
                 )
@@ -169,7 +176,7 @@ class CustomObjects:
         path = f"{collection}/{quote(name, safe='')}"
         with contextlib.suppress(NotFound):
             call_discard(
-                lambda: self._api.request("DELETE", path),
+                lambda: self._api.send("DELETE", path, echo=False),
                 verb="delete",
                 resource=f"{what}/{name}",
             )

@@ -18,7 +18,6 @@ from typing import Any
 
 from labeler.kube.client import Api
 from labeler.kube.errors import call
-from labeler.kube.raw import discard
 
 log = logging.getLogger(__name__)
 
@@ -73,13 +72,12 @@ class NodeEvents:
             return False
         body = json.dumps(self.body(event_type, reason, message)).encode()
         try:
-            resp: Any = call(
-                lambda: self.api.request("POST", EVENTS, body=body),
+            call(
+                lambda: self.api.send("POST", EVENTS, body=body, echo=False),
                 verb="create",
                 resource=f"events (namespace {NAMESPACE})",
                 attempts=1,  # a retry after a lost answer would duplicate the Event
             )
-            discard(resp)
             return True
         except Exception as e:  # an Event is never worth failing for
             log.warning("cannot create event node=%s reason=%s error=%s", self.node, reason, e)

@@ -16,15 +16,21 @@ from urllib.parse import quote
 from labeler.kube.client import Api
 from labeler.kube.errors import ApiStatus, Expired, KubeError, call, translate
 from labeler.kube.errors import Conflict as ApiConflict
-from labeler.kube.raw import abandon, call_json, discard, iter_lines, list_pages
-from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeInfo, NodeLabels
+from labeler.kube.raw import abandon, call_json, iter_lines, list_pages
+from labeler.node import (
+    OWNED_ANNOTATION,
+    OWNERS_ANNOTATION,
+    SOURCE_IDS_ANNOTATION,
+    NodeInfo,
+    NodeLabels,
+)
 from labeler.plan import Desired, LabelPlan, plan_labels
 
 log = logging.getLogger(__name__)
 
 MERGE_PATCH = "application/merge-patch+json"
 # The annotations a label plan reads; a lean read keeps no others.
-OWN_ANNOTATIONS = (OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION)
+OWN_ANNOTATIONS = (OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION)
 T = TypeVar("T")
 
 
@@ -36,9 +42,8 @@ def node_path(name: str) -> str:
 
 
 def get_node(api: Api, name: str) -> NodeInfo:
-    doc = call_json(
-        lambda: api.request("GET", node_path(name)), verb="get", resource=f"nodes/{name}"
-    )
+    path = node_path(name)
+    doc = call_json(lambda: api.send("GET", path), verb="get", resource=f"nodes/{name}")
     return NodeInfo.from_dict(doc)
 
 
@@ -188,10 +193,14 @@ class LabelWriter:
         *,
         adopt: bool = False,
         dry_run: bool = False,
+        plan: LabelPlan | None = None,
     ) -> WriteResult:
-        """Write what differs on a node already read (e.g. from a LIST)."""
+        """Write what differs on a node already read (e.g. from a LIST). ``plan``: the
+        plan of ``desired`` on this very ``node`` if the caller made it already (the first
+        attempt sends it; a 409 re-plans from the node read again)."""
         for attempt in range(1, self.conflict_retries + 1):
-            plan = plan_labels(node, desired, adopt=adopt)
+            if plan is None or attempt > 1:
+                plan = plan_labels(node, desired, adopt=adopt)
             if plan.is_noop or dry_run:
                 return WriteResult(node.name, plan, written=False, attempts=attempt)
             try:
@@ -211,7 +220,7 @@ class LabelWriter:
 
         def send() -> None:
             try:
-                discard(self.api.request("PATCH", path, body=body, content_type=MERGE_PATCH))
+                self.api.send("PATCH", path, body=body, content_type=MERGE_PATCH, echo=False)
             except Exception as exc:
                 err = translate(exc, "patch", resource)
                 # No answer, or a cut one: the server may have applied the patch before the

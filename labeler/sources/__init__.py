@@ -25,8 +25,15 @@ from labeler.profiles import Profile, Roles
 
 @dataclass(frozen=True)
 class Reading:
-    ids: Mapping[str, str]  # role → full source ID
+    """``ids``: role → full source ID, encoded by the profile's encoding. ``values``: role →
+    a value written as it is (a count, a flag: nothing to encode). ``unknown``: role → why
+    this read could not tell it; such a role's label is neither written nor removed (an
+    unknown level is an error for the reconcile, an unknown extra is only logged)."""
+
+    ids: Mapping[str, str]
     details: Mapping[str, str] = field(default_factory=dict)  # for logs and events
+    values: Mapping[str, str] = field(default_factory=dict)
+    unknown: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

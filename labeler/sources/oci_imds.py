@@ -1,16 +1,31 @@
 """OCI instance metadata (IMDS v2): where this host sits in the RDMA network.
 
 Primary document: ``GET /opc/v2/host/rdmaTopologyData`` (only hosts in a dedicated capacity
-pool with capacity topology have it). When it is missing (404) or empty, ``GET /opc/v2/host``
-is asked instead: it may embed ``rdmaTopologyData``, or carry ``networkBlockId`` (used for the
-HPC island and the network block), ``rackId`` (local block) and ``id`` (host).
+pool with capacity topology have it). When it is missing (404), empty, or cannot be read (5xx,
+timeout, malformed JSON), ``GET /opc/v2/host`` is asked in the same read: it may embed
+``rdmaTopologyData``, or carry ``networkBlockId`` (used for the HPC island and the network
+block), ``rackId`` (local block) and ``id`` (host). A failed primary document with nothing
+to fall back on stays an error (never "no data").
+
+The other labels Oracle's oci-hpc-oke labeler writes on the same nodes come from the same
+documents, derived as it derives them (docs/compatibility.md): ``rdmaFabricData.planes`` and
+``.ipv6`` of ``/opc/v2/host`` (written as they are), the ``oci:compute:gpumemorycluster``
+free-form tag of ``/opc/v2/instance/`` (only on hosts with a GPU memory fabric, as only
+GB200/GB300 are in a GPU memory cluster) and the NVLink tray index, which IMDS does not
+publish: ``nvidia-smi -q`` prints it, and ``--tray-index-file`` names a file holding it.
 
 Outcomes (see ``labeler.sources``):
 - a ``Reading`` of full IDs by role (``hpc_island``, ``network_block``, ``local_block``,
-  ``host``, ``gpu_memory_fabric``); the profile maps the roles to label keys;
+  ``host``, ``gpu_memory_fabric``, ``gpu_memory_cluster``) and plain values (``rdma_planes``,
+  ``rdma_ipv6``, ``tray_index``); the profile maps the roles to label keys. A field that is
+  missing makes its role unknown (not written, not removed); a missing level also makes the
+  narrower levels unknown, since they cannot be placed under it;
 - ``NoData`` when neither document has topology: a normal state (no capacity topology);
 - ``SourceError`` for anything that is not a definite answer: timeouts, refused
-  connections, 401/403, 429, 5xx, malformed JSON, a required field missing or not a string.
+  connections, 401/403, 429, 5xx, malformed JSON, a field that is not a string.
+
+Every document is fetched under a deadline (``--imds-timeout``, retries included: a server
+trickling bytes cannot hold a read longer) and a size cap (IMDS documents are a few KB).
 
 IMDS rejects requests that carry ``Forwarded``/``X-Forwarded-*`` headers and must be reached
 directly from the host, so the session ignores proxy environment variables
@@ -20,11 +35,15 @@ directly from the host, so the session ignores proxy environment variables
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import socket
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labeler.backoff import Backoff
@@ -42,6 +61,10 @@ NAME = "oci-imds"
 DEFAULT_IMDS_URL = "http://169.254.169.254"
 RDMA_PATH = "/opc/v2/host/rdmaTopologyData"
 HOST_PATH = "/opc/v2/host"
+INSTANCE_PATH = "/opc/v2/instance/"
+MEMORY_CLUSTER_TAG = "oci:compute:gpumemorycluster"
+MAX_DOCUMENT_BYTES = 1 << 20  # IMDS documents are a few KB; more is not IMDS
+MAX_TRAY_FILE_BYTES = 256
 AUTH_HEADER = {"Authorization": "Bearer Oracle"}
 _FORBIDDEN_HEADERS = ("forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto")
 
@@ -53,8 +76,10 @@ ISLAND, NETWORK_BLOCK, LOCAL_BLOCK, HOST, FABRIC = (
     "host",
     "gpu_memory_fabric",
 )
-# Levels widest first; a profile's extra labels are the host ID, then the GPU memory fabric.
-ROLES = Roles(levels=(ISLAND, NETWORK_BLOCK, LOCAL_BLOCK), extras=(HOST, FABRIC))
+MEMORY_CLUSTER, PLANES, IPV6, TRAY = "gpu_memory_cluster", "rdma_planes", "rdma_ipv6", "tray_index"
+LEVELS = (ISLAND, NETWORK_BLOCK, LOCAL_BLOCK)
+# Levels widest first; a profile's extra labels take the extra roles in this order.
+ROLES = Roles(levels=LEVELS, extras=(HOST, FABRIC, MEMORY_CLUSTER, PLANES, IPV6, TRAY))
 # The IMDS fields of rdmaTopologyData, by role.
 RDMA_FIELDS = {
     ISLAND: "customerHPCIslandId",
@@ -67,21 +92,29 @@ FABRIC_FIELD = "customerGpuMemoryFabric"
 
 @dataclass(frozen=True)
 class ImdsOptions:
-    """Bounded waiting: at most ``attempts`` requests per document, each limited by
-    ``timeout`` (to connect, and again to read), with jittered exponential backoff in
-    between. The defaults here are the flags' defaults."""
+    """Bounded waiting: at most ``attempts`` requests per document with jittered
+    exponential backoff in between, all of them within ``timeout`` seconds (a deadline for
+    the document, not per socket read). At most ``max_bytes`` of a document are read. The
+    defaults here are the flags' defaults."""
 
     url: str = DEFAULT_IMDS_URL
-    timeout: float = 2.0
+    timeout: float = 5.0
     attempts: int = 3
     backoff: float = 0.5
     max_backoff: float = 4.0
+    max_bytes: int = MAX_DOCUMENT_BYTES
+    tray_index_file: str | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ImdsOptions:
         if args.imds_attempts < 1:
             raise UsageError("--imds-attempts must be at least 1")
-        return cls(url=args.imds_url, timeout=args.imds_timeout, attempts=args.imds_attempts)
+        return cls(
+            url=args.imds_url,
+            timeout=args.imds_timeout,
+            attempts=args.imds_attempts,
+            tray_index_file=args.tray_index_file,
+        )
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -92,18 +125,27 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         "--imds-timeout",
         type=positive_number,
         default=default.timeout,
-        help=f"seconds per IMDS request (default {default.timeout:g})",
+        help="deadline in seconds for each IMDS document, retries included "
+        f"(default {default.timeout:g})",
     )
     g.add_argument(
         "--imds-attempts",
         type=int,
         default=default.attempts,
-        help=f"IMDS requests per read, with backoff (default {default.attempts})",
+        help=f"IMDS requests per document, with backoff (default {default.attempts})",
+    )
+    g.add_argument(
+        "--tray-index-file",
+        default=None,
+        metavar="PATH",
+        help="a file holding this host's NVLink tray index (GB200/GB300), e.g. written at pod "
+        "start from 'nvidia-smi -q' (Tray Index); absent, empty or N/A: no tray label",
     )
 
 
 def _build(profile: Profile, args: argparse.Namespace, stop: threading.Event) -> OciImdsSource:
-    return OciImdsSource(ImdsOptions.from_args(args), stop=stop)
+    wanted = frozenset(profile.keys_for(ROLES))
+    return OciImdsSource(ImdsOptions.from_args(args), stop=stop, wanted=wanted)
 
 
 KIND = SourceKind(NAME, add_flags, _build)
@@ -113,8 +155,15 @@ class _Retry(Exception):
     """A transient failure worth another attempt."""
 
 
+class _Refused(SourceError):
+    """401/403: every document would be refused the same way; no fallback helps."""
+
+
 class OciImdsSource:
-    """Reads the RDMA topology of this host from IMDS. Thread-compatible, not thread-safe."""
+    """Reads the RDMA topology of this host from IMDS. Thread-compatible, not thread-safe.
+
+    ``wanted``: the roles the profile writes (default: all); documents that only feed roles
+    nobody writes are not fetched."""
 
     name = NAME
     roles = ROLES
@@ -126,6 +175,7 @@ class OciImdsSource:
         stop: threading.Event | None = None,
         session: requests.Session | None = None,
         sleep: Callable[[float], bool] | None = None,
+        wanted: frozenset[str] | None = None,
     ) -> None:
         # requests is imported here, not at the top: the agent command registers this
         # module's flags on every start of the CLI, which must stay quick. Its exceptions
@@ -136,60 +186,114 @@ class OciImdsSource:
         self._timeout_error: type[Exception] = requests.Timeout
         self._request_error: type[Exception] = requests.RequestException
         self.options = options or ImdsOptions()
+        self.wanted = frozenset(ROLES.levels + ROLES.extras) if wanted is None else wanted
         self._backoff = Backoff(self.options.backoff, self.options.max_backoff, (0.5, 1.0))
         self._stop = stop or threading.Event()
         # Waiting on the stop event makes backoff end at once on SIGTERM.
         self._sleep = sleep or self._stop.wait
         self._session = session or requests.Session()
+        self._session.mount("http://", _deadline_adapter())
         # Never route IMDS through a proxy from HTTP(S)_PROXY, never read .netrc.
         self._session.trust_env = False
         for header in _FORBIDDEN_HEADERS:
             self._session.headers.pop(header, None)
 
     def read(self) -> Reading | NoData:
-        doc = self._get_json(RDMA_PATH)
+        failed: SourceError | None = None
+        try:
+            doc = self._get_json(RDMA_PATH)
+        except _Refused:
+            raise
+        except SourceError as e:
+            # Not a definite answer, but /host may embed the same IDs: ask it now rather
+            # than leave the node unlabeled until the next read.
+            failed, doc = e, None
         if doc is not None and not _is_empty(doc):
-            return self._from_rdma(_require_object(doc, RDMA_PATH), RDMA_PATH)
-        host = self._get_json(HOST_PATH)
+            reading = self._from_rdma(_require_object(doc, RDMA_PATH), RDMA_PATH)
+            return self._with_extras(reading, None)
+        try:
+            host = self._get_json(HOST_PATH)
+        except SourceError as e:
+            raise (failed or e) from None
+        found = self._from_host(host)
+        if isinstance(found, NoData):
+            if failed is not None:
+                raise SourceError(f"{failed} ({HOST_PATH} has no topology to fall back on)")
+            return found
+        if failed is not None:
+            log.warning("IMDS %s failed, labeled from %s: %s", RDMA_PATH, HOST_PATH, failed)
+        return self._with_extras(found, host)
+
+    # --- parsing ------------------------------------------------------------------
+
+    def _from_rdma(self, doc: Mapping[str, Any], where: str) -> Reading:
+        ids, unknown = _levels(
+            {role: (doc, RDMA_FIELDS[role]) for role in LEVELS}, where, source="rdma"
+        )
+        _put(ids, unknown, HOST, doc, RDMA_FIELDS[HOST], where)
+        fabric = _optional_string(doc, FABRIC_FIELD, where, empty_ok=True)
+        if fabric:
+            ids[FABRIC] = fabric
+        return Reading(ids=ids, details={"document": where, "source": "rdma"}, unknown=unknown)
+
+    def _from_host(self, host: Any) -> Reading | NoData:
         if host is None or _is_empty(host):
             return NoData(
                 f"IMDS has no RDMA topology ({RDMA_PATH} and {HOST_PATH} are missing or empty):"
                 " this host is not in a capacity topology"
             )
-        host = _require_object(host, HOST_PATH)
-        embedded = host.get("rdmaTopologyData")
+        doc = _require_object(host, HOST_PATH)
+        embedded = doc.get("rdmaTopologyData")
         if isinstance(embedded, Mapping) and embedded:
             return self._from_rdma(embedded, HOST_PATH + " rdmaTopologyData")
-        if host.get("networkBlockId") is None:
+        if doc.get("networkBlockId") is None:
             return NoData(
                 f"IMDS has no RDMA topology: {RDMA_PATH} is missing and {HOST_PATH} has "
                 "neither rdmaTopologyData nor networkBlockId"
             )
-        return self._from_host(host)
+        # /host has no island: the network block stands for it, as oci-hpc-oke does.
+        fields = {
+            ISLAND: (doc, "networkBlockId"),
+            NETWORK_BLOCK: (doc, "networkBlockId"),
+            LOCAL_BLOCK: (doc, "rackId"),
+        }
+        ids, unknown = _levels(fields, HOST_PATH, source="host")
+        _put(ids, unknown, HOST, doc, "id", HOST_PATH)
+        return Reading(ids=ids, details={"document": HOST_PATH, "source": "host"}, unknown=unknown)
 
-    # --- parsing ------------------------------------------------------------------
-
-    def _from_rdma(self, doc: Mapping[str, Any], where: str) -> Reading:
-        ids = {role: _required_string(doc, name, where) for role, name in RDMA_FIELDS.items()}
-        fabric = doc.get(FABRIC_FIELD)
-        if fabric is not None:
-            if not isinstance(fabric, str):
-                raise SourceError(
-                    f"IMDS {where}: {FABRIC_FIELD} is {type(fabric).__name__}, not a string; "
-                    "the metadata service answered something unexpected, check the host"
-                )
-            _check_printable(fabric, FABRIC_FIELD, where)
-            if fabric:
-                ids[FABRIC] = fabric
-        return Reading(ids=ids, details={"document": where})
-
-    def _from_host(self, doc: Mapping[str, Any]) -> Reading:
-        where = HOST_PATH
-        block = _required_string(doc, "networkBlockId", where)
-        rack = _required_string(doc, "rackId", where)
-        host = _required_string(doc, "id", where)
-        ids = {ISLAND: block, NETWORK_BLOCK: block, LOCAL_BLOCK: rack, HOST: host}
-        return Reading(ids=ids, details={"document": where})
+    def _with_extras(self, reading: Reading, host: Any) -> Reading:
+        """Add the non-topology labels: RDMA fabric data, GPU memory cluster, tray index."""
+        ids, values, unknown = dict(reading.ids), {}, dict(reading.unknown)
+        if self.wanted & {PLANES, IPV6}:
+            try:
+                if host is None:
+                    host = self._get_json(HOST_PATH)
+                fabric = host.get("rdmaFabricData") if isinstance(host, Mapping) else None
+                for role, name in ((PLANES, "planes"), (IPV6, "ipv6")):
+                    value = fabric.get(name) if isinstance(fabric, Mapping) else None
+                    if value is not None:
+                        values[role] = _plain(value, f"rdmaFabricData.{name}")
+            except SourceError as e:
+                unknown.update({PLANES: str(e), IPV6: str(e)})
+        if MEMORY_CLUSTER in self.wanted and FABRIC in ids:
+            try:
+                instance = self._get_json(INSTANCE_PATH)
+                tags = instance.get("freeformTags") if isinstance(instance, Mapping) else None
+                tag = tags.get(MEMORY_CLUSTER_TAG) if isinstance(tags, Mapping) else None
+                if isinstance(tag, str) and tag.strip():
+                    _check_printable(tag, MEMORY_CLUSTER_TAG, INSTANCE_PATH)
+                    ids[MEMORY_CLUSTER] = tag.strip()
+            except SourceError as e:
+                unknown[MEMORY_CLUSTER] = str(e)
+        path = self.options.tray_index_file
+        if TRAY in self.wanted and path:
+            try:
+                tray = _read_tray_index(Path(path))
+                if tray is not None:
+                    values[TRAY] = tray
+            except SourceError as e:
+                unknown[TRAY] = str(e)
+        return Reading(ids=ids, details=reading.details, values=values, unknown=unknown)
 
     # --- HTTP ---------------------------------------------------------------------
 
@@ -197,39 +301,63 @@ class OciImdsSource:
         """The parsed JSON at ``path``; None for 404 or an empty body. Raises SourceError."""
         opts = self.options
         url = opts.url.rstrip("/") + path
+        deadline = time.monotonic() + opts.timeout
         last: Exception | None = None
         for attempt in range(1, max(1, opts.attempts) + 1):
             if attempt > 1:
-                delay = self._backoff.delay(attempt - 1)
+                delay = min(self._backoff.delay(attempt - 1), deadline - time.monotonic())
+                if delay <= 0:
+                    break
                 log.debug("IMDS retry url=%s attempt=%d delay=%.2fs", url, attempt, delay)
                 if self._sleep(delay) or self._stop.is_set():
                     break
             try:
-                return self._get_once(url)
+                return self._get_once(url, deadline)
             except _Retry as e:
                 last = e
+            if time.monotonic() >= deadline:
+                break
         raise SourceError(f"{last}; keeping the current labels and retrying later")
 
-    def _get_once(self, url: str) -> Any:
+    def _get_once(self, url: str, deadline: float) -> Any:
+        remaining = max(0.001, deadline - time.monotonic())
+        expired = f"IMDS {url}: no complete answer within --imds-timeout {self.options.timeout:g}s"
+        with _Deadline(remaining) as guard:
+            try:
+                resp = self._session.get(
+                    url,
+                    headers=AUTH_HEADER,
+                    timeout=remaining,  # to connect, and per socket read; the guard ends it all
+                    allow_redirects=False,
+                    stream=True,
+                )
+            except self._timeout_error as e:
+                raise _Retry(f"{expired} ({e})") from e
+            except self._request_error as e:
+                if guard.expired:
+                    raise _Retry(expired) from e
+                raise _Retry(
+                    f"IMDS {url}: cannot connect ({type(e).__name__}); the agent needs "
+                    "hostNetwork to reach the metadata service"
+                ) from e
+            try:
+                data = self._answer(resp, url, guard, expired)
+            finally:
+                resp.close()
+        if data is None or not data.strip():
+            return None
         try:
-            resp = self._session.get(
-                url,
-                headers=AUTH_HEADER,
-                timeout=self.options.timeout,  # to connect, and again to read
-                allow_redirects=False,
-            )
-        except self._timeout_error as e:
-            raise _Retry(f"IMDS {url}: no answer within the timeout ({e})") from e
-        except self._request_error as e:
-            raise _Retry(
-                f"IMDS {url}: cannot connect ({type(e).__name__}); the agent needs "
-                "hostNetwork to reach the metadata service"
-            ) from e
+            return json.loads(data)
+        except (ValueError, RecursionError) as e:
+            raise SourceError(f"IMDS {url}: the answer is not JSON ({e}): {data[:80]!r}") from e
+
+    def _answer(self, resp: Any, url: str, guard: _Deadline, expired: str) -> bytes | None:
+        """The body of a 200 (at most ``max_bytes``), None for 404; raises otherwise."""
         status = resp.status_code
         if status == 404:
             return None
         if status in (401, 403):
-            raise SourceError(
+            raise _Refused(
                 f"IMDS {url}: {status} {resp.reason}: the metadata service refused the "
                 "request; IMDS v2 needs 'Authorization: Bearer Oracle' and no Forwarded "
                 "headers (is a proxy in the way?)"
@@ -238,13 +366,174 @@ class OciImdsSource:
             raise _Retry(f"IMDS {url}: {status} {resp.reason}")
         if status != 200:
             raise SourceError(f"IMDS {url}: unexpected answer {status} {resp.reason}")
-        text = resp.text
-        if not text.strip():
-            return None
+        cap = self.options.max_bytes
+        too_big = SourceError(
+            f"IMDS {url}: the answer is larger than {cap} bytes; IMDS documents are a few "
+            "KB, so this is not the metadata service answering (check the route to "
+            "169.254.169.254)"
+        )
+        length = resp.headers.get("Content-Length", "")
+        if length.isdigit() and int(length) > cap:
+            raise too_big
+        chunks: list[bytes] = []
+        size = 0
         try:
-            return json.loads(text)
-        except ValueError as e:
-            raise SourceError(f"IMDS {url}: the answer is not JSON ({e}): {text[:80]!r}") from e
+            for chunk in resp.iter_content(64 * 1024):
+                size += len(chunk)
+                if size > cap:
+                    raise too_big
+                chunks.append(chunk)
+        except self._request_error as e:
+            raise _Retry(expired if guard.expired else f"IMDS {url}: answer cut short ({e})") from e
+        if guard.expired:  # the socket was shut: what was read is a truncated answer
+            raise _Retry(expired)
+        return b"".join(chunks)
+
+
+class _Deadline:
+    """Shuts the sockets of the requests made under it when ``seconds`` have passed.
+
+    A socket timeout bounds each read, not the answer: a server sending one byte a second
+    never trips it. Shutting the socket from a timer ends any read at once, wherever the
+    client library is (headers, chunk sizes, body)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Deadline:
+        _ARMED.deadline = self
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+        _ARMED.deadline = None
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            expired = self.expired
+        if expired:
+            _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+
+_ARMED = threading.local()
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already closed
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def _deadline_adapter() -> Any:
+    """A requests adapter whose connections report their socket to the current deadline
+    as soon as the request is sent (a kept-alive connection does not connect again)."""
+    from requests.adapters import HTTPAdapter
+    from urllib3.connection import HTTPConnection
+    from urllib3.connectionpool import HTTPConnectionPool
+
+    class Connection(HTTPConnection):
+        def request(self, *args: Any, **kwargs: Any) -> None:
+            super().request(*args, **kwargs)
+            deadline = getattr(_ARMED, "deadline", None)
+            if deadline is not None and self.sock is not None:
+                deadline.watch(self.sock)
+
+    class Pool(HTTPConnectionPool):
+        ConnectionCls = Connection
+
+    class Adapter(HTTPAdapter):
+        def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+            super().init_poolmanager(*args, **kwargs)
+            self.poolmanager.pool_classes_by_scheme = {
+                **self.poolmanager.pool_classes_by_scheme,
+                "http": Pool,
+            }
+
+    return Adapter()
+
+
+def _levels(
+    fields: Mapping[str, tuple[Mapping[str, Any], str]], where: str, *, source: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The level IDs widest first. A missing field makes its level unknown, and every
+    narrower one too: a block cannot be placed under a parent nobody knows, and no
+    placeholder is written (a shared fake value would group unrelated hosts)."""
+    ids: dict[str, str] = {}
+    unknown: dict[str, str] = {}
+    for role in LEVELS:
+        doc, name = fields[role]
+        if unknown:
+            unknown[role] = f"IMDS {where}: a wider level is unknown ({next(iter(unknown))})"
+            continue
+        _put(ids, unknown, role, doc, name, where)
+    return ids, unknown
+
+
+def _put(
+    ids: dict[str, str],
+    unknown: dict[str, str],
+    role: str,
+    doc: Mapping[str, Any],
+    name: str,
+    where: str,
+) -> None:
+    value = _optional_string(doc, name, where)
+    if value is None:
+        unknown[role] = (
+            f"IMDS {where}: field {name} is missing; its label is kept as it is "
+            "until the metadata service publishes it"
+        )
+    else:
+        ids[role] = value
+
+
+def _plain(value: Any, name: str) -> str:
+    """A value written as it is, as oci-hpc-oke writes it: a flag in lowercase, a number
+    in decimal, text stripped."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | str):
+        text = str(value).strip()
+        _check_printable(text, name, HOST_PATH)
+        return text
+    raise SourceError(
+        f"IMDS {HOST_PATH}: {name} is {type(value).__name__}, not a number, flag or string; "
+        "the metadata service answered something unexpected"
+    )
+
+
+def _read_tray_index(path: Path) -> str | None:
+    """The tray index in ``path``; None when the file is absent, empty or says N/A
+    (nvidia-smi's answer on a host without NVLink trays)."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_TRAY_FILE_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise SourceError(f"--tray-index-file {path}: cannot read: {e}") from e
+    if len(data) > MAX_TRAY_FILE_BYTES:
+        raise SourceError(
+            f"--tray-index-file {path}: more than {MAX_TRAY_FILE_BYTES} bytes; it should "
+            "hold only the tray index nvidia-smi prints"
+        )
+    text = data.decode("utf-8", errors="replace").strip()
+    if not text or text.upper() == "N/A":
+        return None
+    _check_printable(text, "tray index", str(path))
+    return text
 
 
 def _is_empty(doc: Any) -> bool:
@@ -260,13 +549,14 @@ def _require_object(doc: Any, where: str) -> Mapping[str, Any]:
     return doc
 
 
-def _required_string(doc: Mapping[str, Any], field_name: str, where: str) -> str:
+def _optional_string(
+    doc: Mapping[str, Any], field_name: str, where: str, *, empty_ok: bool = False
+) -> str | None:
+    """The field, stripped; None when it is missing (or empty, with ``empty_ok``). Any other
+    type, or an empty or unprintable string, is garbage: an error."""
     value = doc.get(field_name)
-    if value is None:
-        raise SourceError(
-            f"IMDS {where}: required field {field_name} is missing; the topology document "
-            "is incomplete, keeping the current labels"
-        )
+    if value is None or (empty_ok and value == ""):
+        return None
     if not isinstance(value, str) or not value.strip():
         raise SourceError(
             f"IMDS {where}: field {field_name} must be a non-empty string, got {value!r}"

@@ -4,8 +4,9 @@ The reference is kubernetes-sigs/kueue ``pkg/cache/scheduler/tas_flavor_snapshot
 (``findTopologyAssignment`` and the functions it calls) and KEP-2724 "Computing the
 assignment". This module follows Kueue's default profile (``TASProfileMixed``, default since
 v0.15): BestFit for required and preferred requests, LeastFreeCapacity for unconstrained
-ones. Not modelled: leader/worker PodSet groups, balanced placement (alpha, off by
-default), node replacement, preferred node affinity, elastic workloads.
+ones. PodSet groups (a leader and its workers) use the leader-aware counts and orderings.
+Not modelled: balanced placement (alpha, off by default), node replacement, preferred node
+affinity, elastic workloads.
 
 Two phases, as in Kueue:
 
@@ -42,6 +43,7 @@ class Job:
     mode: str = UNCONSTRAINED
     level: int | None = None
     slices: tuple[SliceLayer, ...] = ()
+    leaders: int = 0  # 1 when placed together with a group's leader PodSet
 
     @property
     def slice_size(self) -> int:
@@ -67,6 +69,7 @@ class Outcome:
     fit_level: int | None = None
     spread: bool = False
     assignment: tuple[NodeAssignment, ...] = ()
+    leader_assignment: tuple[NodeAssignment, ...] = ()
 
     @property
     def total(self) -> int:
@@ -120,29 +123,57 @@ def slice_sizes_at_levels(tree: Tree, layers: Sequence[SliceLayer]) -> dict[int,
 
 
 def fill_counts(
-    tree: Tree, capacity: Capacity, slice_size: int, slice_level: int, inner: dict[int, int]
+    tree: Tree,
+    capacity: Capacity,
+    slice_size: int,
+    slice_level: int,
+    inner: dict[int, int],
+    leader_required: bool = False,
 ) -> None:
     """Phase 1 (``fillInCounts`` / ``fillInCountsHelper``): pods and slices per domain.
 
     A parent's pods are its children's, each rounded down to the inner slice size of the
     child's level when one applies; its slices are its children's slices, except at the
     slice level where they are recomputed as pods // slice size. Below the slice level
-    slices are 0.
+    slices are 0. With a leader, a parent holds the leader if any child does, and its
+    counts with the leader lose the smallest loss among the children that can hold it.
     """
     last = tree.depth - 1
-    for leaf, pods in zip(tree.leaves, capacity.pods, strict=True):
-        leaf.pods = pods
-        leaf.slices = pods // slice_size if last == slice_level else 0
+    for i, leaf in enumerate(tree.leaves):
+        leaf.pods = capacity.pods[i]
+        leaf.leaders, leaf.pods_wl = capacity.leader_at(i)
+        if last == slice_level:
+            leaf.slices = leaf.pods // slice_size
+            leaf.slices_wl = leaf.pods_wl // slice_size
+        else:
+            leaf.slices = leaf.slices_wl = 0
     for lvl in range(last - 1, -1, -1):
         size = inner.get(lvl + 1)
         for dom in tree.levels[lvl]:
-            pods = 0
-            slices = 0
+            pods = slices = leaders = 0
+            loss_pods = loss_slices = None
             for child in dom.children:
-                pods += (child.pods // size) * size if size else child.pods
+                cp, cpw = child.pods, child.pods_wl
+                if size:
+                    cp, cpw = (cp // size) * size, (cpw // size) * size
+                pods += cp
                 slices += child.slices
+                if not leader_required or child.leaders > 0:
+                    lp, ls = cp - cpw, child.slices - child.slices_wl
+                    loss_pods = lp if loss_pods is None else min(loss_pods, lp)
+                    loss_slices = ls if loss_slices is None else min(loss_slices, ls)
+                leaders = max(leaders, child.leaders)
             dom.pods = pods
-            dom.slices = pods // slice_size if lvl == slice_level else slices
+            dom.leaders = leaders
+            if loss_pods is not None and loss_slices is not None:
+                dom.pods_wl = pods - loss_pods
+                slices_wl = slices - loss_slices
+            else:
+                dom.pods_wl = slices_wl = 0
+            if lvl == slice_level:
+                slices, slices_wl = pods // slice_size, dom.pods_wl // slice_size
+            dom.slices = slices
+            dom.slices_wl = slices_wl
 
 
 def sorted_domains(domains: Sequence[Domain], least_free: bool) -> list[Domain]:
@@ -153,45 +184,115 @@ def sorted_domains(domains: Sequence[Domain], least_free: bool) -> list[Domain]:
     return sorted(domains, key=lambda d: (-d.slices, d.pods, d.values))
 
 
-def best_fit(domains: Sequence[Domain], needed: int, by_slices: bool) -> Domain:
-    """``findBestFitDomainBy``: the first domain with the smallest count ≥ needed, else the
-    first domain."""
+def sorted_with_leader(domains: Sequence[Domain], least_free: bool) -> list[Domain]:
+    """``sortedDomainsWithLeader``: domains holding the leader first, then as
+    ``sorted_domains`` but by the counts with the leader. Without a leader it is the same
+    order as ``sorted_domains``."""
+    if least_free:
+        return sorted(domains, key=lambda d: (-d.leaders, d.slices_wl, d.pods_wl, d.values))
+    return sorted(domains, key=lambda d: (-d.leaders, -d.slices_wl, d.pods_wl, d.values))
+
+
+def _count(dom: Domain, by_slices: bool, leaders: int) -> int:
+    if leaders > 0:
+        return dom.slices_wl if by_slices else dom.pods_wl
+    return dom.slices if by_slices else dom.pods
+
+
+def best_fit(domains: Sequence[Domain], needed: int, by_slices: bool, leaders: int = 0) -> Domain:
+    """``findBestFitDomainBy``: the first domain with the smallest count ≥ needed (with a
+    leader: among those that hold it, by the counts with it), else the first domain."""
     best: Domain | None = None
     best_count = 2**31
     for dom in domains:
-        count = dom.slices if by_slices else dom.pods
+        if dom.leaders < leaders:
+            continue
+        count = _count(dom, by_slices, leaders)
         if needed <= count < best_count:
             best, best_count = dom, count
     return best if best is not None else domains[0]
 
 
-def fill_to_minimum(
-    domains: Sequence[Domain], count: int, slice_size: int, least_free: bool, by_slices: bool
+def prioritize_leader(
+    domains: list[Domain], count: int, leaders: int, slice_size: int, by_slices: bool
 ) -> list[Domain]:
-    """``updateCountsToMinimumGeneric`` without leaders: take domains in order, each as full
-    as it can be, and with BestFit swap in the tightest domain that holds the remainder.
-
-    Rewrites ``pods`` (and ``slices``) of the chosen domains to what they are assigned.
-    """
-    remaining = count // slice_size if by_slices else count
-    chosen: list[Domain] = []
+    """``prioritizeLeaderDomain``: move to the front the first domain that holds the leader
+    and whose loss from hosting it still leaves room for the whole group."""
+    if leaders == 0 or len(domains) < 2:
+        return domains
+    needed = count // slice_size if by_slices else count
+    available = sum(d.slices if by_slices else d.pods for d in domains)
     for i, dom in enumerate(domains):
-        have = dom.slices if by_slices else dom.pods
+        if dom.leaders < leaders:
+            continue
+        loss = dom.slices - dom.slices_wl if by_slices else dom.pods - dom.pods_wl
+        if available - loss < needed:
+            continue
+        if i == 0:
+            return domains
+        return [dom, *domains[:i], *domains[i + 1 :]]
+    return domains
+
+
+def fill_to_minimum(
+    domains: Sequence[Domain],
+    count: int,
+    slice_size: int,
+    least_free: bool,
+    by_slices: bool,
+    leaders: int = 0,
+) -> list[Domain]:
+    """``updateCountsToMinimumGeneric``: take domains in order, each as full as it can be,
+    and with BestFit swap in the tightest domain that holds the remainder. While the leader
+    is still to be placed, domains are taken by their counts with the leader.
+
+    Rewrites ``pods`` (and ``slices``, ``leaders``) of the chosen domains to what they are
+    assigned; ``pods`` counts workers only.
+    """
+    ordered = prioritize_leader(list(domains), count, leaders, slice_size, by_slices)
+    unit = slice_size if by_slices else 1
+    remaining = count // slice_size if by_slices else count
+    remaining_leaders = leaders
+    chosen: list[Domain] = []
+    for i, dom in enumerate(ordered):
+        if remaining_leaders > 0:
+            if (
+                not least_free
+                and _count(dom, by_slices, 1) >= remaining
+                and dom.leaders >= remaining_leaders
+            ):
+                dom = best_fit(ordered[i:], remaining, by_slices, remaining_leaders)
+            have = _count(dom, by_slices, 1)
+            chosen.append(dom)
+            if have >= remaining and dom.leaders >= remaining_leaders:
+                _assign(dom, remaining, unit, by_slices)
+                dom.leaders = remaining_leaders
+                return chosen
+            have = min(have, remaining)
+            dom.leaders = min(dom.leaders, remaining_leaders)
+            _assign(dom, have, unit, by_slices)
+            remaining_leaders -= dom.leaders
+            remaining -= have
+            continue
+        have = _count(dom, by_slices, 0)
         if not least_free and have >= remaining:
-            dom = best_fit(domains[i:], remaining, by_slices)
-            have = dom.slices if by_slices else dom.pods
+            dom = best_fit(ordered[i:], remaining, by_slices)
+            have = _count(dom, by_slices, 0)
+        dom.leaders = 0
         chosen.append(dom)
         if have >= remaining:
-            if by_slices:
-                dom.pods = remaining * slice_size
-                dom.slices = remaining
-            else:
-                dom.pods = remaining
+            _assign(dom, remaining, unit, by_slices)
             return chosen
         if by_slices:
             dom.pods = dom.slices * slice_size
         remaining -= have
     raise AssertionError(f"capacity was counted but cannot be assigned: {remaining} left")
+
+
+def _assign(dom: Domain, n: int, unit: int, by_slices: bool) -> None:
+    if by_slices:
+        dom.slices = n
+    dom.pods = n * unit
 
 
 def find_level(
@@ -209,18 +310,20 @@ def find_level(
     BestFit: the domain with the most slices, or if it fits, the tightest one that fits.
     LeastFreeCapacity: the first fitting domain in ascending order. Required fails if no
     single domain fits; preferred climbs one level and retries; at the top (or when
-    unconstrained) domains are taken greedily. Returns (level, domains, spread).
+    unconstrained) domains are taken greedily, the leader's first. With a leader, a domain
+    fits only if it holds the leader too, counted with it. Returns (level, domains, spread).
     """
     least_free = unconstrained
     need = job.count // job.slice_size
+    lead = job.leaders
     while True:
         domains = tree.levels[level]
         if not domains:
             raise _NoFit(f"no topology domains at level: {tree.keys[level]}")
-        ordered = sorted_domains(domains, least_free)
+        ordered = sorted_with_leader(domains, least_free)
         top = ordered[0]
-        if not least_free and top.slices >= need:
-            top = best_fit(ordered, need, True)
+        if not least_free and top.slices_wl >= need and top.leaders >= lead:
+            top = best_fit(ordered, need, True, lead)
 
         def fail(fit: int, at: int = level) -> _NoFit:
             if multi_layer:
@@ -229,24 +332,40 @@ def find_level(
 
         if least_free:
             for dom in ordered:
-                if dom.slices >= need:
+                if lead and dom.leaders < lead:
+                    continue
+                if _count(dom, True, lead) >= need:
                     return level, [dom], False
             if required:  # unreachable with Kueue's profiles; kept for its message
                 raise fail(ordered[-1].pods)
-        if top.slices >= need:
+        if top.slices_wl >= need and top.leaders >= lead:
             return level, [top], False
         if required:
             raise fail(top.slices)
         if level > 0 and not unconstrained:
             level -= 1
             continue
+        ordered = prioritize_leader(ordered, job.count, lead, job.slice_size, True)
         chosen: list[Domain] = []
         remaining = need
-        for i, dom in enumerate(ordered):
+        remaining_leaders = lead
+        i = 0
+        while remaining_leaders > 0 and i < len(ordered) and ordered[i].leaders > 0:
+            dom = ordered[i]
+            if not least_free and dom.slices_wl >= remaining:
+                dom = best_fit(ordered[i:], remaining, True, remaining_leaders)
+            chosen.append(dom)
+            remaining_leaders -= dom.leaders
+            remaining -= dom.slices_wl
+            i += 1
+        if remaining_leaders > 0:
+            raise fail(lead - remaining_leaders)
+        rest = sorted_domains(ordered[i:], least_free)
+        for j, dom in enumerate(rest):
             if remaining <= 0:
                 break
             if not least_free and dom.slices >= remaining:
-                dom = best_fit(ordered[i:], remaining, True)
+                dom = best_fit(rest[j:], remaining, True)
             chosen.append(dom)
             remaining -= dom.slices
         if remaining > 0:
@@ -291,20 +410,21 @@ def descend(
     inner: dict[int, int],
     least_free: bool,
 ) -> list[Domain]:
-    """Phase 2b of ``findTopologyAssignment``: from the chosen domains down to the nodes.
+    """Phase 2b of ``findTopologyAssignment``: from the chosen domains down to the leaves.
 
     Above the slice level the children of all chosen domains are pooled and filled greedily;
-    from the slice level down each parent's count is split among its own children, in groups
-    of the inner slice size where a layer asks for one (slice counts of the children are then
-    recomputed for that size, after sorting, as Kueue does).
+    from the slice level down each parent's count (and its leader) is split among its own
+    children, in groups of the inner slice size where a layer asks for one (slice counts of
+    the children are then recomputed for that size, after sorting, as Kueue does).
     """
     last = tree.depth - 1
-    current = fill_to_minimum(chosen, job.count, job.slice_size, least_free, True)
+    lead = job.leaders
+    current = fill_to_minimum(chosen, job.count, job.slice_size, least_free, True, lead)
     level = fit_level
     while level < min(last, slice_level):
         pooled = [c for d in current for c in d.children]
         current = fill_to_minimum(
-            sorted_domains(pooled, least_free), job.count, job.slice_size, least_free, True
+            sorted_domains(pooled, least_free), job.count, job.slice_size, least_free, True, lead
         )
         level += 1
     while level < last:
@@ -315,10 +435,17 @@ def descend(
             if size > 1:
                 for kid in kids:
                     kid.slices = kid.pods // size
-            nxt += fill_to_minimum(kids, dom.pods, size, least_free, size > 1)
+                    kid.slices_wl = kid.pods_wl // size
+            nxt += fill_to_minimum(kids, dom.pods, size, least_free, size > 1, dom.leaders)
         current = nxt
         level += 1
     return current
+
+
+def _leaf_assignment(leaf: Domain, count: int) -> NodeAssignment:
+    # a node leaf is named by its node; a lowest-level domain has no single node
+    name = leaf.node.name if leaf.node is not None else ""
+    return NodeAssignment(node=name, count=count, values=leaf.values)
 
 
 def simulate(tree: Tree, capacity: Capacity, job: Job) -> Outcome:
@@ -335,7 +462,7 @@ def simulate(tree: Tree, capacity: Capacity, job: Job) -> Outcome:
             raise ValueError(f"a {job.mode} request needs a level")
         level = job.level
     else:
-        # levelKey: a slice-only request is placed from the top; unconstrained from the nodes
+        # levelKey: a slice-only request is placed from the top; unconstrained from the leaves
         level = 0 if job.slices else last
     try:
         if level > slice_level:
@@ -344,7 +471,7 @@ def simulate(tree: Tree, capacity: Capacity, job: Job) -> Outcome:
                 f"topology {tree.keys[level]}"
             )
         inner = slice_sizes_at_levels(tree, job.slices)
-        fill_counts(tree, capacity, slice_size, slice_level, inner)
+        fill_counts(tree, capacity, slice_size, slice_level, inner, job.leaders > 0)
         fit_level, chosen, spread = find_level(
             tree,
             level,
@@ -356,10 +483,17 @@ def simulate(tree: Tree, capacity: Capacity, job: Job) -> Outcome:
         )
     except _NoFit as e:
         return Outcome(fits=False, message=str(e))
-    leaves = descend(tree, chosen, fit_level, job, slice_level, inner, unconstrained)
-    assignment = tuple(
-        NodeAssignment(node=leaf.node.name, count=leaf.pods, values=leaf.values)
-        for leaf in sorted(leaves, key=lambda d: d.values)
-        if leaf.pods > 0 and leaf.node is not None
+    leaves = sorted(
+        descend(tree, chosen, fit_level, job, slice_level, inner, unconstrained),
+        key=lambda d: d.values,
     )
-    return Outcome(fits=True, message="", fit_level=fit_level, spread=spread, assignment=assignment)
+    assignment = tuple(_leaf_assignment(leaf, leaf.pods) for leaf in leaves if leaf.pods > 0)
+    leader = tuple(_leaf_assignment(leaf, leaf.leaders) for leaf in leaves if leaf.leaders > 0)
+    return Outcome(
+        fits=True,
+        message="",
+        fit_level=fit_level,
+        spread=spread,
+        assignment=assignment,
+        leader_assignment=leader,
+    )

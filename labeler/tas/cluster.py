@@ -19,6 +19,14 @@ from labeler.node import TERMINATED_PHASES, NodeInfo, Taint
 from labeler.quantity import PODS, QuantityError, quantity_units
 
 SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")
+# kueue ``utiltas.IsTAS``: a pod with one of these annotations is a TAS pod
+TAS_POD_ANNOTATIONS = (
+    "kueue.x-k8s.io/podset-required-topology",
+    "kueue.x-k8s.io/podset-preferred-topology",
+    "kueue.x-k8s.io/podset-unconstrained-topology",
+    "kueue.x-k8s.io/podset-slice-required-topology",
+    "kueue.x-k8s.io/podset-slice-required-topology-constraints",
+)
 
 
 @dataclass(frozen=True)
@@ -209,15 +217,27 @@ class Usage:
     resident: Mapping[str, Mapping[str, int]]
 
 
-def usage_by_node(pods: Iterable[Mapping[str, Any]], where: str = "pod") -> Usage:
-    """Requests of every non-terminated bound pod, summed per node, plus ``pods: 1`` each."""
+def is_tas_pod(pod: Mapping[str, Any]) -> bool:
+    """A pod with a ``kueue.x-k8s.io/podset-*-topology`` annotation (kueue ``IsTAS``)."""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    return any(k in annotations for k in TAS_POD_ANNOTATIONS)
+
+
+def usage_by_node(
+    pods: Iterable[Mapping[str, Any]], where: str = "pod", *, skip_tas: bool = False
+) -> Usage:
+    """Requests of every non-terminated bound pod, summed per node, plus ``pods: 1`` each.
+
+    With ``skip_tas``, TAS pods are left out: Kueue counts them through their Workloads'
+    topology assignments instead (its non-TAS usage cache skips them).
+    """
     usage: dict[str, dict[str, int]] = {}
     resident: dict[str, dict[str, int]] = {}
     for i, pod in enumerate(pods):
         spec = pod.get("spec") or {}
         node = spec.get("nodeName")
         phase = (pod.get("status") or {}).get("phase")
-        if not node or phase in TERMINATED_PHASES:
+        if not node or phase in TERMINATED_PHASES or (skip_tas and is_tas_pod(pod)):
             continue
         meta = pod.get("metadata") or {}
         label = f"{where} {meta.get('namespace', '')}/{meta.get('name', f'#{i}')}".rstrip()
@@ -248,16 +268,30 @@ class Snapshot:
     nodes: tuple[Node, ...]
     pods: int = 0
     ignored: Mapping[str, int] = field(default_factory=dict)
+    kueue: tuple[Mapping[str, Any], ...] = ()
+    """Kueue objects found (Workload, Topology, ResourceFlavor), as read."""
+
+    @property
+    def workloads(self) -> list[Mapping[str, Any]]:
+        return [o for o in self.kueue if o.get("kind") == "Workload"]
 
 
-def snapshot_from_objects(doc: Any, origin: str) -> Snapshot:
+KUEUE_KINDS = ("Workload", "Topology", "ResourceFlavor")
+
+
+def snapshot_from_objects(
+    doc: Any, origin: str, *, tas_pods_via_workloads: bool | None = None
+) -> Snapshot:
     """A Kubernetes ``List`` (or NodeList/PodList, or a list of objects) → Snapshot.
 
-    Every problem is reported at once, naming the item and the object.
+    Every problem is reported at once, naming the item and the object. TAS pods are left
+    to their Workloads (see ``usage_by_node``) when the snapshot has Workloads, unless
+    ``tas_pods_via_workloads`` says otherwise.
     """
     items = _items(doc, origin)
     node_objs: list[tuple[str, Mapping[str, Any]]] = []
     pod_objs: list[Mapping[str, Any]] = []
+    kueue: list[Mapping[str, Any]] = []
     ignored: dict[str, int] = {}
     problems: list[str] = []
     for i, item in enumerate(items):
@@ -270,6 +304,8 @@ def snapshot_from_objects(doc: Any, origin: str) -> Snapshot:
             node_objs.append((where, item))
         elif kind == "Pod":
             pod_objs.append(item)
+        elif kind in KUEUE_KINDS:
+            kueue.append(item)
         else:
             ignored[str(kind)] = ignored.get(str(kind), 0) + 1
     nodes: list[Node] = []
@@ -285,8 +321,10 @@ def snapshot_from_objects(doc: Any, origin: str) -> Snapshot:
             continue
         seen[node.name] = where
         nodes.append(node)
+    if tas_pods_via_workloads is None:
+        tas_pods_via_workloads = any(o.get("kind") == "Workload" for o in kueue)
     try:
-        usage = usage_by_node(pod_objs, f"{origin}: pod")
+        usage = usage_by_node(pod_objs, f"{origin}: pod", skip_tas=tas_pods_via_workloads)
     except InputError as e:
         problems.extend(e.problems)
         usage = Usage({}, {})
@@ -297,7 +335,12 @@ def snapshot_from_objects(doc: Any, origin: str) -> Snapshot:
             f"{origin}: no nodes in the snapshot; make one with: "
             "kubectl get nodes,pods -A -o yaml > snapshot.yaml"
         )
-    return Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pod_objs), ignored=ignored)
+    return Snapshot(
+        nodes=tuple(with_usage(nodes, usage)),
+        pods=len(pod_objs),
+        ignored=ignored,
+        kueue=tuple(kueue),
+    )
 
 
 def _items(doc: Any, origin: str) -> list[Any]:

@@ -51,8 +51,9 @@ def read_snapshot(path: str) -> Snapshot:
     return snapshot_from_objects(doc, path)
 
 
-def read_cluster(api: Any) -> Snapshot:
-    """Nodes and non-terminated pods from the API server (paginated LISTs)."""
+def read_cluster(api: Any, *, skip_tas: bool = False) -> Snapshot:
+    """Nodes and non-terminated pods from the API server (paginated LISTs); with
+    ``skip_tas`` TAS pods are left to their Workloads' topology assignments."""
     from labeler.kube.nodes import list_nodes
     from labeler.kube.pods import list_pods
 
@@ -67,5 +68,5 @@ def read_cluster(api: Any) -> Snapshot:
             problems.extend(e.problems)
     if problems:
         raise InputError(problems, heading="the cluster has nodes the simulator cannot read:")
-    usage = usage_by_node(pods)
+    usage = usage_by_node(pods, skip_tas=skip_tas)
     return Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pods))

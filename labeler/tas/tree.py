@@ -1,9 +1,10 @@
 """The tree of topology domains Kueue builds for one TAS ResourceFlavor, and free pod slots.
 
 Which nodes enter (kueue ``tasNodesCache``): those matching every flavor node label,
-carrying every level label (an empty value counts), Ready and not cordoned. Each node is a
-leaf at the ``kubernetes.io/hostname`` level, named by that label's value, under one domain
-per profile level; a domain is identified by its whole path of values (kueue
+carrying every level label (an empty value counts), Ready and not cordoned. When the lowest
+level is ``kubernetes.io/hostname`` each node is a leaf, named by that label's value;
+otherwise (kueue ``topologyTree.addNode``) a leaf is one lowest-level domain and its capacity
+is the sum of its nodes'. A domain is identified by its whole path of values (kueue
 ``TASFlavorSnapshot.initialize``), so block ``b1`` under two different network blocks is two
 domains.
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 
 from labeler.model import HOSTNAME_LABEL, Topology
 from labeler.quantity import PODS
+from labeler.tas.affinity import NodeAffinity
 from labeler.tas.cluster import Node, Toleration, first_untolerated
 
 
@@ -28,7 +30,19 @@ class Domain:
     (``domainState``); every run resets them first, so results never leak between runs.
     """
 
-    __slots__ = ("children", "level", "node", "parent", "pods", "slices", "values")
+    __slots__ = (
+        "children",
+        "leaders",
+        "level",
+        "members",
+        "node",
+        "parent",
+        "pods",
+        "pods_wl",
+        "slices",
+        "slices_wl",
+        "values",
+    )
 
     def __init__(self, values: tuple[str, ...], parent: Domain | None, node: Node | None) -> None:
         self.values = values
@@ -36,8 +50,16 @@ class Domain:
         self.parent = parent
         self.children: list[Domain] = []
         self.node = node
+        # the nodes of a leaf: one when the lowest level is the hostname, else all of the
+        # lowest-level domain's nodes
+        self.members: list[Node] = [node] if node is not None else []
         self.pods = 0
         self.slices = 0
+        # kueue domainState.podCountWithLeader / sliceCountWithLeader / leaderCount: what
+        # the domain holds when it also hosts the group's leader
+        self.pods_wl = 0
+        self.slices_wl = 0
+        self.leaders = 0
 
     @property
     def value(self) -> str:
@@ -75,6 +97,11 @@ class Tree:
     def depth(self) -> int:
         return len(self.keys)
 
+    @property
+    def hostname_leaves(self) -> bool:
+        """Kueue ``isLowestLevelNode``: leaves are nodes, filtered by taints and selectors."""
+        return self.keys[-1] == HOSTNAME_LABEL
+
 
 def outside_reason(node: Node, keys: Sequence[str], flavor_labels: Mapping[str, str]) -> str | None:
     """Why a node is not in the tree (None if it is)."""
@@ -99,7 +126,26 @@ def build_tree(
     topology_name: str | None = None,
 ) -> Tree:
     """The flavor's domain tree; levels are the profile's plus ``kubernetes.io/hostname``."""
-    keys = tuple(topology.kueue_levels())
+    return build_tree_for_levels(
+        topology.kueue_levels(),
+        nodes,
+        flavor_labels=flavor_labels,
+        topology_name=topology_name or topology.name,
+    )
+
+
+def build_tree_for_levels(
+    level_keys: Sequence[str],
+    nodes: Iterable[Node],
+    *,
+    flavor_labels: Mapping[str, str] | None = None,
+    topology_name: str,
+) -> Tree:
+    """The domain tree of a Kueue Topology's ``spec.levels`` (label keys, widest first)."""
+    keys = tuple(level_keys)
+    if not keys:
+        raise ValueError("a topology needs at least one level")
+    by_node = keys[-1] == HOSTNAME_LABEL
     flavor = dict(flavor_labels or {})
     levels: list[list[Domain]] = [[] for _ in keys]
     index: dict[tuple[str, ...], Domain] = {}
@@ -111,6 +157,9 @@ def build_tree(
         reason = outside_reason(node, keys, flavor)
         if reason is None:
             path = tuple(node.labels[k] for k in keys)
+            if not by_node and path in index:
+                index[path].members.append(node)
+                continue
             if path in index:
                 reason = (
                     f"{HOSTNAME_LABEL}={path[-1]} is also the hostname of another node "
@@ -130,14 +179,16 @@ def build_tree(
                 if parent is not None:
                     parent.children.append(dom)
             parent = dom
-        leaf = Domain(path, parent, node)
+        leaf = Domain(path, parent, node if by_node else None)
+        if not by_node:
+            leaf.members.append(node)
         index[path] = leaf
         levels[-1].append(leaf)
         if parent is not None:
             parent.children.append(leaf)
         leaves.append(leaf)
     return Tree(
-        topology_name=topology_name or topology.name,
+        topology_name=topology_name,
         keys=keys,
         levels=levels,
         leaves=leaves,
@@ -154,16 +205,19 @@ class ExclusionStats:
     taints: Mapping[str, int] = field(default_factory=dict)
     node_selector: int = 0
     resources: Mapping[str, int] = field(default_factory=dict)
+    affinity: int = 0
 
     @property
     def any(self) -> bool:
-        return bool(self.node_selector or self.taints or self.resources)
+        return bool(self.node_selector or self.affinity or self.taints or self.resources)
 
     def reasons(self) -> str:
         """Kueue's ``formatReasons``: every reason formatted, then sorted as strings."""
         parts = []
         if self.node_selector:
             parts.append(f"nodeSelector: {self.node_selector}")
+        if self.affinity:
+            parts.append(f"affinity: {self.affinity}")
         parts += [f'taint "{t}": {n}' for t, n in self.taints.items()]
         parts += [f'resource "{r}": {n}' for r, n in self.resources.items()]
         return ", ".join(sorted(parts))
@@ -171,11 +225,13 @@ class ExclusionStats:
 
 @dataclass(frozen=True)
 class PodShape:
-    """What one pod needs and tolerates: requests in Kueue units, tolerations, nodeSelector."""
+    """What one pod needs and tolerates: requests in Kueue units, tolerations, nodeSelector
+    and required node affinity."""
 
     requests: Mapping[str, int]
     tolerations: tuple[Toleration, ...] = ()
     node_selector: Mapping[str, str] = field(default_factory=dict)
+    affinity: NodeAffinity | None = None
 
     def with_pod_slot(self) -> dict[str, int]:
         """The requests plus ``pods: 1`` (kueue adds ``OnePodRequest`` to every pod)."""
@@ -204,50 +260,129 @@ def count_in(requests: Mapping[str, int], free: Mapping[str, int]) -> tuple[int,
 
 @dataclass(frozen=True)
 class Capacity:
-    """Free pod slots per leaf of a tree (aligned with ``tree.leaves``) and the exclusions."""
+    """Free pod slots per leaf of a tree (aligned with ``tree.leaves``) and the exclusions.
+
+    With a leader (a PodSet group), ``leaders`` is 1 where the leader fits and
+    ``pods_with_leader`` what is left for workers once it is there.
+    """
 
     pods: tuple[int, ...]
     stats: ExclusionStats
     blocked: tuple[str, ...] = ()  # per leaf: why it takes no pod ("" when it takes some)
+    leaders: tuple[int, ...] = ()
+    pods_with_leader: tuple[int, ...] = ()
+
+    def leader_at(self, i: int) -> tuple[int, int]:
+        """(leaders, pods with the leader) of leaf ``i``; without a leader, (0, pods)."""
+        if not self.leaders:
+            return 0, self.pods[i]
+        return self.leaders[i], self.pods_with_leader[i]
 
 
-def leaf_capacity(tree: Tree, shape: PodShape, *, empty: bool = False) -> Capacity:
-    """Pods of ``shape`` each node can take now, or on an empty cluster (only DaemonSet and
-    static pods left running, like Kueue's ``simulateEmpty`` which drops TAS usage only).
+def leaf_free(leaf: Domain, *, empty: bool) -> dict[str, int]:
+    """A leaf's free resources: its node's, or the sum over a lowest-level domain's nodes."""
+    if leaf.node is not None:
+        return leaf.node.free(empty=empty)
+    out: dict[str, int] = {}
+    for node in leaf.members:
+        for res, v in node.free(empty=empty).items():
+            out[res] = out.get(res, 0) + v
+    return out
+
+
+def _feasible(node: Node, shape: PodShape) -> tuple[str, str]:
+    """(kind, detail) of the first filter that rejects the node, ("", "") when none does.
+
+    Order of ``FindFeasibleNodes``: untolerated taint, nodeSelector, required affinity.
+    """
+    taint = first_untolerated(node.taints, shape.tolerations)
+    if taint is not None:
+        return "taint", str(taint)
+    if any(node.labels.get(k) != v for k, v in shape.node_selector.items()):
+        return "nodeSelector", ""
+    if shape.affinity is not None and not shape.affinity.matches(node.name, node.labels):
+        return "affinity", ""
+    return "", ""
+
+
+def leaf_capacity(
+    tree: Tree,
+    shape: PodShape,
+    *,
+    empty: bool = False,
+    used: Mapping[str, Mapping[str, int]] | None = None,
+    leader: PodShape | None = None,
+) -> Capacity:
+    """Pods of ``shape`` each leaf can take now, or on an empty cluster (only DaemonSet and
+    static pods left running, and no Workload's TAS usage, like Kueue's ``simulateEmpty``).
+
+    ``used`` is more usage per leaf ID (``Domain.id``): capacity held by admitted Workloads
+    and by the PodSets placed before this one; it applies in both cases for the PodSets of
+    the same Workload, so the caller passes what fits the case.
 
     Follows ``FindFeasibleNodes`` (untolerated NoSchedule/NoExecute taint first, then the
-    nodeSelector) and ``fillLeafCounts`` (count by free capacity; a node that fits none
-    records its limiting resource).
+    nodeSelector, then required node affinity; only when leaves are nodes) and
+    ``fillLeafCounts`` (count by free capacity; a leaf that fits none records its limiting
+    resource; the leader, if any, takes its share first).
     """
     requests = shape.with_pod_slot()
+    leader_req = leader.with_pod_slot() if leader is not None else None
     taints: dict[str, int] = {}
     resources: dict[str, int] = {}
     selector_misses = 0
+    affinity_misses = 0
     counts: list[int] = []
     blocked: list[str] = []
+    leaders: list[int] = []
+    with_leader: list[int] = []
+    by_node = tree.hostname_leaves
     for leaf in tree.leaves:
-        node = leaf.node
-        assert node is not None
-        taint = first_untolerated(node.taints, shape.tolerations)
-        if taint is not None:
-            taints[str(taint)] = taints.get(str(taint), 0) + 1
-            counts.append(0)
-            blocked.append(f"taint {taint}")
-            continue
-        if any(node.labels.get(k) != v for k, v in shape.node_selector.items()):
-            selector_misses += 1
-            counts.append(0)
-            blocked.append("nodeSelector")
-            continue
-        n, limiting = count_in(requests, node.free(empty=empty))
+        if by_node:
+            assert leaf.node is not None
+            kind, detail = _feasible(leaf.node, shape)
+            if kind:
+                if kind == "taint":
+                    taints[detail] = taints.get(detail, 0) + 1
+                    blocked.append(f"taint {detail}")
+                elif kind == "nodeSelector":
+                    selector_misses += 1
+                    blocked.append("nodeSelector")
+                else:
+                    affinity_misses += 1
+                    blocked.append("node affinity")
+                counts.append(0)
+                leaders.append(0)
+                with_leader.append(0)
+                continue
+        free = leaf_free(leaf, empty=empty)
+        extra = used.get(leaf.id) if used else None
+        if extra:
+            for res, v in extra.items():
+                free[res] = free.get(res, 0) - v
+        n, limiting = count_in(requests, free)
         if n == 0 and limiting:
             resources[limiting] = resources.get(limiting, 0) + 1
         counts.append(n)
         blocked.append(f"full ({limiting})" if n == 0 and limiting else "")
+        if leader_req is not None:
+            if count_in(leader_req, free)[0] > 0:
+                leaders.append(1)
+                for res, v in leader_req.items():
+                    free[res] = free.get(res, 0) - v
+            else:
+                leaders.append(0)
+            with_leader.append(count_in(requests, free)[0])
     stats = ExclusionStats(
         total_nodes=len(tree.leaves),
         taints=taints,
         node_selector=selector_misses,
         resources=resources,
+        affinity=affinity_misses,
     )
-    return Capacity(pods=tuple(counts), stats=stats, blocked=tuple(blocked))
+    return Capacity(
+        pods=tuple(counts),
+        stats=stats,
+        blocked=tuple(blocked),
+        leaders=tuple(leaders) if leader_req is not None else (),
+        pods_with_leader=tuple(with_leader) if leader_req is not None else (),
+    )

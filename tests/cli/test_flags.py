@@ -7,6 +7,7 @@ import argparse
 import pytest
 
 from labeler.cli import build_parser, main
+from labeler.commands import COMMANDS, MODULES
 from labeler.commands._base import parse_pairs
 from labeler.errors import UsageError
 
@@ -48,6 +49,18 @@ def _subcommands() -> dict[str, argparse.ArgumentParser]:
     parser = build_parser()
     action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return dict(action.choices)
+
+
+def test_each_command_is_built_from_the_module_that_registers_it() -> None:
+    # A command line builds only its own command's module (start-up time), so the table of
+    # which module registers which command must match what the modules register.
+    assert set(_subcommands()) == set(COMMANDS)
+    for module in MODULES:
+        names = [name for name, owner in COMMANDS.items() if owner == module]
+        for name in names:
+            parser = build_parser(name)
+            action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+            assert set(action.choices) == set(names), (module, name)
 
 
 def test_every_command_documents_its_exit_codes() -> None:

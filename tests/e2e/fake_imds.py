@@ -18,6 +18,7 @@ from typing import Any
 
 RDMA = "/opc/v2/host/rdmaTopologyData"
 HOST = "/opc/v2/host"
+INSTANCE = "/opc/v2/instance/"
 
 
 @dataclass
@@ -25,6 +26,8 @@ class Answer:
     status: int = 200
     body: Any = None  # dict/list → JSON; str → sent as is; None → empty body
     delay: float = 0.0
+    trickle: float = 0.0  # seconds between bytes of the body (a server that dribbles)
+    endless: bool = False  # a chunked body that never ends
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class FakeImds:
     def __init__(self) -> None:
         self._answers: dict[tuple[str, str], Answer] = {}
         self._lock = threading.Lock()
+        self.closed = False
         self.seen: list[Seen] = []
         fake = self
 
@@ -73,9 +77,24 @@ class FakeImds:
                 try:
                     self.send_response(answer.status)
                     self.send_header("Content-Type", ctype)
+                    if answer.endless:
+                        self.send_header("Transfer-Encoding", "chunked")
+                        self.end_headers()
+                        chunk = b"[" * 65536
+                        while not fake.closed:
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                        return
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
-                    self.wfile.write(data)
+                    if answer.trickle:
+                        for i in range(len(data)):
+                            if fake.closed:
+                                return
+                            self.wfile.write(data[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(answer.trickle)
+                    else:
+                        self.wfile.write(data)
                 except OSError:
                     pass  # the client gave up (timeout test)
 
@@ -92,6 +111,7 @@ class FakeImds:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.closed = True
         self._server.shutdown()
         self._server.server_close()
 

@@ -20,7 +20,7 @@ import pytest
 from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
 from labeler.profiles import oci_rdma
 from labeler.sources.oci_imds import ROLES
-from tests.e2e.fake_imds import HOST, RDMA, Answer, FakeImds, rdma_doc
+from tests.e2e.fake_imds import HOST, INSTANCE, RDMA, Answer, FakeImds, rdma_doc
 from tests.fakekube import FakeKube
 from tests.helpers import cli_env, free_port, http_get, wait_for
 
@@ -231,3 +231,175 @@ def test_running_agent_repairs_drift_serves_metrics_and_stops_on_sigterm(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# --- partial and hostile IMDS answers --------------------------------------------------
+
+
+def test_broken_rdma_document_labels_from_host_and_a_missing_field_costs_only_its_label(
+    fake_kube: FakeKube, imds: FakeImds, runner: Runner
+) -> None:
+    doc = rdma_doc("i", "nb", "lb1", "h1")
+    no_host_id = {k: v for k, v in doc.items() if k != "customerHostId"}
+    no_local = {k: v for k, v in doc.items() if k != "customerLocalBlock"}
+    for node in ("b500", "bjson", "bempty", "nohost", "nolocal"):
+        fake_kube.add_node(node)
+    for node, answer in (
+        ("b500", Answer(503, "busy")),
+        ("bjson", Answer(200, "{not json")),
+        ("bempty", Answer(200, None)),
+    ):
+        imds.set(node, RDMA, answer)
+        imds.set(node, HOST, {"id": "x" * 64, "rdmaTopologyData": doc})
+    imds.set("nohost", RDMA, no_host_id)
+    imds.set("nolocal", RDMA, no_local)
+    results = runner.once(("b500",), ("bjson",), ("bempty",), ("nohost",), ("nolocal",))
+    for r in results[:4]:
+        assert r.returncode == 0, r.stderr
+    for node in ("b500", "bjson", "bempty"):
+        assert labels(fake_kube, node)[K.local_block] == h(doc["customerLocalBlock"])
+    nohost = labels(fake_kube, "nohost")
+    assert all(k in nohost for k in LEVELS) and K.host not in nohost
+    # A missing level is an error for it and the narrower levels: no placeholder is written.
+    assert results[4].returncode == 1
+    assert "customerLocalBlock is missing" in results[4].stderr
+    nolocal = labels(fake_kube, "nolocal")
+    assert K.local_block not in nolocal
+    assert nolocal[K.network_block] == h(doc["customerNetworkBlock"])
+
+
+def test_oci_hpc_oke_placeholder_is_replaced_without_adopt_and_extras_are_written(
+    fake_kube: FakeKube, imds: FakeImds, runner: Runner, tmp_path: Path
+) -> None:
+    placeholder = dict.fromkeys([*LEVELS, K.host, K.rdma_planes], "no-imds-data")
+    fake_kube.add_node("gb1", labels=placeholder)
+    fabric = "ocid1.computegpumemoryfabric.oc1.iad.anuwcljrg5pyaeycfabric0001"
+    cluster = "ocid1.computegpumemorycluster.oc1.iad.anuwcljrg5pyaeyccluster001"
+    doc = {**rdma_doc("i", "nb", "lb1", "h1"), "customerGpuMemoryFabric": fabric}
+    imds.set("gb1", RDMA, doc)
+    imds.set("gb1", HOST, {"id": "x", "rdmaFabricData": {"planes": 4, "ipv6": False}})
+    imds.set("gb1", INSTANCE, {"freeformTags": {"oci:compute:gpumemorycluster": cluster}})
+    tray = tmp_path / "tray_index"
+    tray.write_text("7\n")
+    (r,) = runner.once(("gb1", "--encoding", "suffix:11", "--tray-index-file", str(tray)))
+    assert r.returncode == 0, r.stderr
+    got = labels(fake_kube, "gb1")
+    assert got[K.local_block] == doc["customerLocalBlock"][-11:]
+    assert got[K.host] == doc["customerHostId"][-11:]
+    assert got[K.gpu_memory_fabric] == fabric[-11:]
+    assert got[K.gpu_memory_cluster] == cluster[-11:]
+    assert (got[K.rdma_planes], got[K.rdma_ipv6], got[K.tray_index]) == ("4", "false", "7")
+    assert "no-imds-data" not in got.values()
+    assert set(annotations(fake_kube, "gb1")[OWNED_ANNOTATION].split(",")) >= set(placeholder)
+
+
+def test_imds_deadline_holds_against_a_trickle_and_the_size_cap_against_an_endless_body(
+    fake_kube: FakeKube, imds: FakeImds, runner: Runner
+) -> None:
+    for node in ("trickle", "endless"):
+        fake_kube.add_node(node)
+    imds.set("trickle", RDMA, Answer(200, rdma_doc("i", "nb", "lb", "h"), trickle=0.2))
+    imds.set("endless", RDMA, Answer(200, None, endless=True))
+    start = time.monotonic()
+    trickle, endless = runner.once(
+        ("trickle", "--imds-timeout", "1", "--imds-attempts", "1"), ("endless",)
+    )
+    elapsed = time.monotonic() - start
+    assert trickle.returncode == 1 and "--imds-timeout 1" in trickle.stderr, trickle.stderr
+    assert endless.returncode == 1 and "larger than 1048576 bytes" in endless.stderr
+    # The trickled document is ~250 bytes: 50 s at its pace; the deadline ends it at 1 s.
+    assert elapsed < 20
+    for node in ("trickle", "endless"):
+        assert not set(labels(fake_kube, node)) & set(LEVELS)
+
+
+def test_a_one_off_answer_from_another_document_is_never_written(
+    fake_kube: FakeKube, imds: FakeImds, runner: Runner
+) -> None:
+    fake_kube.add_node("flap")
+    doc = rdma_doc("i", "nb", "lb1", "h1")
+    host_only = {"id": "y" * 64, "networkBlockId": "n" * 64, "rackId": "r" * 64}
+    imds.set("flap", RDMA, doc)
+    imds.set("flap", HOST, host_only)
+    port = free_port()
+    proc = runner.start("flap", "--port", str(port), "--interval", "1")
+    base = f"http://127.0.0.1:{port}"
+    try:
+        assert wait_for(lambda: K.local_block in labels(fake_kube, "flap"), 15), proc
+        want = labels(fake_kube, "flap")[K.local_block]
+        fake_kube.clear_journal()
+        # rdmaTopologyData missing for about one read, then back: the /host IDs are seen
+        # once and held back; nothing is written.
+        imds.set("flap", RDMA, Answer(404, "Not Found"))
+        assert wait_for(
+            lambda: (
+                "source_unconfirmed_reads_total" in http_get(base + "/metrics")[1]
+                and 'oci-imds"} 1.0' in _unconfirmed(http_get(base + "/metrics")[1])
+            ),
+            10,
+        )
+        imds.set("flap", RDMA, doc)
+        time.sleep(2.5)
+        assert labels(fake_kube, "flap")[K.local_block] == want
+        assert fake_kube.count("patch") == 0
+        # A lasting change is written once confirmed by the next read.
+        imds.set("flap", RDMA, Answer(404, "Not Found"))
+        assert wait_for(lambda: labels(fake_kube, "flap")[K.local_block] == h("r" * 64), 15)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+
+
+def _unconfirmed(metrics: str) -> str:
+    return "\n".join(
+        line for line in metrics.splitlines() if line.startswith("topology_labeler_source_unc")
+    )
+
+
+# --- the readiness gate ----------------------------------------------------------------
+
+GATE = {"key": "topology-labeler.io/not-ready", "effect": "NoSchedule"}
+OTHER = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+
+
+def condition(fake: FakeKube, node: str) -> dict[str, str] | None:
+    conditions = fake.get_node(node).get("status", {}).get("conditions") or []
+    return next((c for c in conditions if c.get("type") == "TopologyLabeled"), None)
+
+
+def taint_keys(fake: FakeKube, node: str) -> list[str]:
+    return [t["key"] for t in fake.get_node(node)["spec"].get("taints") or []]
+
+
+def test_readiness_gate_opens_only_once_every_level_label_is_on_the_node(
+    fake_kube: FakeKube, imds: FakeImds, runner: Runner
+) -> None:
+    for node in ("gated", "plain"):
+        fake_kube.add_node(node, taints=[OTHER, GATE])
+    gate = ("--remove-taint", "--set-condition")
+    (no_data,) = runner.once(("gated", *gate))
+    assert no_data.returncode == 0, no_data.stderr
+    assert taint_keys(fake_kube, "gated") == [OTHER["key"], GATE["key"]]
+    cond = condition(fake_kube, "gated")
+    assert cond is not None and (cond["status"], cond["reason"]) == ("False", "NoTopologyData")
+    assert any(c["type"] == "Ready" for c in fake_kube.get_node("gated")["status"]["conditions"])
+
+    # A missing level keeps the gate shut, with its reason.
+    doc = rdma_doc("i", "nb", "lb1", "h1")
+    imds.set("gated", RDMA, {k: v for k, v in doc.items() if k != "customerLocalBlock"})
+    (partial,) = runner.once(("gated", *gate))
+    assert partial.returncode == 1
+    assert GATE["key"] in taint_keys(fake_kube, "gated")
+    assert condition(fake_kube, "gated")["reason"] == "TopologyIncomplete"  # type: ignore[index]
+
+    imds.set("gated", RDMA, doc)
+    imds.set("plain", RDMA, doc)
+    gated, plain = runner.once(("gated", *gate), ("plain",))
+    assert gated.returncode == 0 and plain.returncode == 0, gated.stderr + plain.stderr
+    assert all(k in labels(fake_kube, "gated") for k in LEVELS)
+    assert taint_keys(fake_kube, "gated") == [OTHER["key"]]  # only the gate taint went
+    cond = condition(fake_kube, "gated")
+    assert cond is not None and (cond["status"], cond["reason"]) == ("True", "Labeled")
+    # Without the flags nothing of the gate changes.
+    assert taint_keys(fake_kube, "plain") == [OTHER["key"], GATE["key"]]
+    assert condition(fake_kube, "plain") is None

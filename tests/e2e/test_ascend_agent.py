@@ -4,6 +4,7 @@ server over HTTP with the real client."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from labeler.node import OWNED_ANNOTATION
+from labeler.node import OWNED_ANNOTATION, OWNERS_ANNOTATION
 from labeler.profiles import (
     ASCEND_GROUP,
     ASCEND_RACK,
@@ -119,14 +120,33 @@ def test_invalid_superpod_id_leaves_node_unlabeled(
     assert ASCEND_SUPERPOD not in labels(fake_kube)
 
 
-def test_device_plugin_equal_value_means_no_write(
+def test_device_plugin_equal_value_is_claimed_with_one_annotation_write(
     fake_kube: FakeKube, kubeconfig: Path, npu_smi: FakeNpuSmi
 ) -> None:
+    """The device plugin set the same SuperPoD ID (it writes it once at start, from the
+    same hardware): no fight, so the agent records it as its own with one annotation
+    write, the label untouched, and a later change of the ID is its to make."""
     fake_kube.add_node(NODE, labels={ASCEND_SUPERPOD: "7", ASCEND_TREE_LABEL: "default"})
+    before = labels(fake_kube)
     done = agent(kubeconfig, npu_smi, "--ascend-reader", "npu-smi")
     assert done.returncode == 0, done.stderr
-    assert fake_kube.count("patch") == 0
-    assert OWNED_ANNOTATION not in (fake_kube.get_node(NODE)["metadata"].get("annotations") or {})
+    assert fake_kube.count("patch") == 1
+    [patch] = [e for e in fake_kube.journal if e.verb == "patch"]
+    assert "labels" not in patch.body["metadata"]
+    meta = fake_kube.get_node(NODE)["metadata"]
+    assert meta["annotations"][OWNED_ANNOTATION] == ASCEND_SUPERPOD  # the tree label: not set
+    assert json.loads(meta["annotations"][OWNERS_ANNOTATION]) == {ASCEND_SUPERPOD: "agent"}
+    assert labels(fake_kube) == before
+
+    fake_kube.clear_journal()
+    again = agent(kubeconfig, npu_smi, "--ascend-reader", "npu-smi")
+    assert again.returncode == 0, again.stderr
+    assert fake_kube.count("patch") == 0  # steady state: no write after the claim
+
+    npu_smi.set(default={"id": 8, "server": 40})  # the host moved: ours to change now
+    moved = agent(kubeconfig, npu_smi, "--ascend-reader", "npu-smi")
+    assert moved.returncode == 0, moved.stderr
+    assert labels(fake_kube)[ASCEND_SUPERPOD] == "8"
 
 
 def test_device_plugin_different_value_is_a_conflict(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import select
 import socket
@@ -30,9 +31,16 @@ JSONPATCH = "application/json-patch+json"
 APPLY = "application/apply-patch+yaml"
 
 
+# Resources whose status subresource is served (GET and PATCH of .../{name}/status). As
+# in the API server, a write there changes only .status; the rest of the body is ignored.
+STATUS_SUBRESOURCE = frozenset({"nodes", "pods"})
+
+
 class Route:
-    def __init__(self, res: Resource, ns: str | None, name: str | None) -> None:
-        self.res, self.ns, self.name = res, ns, name
+    def __init__(
+        self, res: Resource, ns: str | None, name: str | None, sub: str | None = None
+    ) -> None:
+        self.res, self.ns, self.name, self.sub = res, ns, name, sub
 
     @property
     def collection(self) -> bool:
@@ -50,17 +58,18 @@ def route(path: str) -> Route | None:
     ns: str | None = None
     if len(rest) >= 3 and rest[0] == "namespaces":
         ns, rest = rest[1], rest[2:]
-    if not rest or len(rest) > 2:
-        return None  # subresources (/status, /scale, ...) are not served
+    sub = rest[2] if len(rest) == 3 else None
+    if not rest or len(rest) > 3 or (sub is not None and sub != "status"):
+        return None  # other subresources (/scale, /eviction, ...) are not served
     res = find(group, version, rest[0])
-    if res is None:
+    if res is None or (sub is not None and res.plural not in STATUS_SUBRESOURCE):
         return None
-    name = rest[1] if len(rest) == 2 else None
+    name = rest[1] if len(rest) >= 2 else None
     if ns is not None and not res.namespaced:
         return None
     if ns is None and res.namespaced and name is not None:
         return None  # namespaced objects have no cluster-wide item URL
-    return Route(res, ns, name)
+    return Route(res, ns, name, sub)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -223,6 +232,8 @@ class Handler(BaseHTTPRequestHandler):
                     res, rt.ns or "", rt.name, _require_object(body), query.get("fieldManager", "")
                 )
                 code = 201 if created else 200  # events allow create-on-update: 201
+            elif rt.sub is not None and method not in ("GET", "HEAD", "PATCH"):
+                raise errors.method_not_allowed()
             elif method == "PATCH" and not rt.collection:
                 out, code = self._patch(rt, query, body, ctype)
             elif method == "DELETE" and not rt.collection:
@@ -346,13 +357,19 @@ class Handler(BaseHTTPRequestHandler):
         if body is None:
             raise errors.bad_request("the body of the request was empty")
 
+        def patched(cur: dict[str, Any]) -> dict[str, Any]:
+            if ctype == MERGE:
+                return _as_dict(merge_patch(cur, _require_object(body)))
+            if ctype == STRATEGIC:
+                return _as_dict(strategic_merge_patch(cur, _require_object(body)))
+            return _as_dict(json_patch(cur, body))
+
         def fn(cur: dict[str, Any]) -> dict[str, Any]:
             try:
-                if ctype == MERGE:
-                    return _as_dict(merge_patch(cur, _require_object(body)))
-                if ctype == STRATEGIC:
-                    return _as_dict(strategic_merge_patch(cur, _require_object(body)))
-                return _as_dict(json_patch(cur, body))
+                new = patched(copy.deepcopy(cur))
+                if rt.sub == "status":  # only .status changes through the subresource
+                    return {**cur, "status": new.get("status") or {}}
+                return new
             except PatchError as exc:
                 if exc.code == 400:
                     raise errors.bad_request(str(exc)) from None

@@ -168,6 +168,17 @@ RESOURCE_FLAVORS = Resource(
     custom=True,
     delete_returns_object=True,
 )
+WORKLOADS = Resource(
+    "kueue.x-k8s.io",
+    "v1beta2",
+    "workloads",
+    "workload",
+    "Workload",
+    True,
+    ("wl",),
+    custom=True,
+    delete_returns_object=True,
+)
 HYPERNODES = Resource(
     "topology.volcano.sh",
     "v1alpha1",
@@ -189,6 +200,7 @@ RESOURCES: list[Resource] = [
     EVENTS_V1,
     TOPOLOGIES,
     RESOURCE_FLAVORS,
+    WORKLOADS,
     HYPERNODES,
 ]
 

@@ -61,7 +61,7 @@ def test_unknown_path_is_status_404(fake_kube: FakeKube) -> None:
     """An unserved path answers a Status NotFound "the server could not find the requested
     resource" (apiserver NotFoundHandler)."""
     with pytest.raises(urllib.error.HTTPError) as exc:
-        urllib.request.urlopen(fake_kube.url + "/api/v1/nodes/x/status", timeout=5)
+        urllib.request.urlopen(fake_kube.url + "/api/v1/nodes/x/scale", timeout=5)
     assert exc.value.code == 404
     body = json.loads(exc.value.read())
     assert body["message"] == "the server could not find the requested resource"

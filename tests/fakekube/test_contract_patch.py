@@ -144,3 +144,39 @@ def test_server_side_apply_merges_and_takes_ownership(fake_kube: FakeKube, core)
     assert 'conflict with "labeler"' in json.loads(exc.value.body)["message"]
     out = core.patch_node("n1", other, field_manager="other", force=True, _content_type=apply)
     assert out.metadata.labels["t/b"] == "3"
+
+
+def test_node_status_subresource_merges_conditions_by_type_and_ignores_the_rest(
+    fake_kube: FakeKube, core
+) -> None:
+    """PATCH nodes/{name}/status (strategic merge): conditions merge by ``type`` (the
+    kubelet's Ready stays), and only .status changes through the subresource."""
+    core.patch_node_status("n1", {"status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+    out = core.patch_node_status(
+        "n1",
+        {
+            "metadata": {"labels": {"sneaky": "1"}},
+            "spec": {"unschedulable": True},
+            "status": {"conditions": [{"type": "TopologyLabeled", "status": "False"}]},
+        },
+        _content_type=STRATEGIC,
+    )
+    kinds = {c.type: c.status for c in out.status.conditions}
+    assert kinds == {"Ready": "True", "TopologyLabeled": "False"}
+    assert "sneaky" not in out.metadata.labels and not out.spec.unschedulable
+    assert fake_kube.journal[-1].path == "/api/v1/nodes/n1/status"
+    assert core.read_node_status("n1").status.conditions[1].type == "TopologyLabeled"
+
+
+def test_json_patch_test_op_guards_a_taint_removal(fake_kube: FakeKube, core) -> None:
+    """A failed ``test`` answers 422 and changes nothing: the removal of a taint by index
+    cannot remove another taint that moved into its place."""
+    taints = [{"key": "a", "effect": "NoSchedule"}, {"key": "b", "effect": "NoSchedule"}]
+    core.patch_node("n1", {"spec": {"taints": taints}}, _content_type=MERGE)
+    ops = [{"op": "test", "path": "/spec/taints/0/key", "value": "b"}]
+    with pytest.raises(UnprocessableEntityException):
+        core.patch_node("n1", [*ops, {"op": "remove", "path": "/spec/taints/0"}])
+    assert [t.key for t in core.read_node("n1").spec.taints] == ["a", "b"]
+    ops = [{"op": "test", "path": "/spec/taints/1/key", "value": "b"}]
+    core.patch_node("n1", [*ops, {"op": "remove", "path": "/spec/taints/1"}])
+    assert [t.key for t in core.read_node("n1").spec.taints] == ["a"]

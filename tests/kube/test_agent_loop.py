@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import pytest
 from prometheus_client import CollectorRegistry
 
 from labeler.agent.loop import Agent, AgentConfig
@@ -48,39 +47,6 @@ class Scripted:
         if isinstance(answer, SourceError):
             raise answer
         return answer
-
-
-@pytest.fixture
-def running(fake_kube: FakeKube) -> Iterator[Callable[..., Agent]]:
-    agents: list[tuple[Agent, threading.Thread]] = []
-
-    def start(source: Scripted, **overrides: Any) -> Agent:
-        api = fake_kube.cluster()
-        settings: dict[str, Any] = {
-            "interval": 0.1,
-            "jitter": 0.0,
-            "error_backoff": 0.05,
-            "min_write_interval": 0.0,
-            **overrides,
-        }
-        config = AgentConfig(node="n1", profile=P, encoding=parse_encoding("hash"), **settings)
-        agent = Agent(
-            api,
-            source,
-            config,
-            metrics=agent_metrics(CollectorRegistry()),
-            events=NodeEvents(api, "n1"),
-        )
-        thread = threading.Thread(target=agent.run, daemon=True)
-        thread.start()
-        agents.append((agent, thread))
-        return agent
-
-    yield start
-    for agent, thread in agents:
-        agent.shutdown()
-        thread.join(2)
-        assert not thread.is_alive()
 
 
 def value(registry: CollectorRegistry, name: str, **labels: str) -> float:

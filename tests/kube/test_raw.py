@@ -62,8 +62,9 @@ def test_watch_closed_early_is_not_returned_to_the_pool(fake_kube: FakeKube) -> 
             fake_kube.set_node_labels("n1", {"x.io/i": f"{i}-{j}"})
         events.close()
         assert get_node(api, "n1").labels["x.io/i"] == f"{i}-4"
-    # The watch's connection was closed, so the pool reopened that same slot each time.
-    assert connections_made(api, fake_kube.url) == 1
+    # The watch's connection was closed, so the pool reopened that same slot each time;
+    # the GETs kept the one connection of the whole-answer path (labeler.kube.wire).
+    assert connections_made(api, fake_kube.url) == 2
 
 
 def test_expired_watch_leaves_the_client_usable() -> None:
@@ -80,7 +81,8 @@ def test_expired_watch_leaves_the_client_usable() -> None:
         else:
             raise AssertionError("a watch from a compacted resourceVersion must raise Expired")
         assert get_node(api, "n1").labels["i"] == "4"
-        assert connections_made(api, fake.url) == 1
+        # One connection for the GETs (whole answers, labeler.kube.wire), one for the watch.
+        assert connections_made(api, fake.url) == 2
 
 
 def test_an_answer_cut_mid_body_is_retried_or_ignored_never_a_traceback(

@@ -9,7 +9,7 @@ import pytest
 from labeler.kube.client import ClusterOptions, connect
 from labeler.kube.errors import Expired, Forbidden, Invalid
 from labeler.kube.nodes import LabelWriter, get_node, list_node_labels, list_nodes, watch_nodes
-from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
+from labeler.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
 from labeler.plan import Desired
 from tests.fakekube import FakeKube
 
@@ -127,7 +127,11 @@ def test_lean_node_list_follows_continue_and_keeps_only_what_a_plan_reads(
     fake_kube: FakeKube,
 ) -> None:
     fake_kube.seed_nodes(23, labels_fn=lambda i: {"x.io/i": str(i)})
-    owned = {OWNED_ANNOTATION: "x.io/i", SOURCE_IDS_ANNOTATION: '{"x.io/i": "a"}'}
+    owned = {
+        OWNED_ANNOTATION: "x.io/i",
+        OWNERS_ANNOTATION: '{"x.io/i": "bulk"}',
+        SOURCE_IDS_ANNOTATION: '{"x.io/i": "a"}',
+    }
     fake_kube.add_node("n-own", labels={"x.io/i": "own"}, annotations={**owned, "other/a": "1"})
     nodes = list_node_labels(fake_kube.cluster(), page_size=5)
     assert fake_kube.count("list") == 5  # 24 nodes, 5 a page: the continue token was followed
@@ -138,6 +142,7 @@ def test_lean_node_list_follows_continue_and_keeps_only_what_a_plan_reads(
     assert own.labels == fake_kube.get_node("n-own")["metadata"]["labels"]
     assert own.annotations == owned  # "other/a" dropped
     assert own.owned == {"x.io/i"} and own.source_ids == {"x.io/i": "a"}
+    assert own.owners == {"x.io/i": "bulk"}  # who owns it survives the lean read
     assert own.resource_version == fake_kube.get_node("n-own")["metadata"]["resourceVersion"]
     assert next(n for n in nodes if n.name == "node-00007").labels["x.io/i"] == "7"
     selected = list_node_labels(fake_kube.cluster(), label_selector="x.io/i=own")

@@ -72,6 +72,7 @@ class Policy:
             for v in spec["validations"]
         ]
         self.rules = spec["matchConstraints"]["resourceRules"]
+        self.sub_resource = ""  # "status" to evaluate a request on nodes/status
 
     def _compile(self, expr: str) -> Any:
         return self.env.program(self.env.compile(expr))
@@ -80,10 +81,12 @@ class Policy:
         self, old: dict[str, Any], new: dict[str, Any], user: str | None, node_name: str | None
     ) -> dict[str, Any]:
         extra = {"authentication.kubernetes.io/node-name": [node_name]} if node_name else {}
-        request = {
+        request: dict[str, Any] = {
             "operation": "UPDATE",
             "userInfo": {"username": user or self.user, "extra": extra},
         }
+        if self.sub_resource:
+            request["subResource"] = self.sub_resource
         return {
             "object": celpy.json_to_cel(new),
             "oldObject": celpy.json_to_cel(old),

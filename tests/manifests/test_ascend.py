@@ -88,6 +88,8 @@ def _node(labels: dict[str, str], annotations: dict[str, str] | None = None) -> 
 
 BASE = {"kubernetes.io/hostname": "npu-1", "huawei.com/topotree.groupid": "3"}
 OWNED = {"topology-labeler.io/owned-labels": "huawei.com/topotree.superpodid"}
+# The claim of an equal value: annotations only, the label as it was.
+CLAIM = {**OWNED, "topology-labeler.io/owned-by": '{"huawei.com/topotree.superpodid":"agent"}'}
 
 
 @pytest.mark.parametrize(
@@ -98,6 +100,7 @@ OWNED = {"topology-labeler.io/owned-labels": "huawei.com/topotree.superpodid"}
         (_node({**BASE, "huawei.com/topotree.groupid": "4"}), "npu-1", False),
         (_node({"kubernetes.io/hostname": "npu-1"}), "npu-1", False),  # removes groupid
         (_node(BASE, {"other.io/x": "y"}), "npu-1", False),
+        (_node(BASE, CLAIM), "npu-1", True),
     ],
 )
 def test_policy_cel_allows_only_own_node_and_agent_keys(

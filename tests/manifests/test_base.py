@@ -14,7 +14,7 @@ import celpy
 import pytest
 import yaml
 
-from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
+from labeler.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION
 from labeler.profiles import oci_rdma
 from tests.manifests.helpers import MANIFESTS, Policy, by_kind, render, validate_all
 
@@ -64,7 +64,11 @@ def test_every_rendered_object_validates_against_the_kubernetes_schema(
 def test_rbac_is_least_privilege() -> None:
     role = by_kind(raw_documents(), "ClusterRole")
     rules = {tuple(r["resources"]): sorted(r["verbs"]) for r in role["rules"]}
-    assert rules == {("nodes",): ["get", "list", "patch", "watch"], ("events",): ["create"]}
+    assert rules == {
+        ("nodes",): ["get", "list", "patch", "watch"],
+        ("nodes/status",): ["patch"],  # agent --set-condition, narrowed by the policy
+        ("events",): ["create"],
+    }
 
 
 def test_daemonset_runs_as_designed() -> None:
@@ -120,7 +124,12 @@ def policy() -> Policy:
 
 def test_policy_matches_node_updates_only(policy: Policy) -> None:
     assert policy.rules == [
-        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["nodes"]}
+        {
+            "apiGroups": [""],
+            "apiVersions": ["v1"],
+            "operations": ["UPDATE"],
+            "resources": ["nodes", "nodes/status"],
+        }
     ]
     binding = by_kind(raw_documents(), "ValidatingAdmissionPolicyBinding")
     assert (
@@ -135,12 +144,19 @@ def test_policy_names_exactly_the_profile_keys_and_our_annotations(policy: Polic
     values = dict(policy.variables)
     assert sorted(values["ownLabels"].evaluate(act)) == sorted(OCI.all_keys)
     assert sorted(values["ownAnnotations"].evaluate(act)) == sorted(
-        [OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION]
+        [OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION]
     )
 
 
 def test_own_node_own_labels_and_annotations_are_allowed(policy: Policy) -> None:
-    new = node(labels={LOCAL: "abc"}, **{OWNED_ANNOTATION: LOCAL, SOURCE_IDS_ANNOTATION: "{}"})
+    new = node(
+        labels={LOCAL: "abc"},
+        **{
+            OWNED_ANNOTATION: LOCAL,
+            OWNERS_ANNOTATION: '{"x":"agent"}',
+            SOURCE_IDS_ANNOTATION: "{}",
+        },
+    )
     assert policy.admit(node(), new) == []
     # changing and removing an own key too
     assert policy.admit(new, node(labels={LOCAL: "def"})) == []
@@ -184,7 +200,10 @@ def test_a_foreign_annotation_change_is_denied(policy: Policy) -> None:
 def test_a_spec_change_is_denied(policy: Policy) -> None:
     new = node()
     new["spec"] = {"podCIDR": "x", "unschedulable": True}
-    assert policy.admit(node(), new) == ["the topology-labeler agent may not change a node's spec"]
+    assert policy.admit(node(), new) == [
+        "the topology-labeler agent may not change a node's spec, except to remove its own "
+        "startup taint"
+    ]
 
 
 def test_other_users_are_not_matched(policy: Policy) -> None:
@@ -290,3 +309,64 @@ def test_the_manifests_deploy_the_image_the_readme_builds(kustomization: str) ->
         for c in d["spec"]["template"]["spec"]["containers"]
     }
     assert images == {tag}
+
+
+# --- the readiness gate ----------------------------------------------------------------
+
+GATE = {"key": "topology-labeler.io/not-ready", "effect": "NoSchedule"}
+OTHER = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+
+
+def tainted(*taints: dict[str, str], **spec: Any) -> dict[str, Any]:
+    n = node()
+    n["spec"] = {"podCIDR": "x", **spec, **({"taints": list(taints)} if taints else {})}
+    return n
+
+
+def test_removing_only_the_gate_taint_is_allowed(policy: Policy) -> None:
+    assert policy.admit(tainted(OTHER, GATE), tainted(OTHER)) == []
+    assert policy.admit(tainted(GATE), tainted()) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (tainted(OTHER, GATE), tainted(GATE)),  # another taint removed
+        (tainted(OTHER, GATE), tainted()),  # the gate and another
+        (tainted(), tainted(GATE)),  # the gate added (never: it is only removed)
+        (tainted(OTHER), tainted({**OTHER, "effect": "NoExecute"})),  # another changed
+        (tainted({**GATE, "effect": "NoExecute"}), tainted()),  # gate key, other effect
+        (tainted(GATE), tainted(unschedulable=True)),  # gate gone, but cordoned too
+        (tainted(GATE), tainted(podCIDR="y")),
+    ],
+)
+def test_any_other_taint_or_spec_change_is_denied(
+    policy: Policy, old: dict[str, Any], new: dict[str, Any]
+) -> None:
+    assert policy.admit(old, new) == [
+        "the topology-labeler agent may not change a node's spec, except to remove its own "
+        "startup taint"
+    ]
+
+
+def test_on_status_only_the_topology_condition_may_change(policy: Policy) -> None:
+    def with_status(*conditions: dict[str, str], cpu: str = "64") -> dict[str, Any]:
+        n = node()
+        n["status"] = {"capacity": {"cpu": cpu}, "conditions": list(conditions)}
+        return n
+
+    ready = {"type": "Ready", "status": "True"}
+    ours = {"type": "TopologyLabeled", "status": "True", "reason": "Labeled"}
+    status = Policy(by_kind(raw_documents(), "ValidatingAdmissionPolicy"), user=SA)
+    status.sub_resource = "status"
+    assert status.admit(with_status(ready), with_status(ready, ours)) == []
+    denied = [
+        "on a node's status the topology-labeler agent may change only its TopologyLabeled "
+        "condition"
+    ]
+    assert status.admit(with_status(ready), with_status({**ready, "status": "False"})) == denied
+    assert status.admit(with_status(ready), with_status(ready, cpu="128")) == denied
+    assert status.admit(with_status(ready), with_status()) == denied
+    # Another node's status is refused as any other write to another node.
+    other = status.admit(with_status(ready), with_status(ready, ours), node_name="n2")
+    assert other and "only the node it runs on" in other[0]

@@ -32,9 +32,17 @@ DOC = {
 }
 
 
-def source(**kw: object) -> OciImdsSource:
+# The roles that need only the topology documents; the extras' own tests add the others.
+TOPOLOGY = frozenset({*imds.LEVELS, imds.HOST, imds.FABRIC})
+
+
+def rdma_calls() -> int:
+    return sum(1 for c in responses.calls if c.request.url == RDMA)
+
+
+def source(wanted: frozenset[str] = TOPOLOGY, **kw: object) -> OciImdsSource:
     opts = ImdsOptions(url=URL, attempts=3, backoff=0.001, max_backoff=0.002, **kw)  # type: ignore[arg-type]
-    return OciImdsSource(options=opts)
+    return OciImdsSource(options=opts, wanted=wanted)
 
 
 @responses.activate
@@ -48,7 +56,7 @@ def test_reads_rdma_topology_with_the_oracle_bearer_and_no_forwarded_headers() -
             imds.LOCAL_BLOCK: LOCAL,
             imds.HOST: HOSTID,
         },
-        details={"document": RDMA_PATH},
+        details={"document": RDMA_PATH, "source": "rdma"},
     )
     sent = responses.calls[0].request.headers
     assert sent["Authorization"] == "Bearer Oracle"
@@ -127,7 +135,7 @@ def test_throttling_and_server_errors_retry_then_fail(status: int) -> None:
     responses.get(RDMA, status=status)
     with pytest.raises(SourceError, match=str(status)):
         source().read()
-    assert len(responses.calls) == 3  # bounded by attempts
+    assert rdma_calls() == 3  # bounded by attempts (then /host is asked, in vain)
 
 
 @responses.activate
@@ -141,9 +149,9 @@ def test_a_transient_5xx_then_success_is_a_reading() -> None:
 @responses.activate
 def test_timeout_is_an_error_after_bounded_retries() -> None:
     responses.get(RDMA, body=requests.ReadTimeout("read timed out"))
-    with pytest.raises(SourceError, match="no answer within the timeout"):
+    with pytest.raises(SourceError, match="no complete answer within --imds-timeout"):
         source().read()
-    assert len(responses.calls) == 3
+    assert rdma_calls() == 3
 
 
 @responses.activate
@@ -169,11 +177,27 @@ def test_a_json_list_is_an_error() -> None:
 
 
 @responses.activate
-@pytest.mark.parametrize("field", sorted(DOC))
-def test_a_missing_required_field_is_an_error(field: str) -> None:
+@pytest.mark.parametrize(
+    ("field", "unknown"),
+    [
+        ("customerHostId", [imds.HOST]),
+        ("customerLocalBlock", [imds.LOCAL_BLOCK]),
+        ("customerNetworkBlock", [imds.NETWORK_BLOCK, imds.LOCAL_BLOCK]),
+        ("customerHPCIslandId", list(imds.LEVELS)),
+    ],
+)
+def test_a_missing_field_makes_its_role_and_the_narrower_levels_unknown(
+    field: str, unknown: list[str]
+) -> None:
     responses.get(RDMA, json={k: v for k, v in DOC.items() if k != field})
-    with pytest.raises(SourceError, match=f"{field} is missing"):
-        source().read()
+    got = source().read()
+    assert isinstance(got, Reading)
+    assert sorted(got.unknown) == sorted(unknown)
+    assert f"{field} is missing" in got.unknown[unknown[0]]
+    # Never a placeholder: an unknown role has no ID at all; the others are all there.
+    assert set(got.ids) == {imds.ISLAND, imds.NETWORK_BLOCK, imds.LOCAL_BLOCK, imds.HOST} - set(
+        unknown
+    )
 
 
 @responses.activate
@@ -204,11 +228,82 @@ def test_a_fabric_that_is_not_a_string_is_an_error() -> None:
 
 
 @responses.activate
-def test_partial_host_document_is_an_error() -> None:
+def test_partial_host_document_leaves_the_local_block_unknown() -> None:
     responses.get(RDMA, status=404)
     responses.get(HOST, json={"id": "c" * 64, "networkBlockId": "a" * 64})
-    with pytest.raises(SourceError, match="rackId is missing"):
+    got = source().read()
+    assert isinstance(got, Reading)
+    assert got.ids == {imds.ISLAND: "a" * 64, imds.NETWORK_BLOCK: "a" * 64, imds.HOST: "c" * 64}
+    assert "rackId is missing" in got.unknown[imds.LOCAL_BLOCK]
+
+
+@responses.activate
+@pytest.mark.parametrize(
+    "broken", [{"status": 500}, {"status": 503}, {"body": "{not json"}, {"body": "[1,"}]
+)
+def test_a_broken_rdma_document_falls_back_to_host_in_the_same_read(broken: dict) -> None:
+    responses.get(RDMA, **broken)
+    responses.get(HOST, json={"id": "c" * 64, "rdmaTopologyData": DOC})
+    got = source().read()
+    assert isinstance(got, Reading)
+    assert got.ids[imds.LOCAL_BLOCK] == LOCAL
+    assert got.details["document"] == HOST_PATH + " rdmaTopologyData"
+
+
+@responses.activate
+@pytest.mark.parametrize("host", [{"status": 404}, {"json": {"id": "c" * 64}}, {"status": 500}])
+def test_a_broken_rdma_document_without_fallback_stays_an_error(host: dict) -> None:
+    responses.get(RDMA, status=500)
+    responses.get(HOST, **host)
+    with pytest.raises(SourceError, match="500"):
         source().read()
+
+
+@responses.activate
+def test_oci_hpc_oke_extras_from_host_and_instance() -> None:
+    responses.get(RDMA, json={**DOC, "customerGpuMemoryFabric": FABRIC})
+    responses.get(HOST, json={"rdmaFabricData": {"planes": 4, "ipv6": True}, "id": "x"})
+    cluster = "ocid1.computegpumemorycluster.oc1.iad.anuwcljrg5pyaeycclusterid01"
+    responses.get(
+        URL + imds.INSTANCE_PATH, json={"freeformTags": {imds.MEMORY_CLUSTER_TAG: cluster}}
+    )
+    got = source(wanted=frozenset(ROLES.levels + ROLES.extras)).read()
+    assert isinstance(got, Reading)
+    assert got.values == {imds.PLANES: "4", imds.IPV6: "true"}
+    assert got.ids[imds.MEMORY_CLUSTER] == cluster
+    assert got.ids[imds.FABRIC] == FABRIC
+
+
+@responses.activate
+def test_extras_unknown_when_host_fails_and_no_cluster_without_a_fabric() -> None:
+    responses.get(RDMA, json=DOC)
+    responses.get(HOST, status=500)
+    got = source(wanted=frozenset(ROLES.levels + ROLES.extras)).read()
+    assert isinstance(got, Reading)
+    assert set(got.unknown) == {imds.PLANES, imds.IPV6}  # kept as they are, not removed
+    assert imds.MEMORY_CLUSTER not in got.ids  # /instance/ only asked with a GPU fabric
+    assert not [c for c in responses.calls if c.request.url.endswith("/instance/")]
+
+
+@responses.activate
+@pytest.mark.parametrize(("text", "want"), [("3\n", "3"), ("N/A", None), ("", None), (None, None)])
+def test_tray_index_file(tmp_path: object, text: str | None, want: str | None) -> None:
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "tray_index"
+    if text is not None:
+        path.write_text(text)
+    responses.get(RDMA, json=DOC)
+    got = source(wanted=TOPOLOGY | {imds.TRAY}, tray_index_file=str(path)).read()
+    assert isinstance(got, Reading)
+    assert got.values.get(imds.TRAY) == want
+
+
+@responses.activate
+def test_a_body_over_the_cap_is_an_error() -> None:
+    responses.get(RDMA, body="{" + " " * 2000 + "}")
+    with pytest.raises(SourceError, match="larger than 1000 bytes"):
+        source(max_bytes=1000).read()
 
 
 @responses.activate
@@ -219,7 +314,7 @@ def test_stop_event_cuts_the_backoff_short() -> None:
     src = OciImdsSource(options=ImdsOptions(url=URL, attempts=5, backoff=30), stop=stop)
     with pytest.raises(SourceError):
         src.read()  # would sleep 30 s+ without the stop event
-    assert len(responses.calls) == 1
+    assert rdma_calls() == 1
 
 
 def test_profile_file_can_rename_every_key() -> None:
@@ -249,6 +344,10 @@ def test_builtin_profile_maps_the_roles_to_the_oci_keys() -> None:
         imds.LOCAL_BLOCK: OCI_PREFIX + "rdma.local_block_id",
         imds.HOST: OCI_HOST_ID,
         imds.FABRIC: OCI_GPU_MEMORY_FABRIC,
+        imds.MEMORY_CLUSTER: OCI_PREFIX + "host.gpu_memory_cluster_id",
+        imds.PLANES: OCI_PREFIX + "rdma.planes",
+        imds.IPV6: OCI_PREFIX + "rdma.ipv6",
+        imds.TRAY: OCI_PREFIX + "host.tray_index",
     }
 
 
@@ -266,8 +365,8 @@ def test_a_profile_with_more_extra_labels_than_roles_is_a_usage_error() -> None:
     profile = Profile(
         name="three",
         topology=oci_rdma().topology,
-        extra_keys=("a/h", "a/f", "a/z"),
+        extra_keys=("a/h", "a/f", "a/z", "a/y", "a/x", "a/w", "a/v"),
         source="oci-imds",
     )
-    with pytest.raises(UsageError, match=r"at most 2 extra label\(s\) \(host, gpu_memory_fabric\)"):
+    with pytest.raises(UsageError, match=r"at most 6 extra label\(s\) \(host, gpu_memory_fabric,"):
         profile.keys_for(ROLES)

@@ -15,7 +15,7 @@ from labeler.agent.decide import (
     node_is_labeled,
 )
 from labeler.labels import InvalidLabelValue, parse_encoding
-from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
+from labeler.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
 from labeler.plan import LabelPlan, plan_labels
 from labeler.profiles import (
     ASCEND_GROUP,
@@ -127,6 +127,7 @@ def test_an_existing_tree_is_never_changed_by_the_agent() -> None:
     current = {ASCEND_TREE_LABEL: "prod", ASCEND_SUPERPOD: "7"}
     annotations = {
         OWNED_ANNOTATION: f"{ASCEND_TREE_LABEL},{ASCEND_SUPERPOD}",
+        OWNERS_ANNOTATION: '{"huawei.com/topotree.superpodid":"agent"}',
         SOURCE_IDS_ANNOTATION: '{"huawei.com/topotree.superpodid":"7"}',
     }
     owned = NodeLabels("n1", current, annotations)

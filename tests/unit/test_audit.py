@@ -16,6 +16,7 @@ from labeler.audit.report import build_report
 from labeler.audit.store import NodeStore
 from labeler.errors import UsageError
 from labeler.node import OWNED_ANNOTATION, NodeInfo
+from labeler.positions import select
 from labeler.profiles import ascend_superpod, oci_rdma
 from labeler.quantity import parse_count
 from labeler.scope import Scope
@@ -86,6 +87,23 @@ def test_mixed_cluster_states_sum_to_nodes_in_scope() -> None:
         ("n2", "n3"),
         ("d1", "d2"),
     )
+
+
+def test_a_placeholder_value_is_a_missing_label_not_a_domain() -> None:
+    # oci-hpc-oke writes "no-imds-data" when IMDS has no answer; Kueue would put every such
+    # node into one shared domain, so audit, check and generate treat it as no label
+    nodes = [
+        node("a1", full("i1", "n1", "l1")),
+        node("p1", full("i1", "n1", "no-imds-data"), owned=False),
+        node("p2", full("no-imds-data", "no-imds-data", "no-imds-data"), owned=False),
+    ]
+    r = report_of(nodes)
+    assert r.counts() == {"labeled": 1, "partial": 1, "unlabeled": 1, "inconsistent": 0}
+    assert r.missing == {"p1": ("local_block",)}
+    assert r.unusable_accelerators == {"nvidia.com/gpu": 16}
+    # the same judgement from a CSV or the cluster's labels (positions), as check reads them
+    ps = select(TOPO, "t", [(n.name, n.labels) for n in nodes])
+    assert [p.values for p in ps.positions][1:] == [("i1", "n1", None), (None, None, None)]
 
 
 def test_figures_have_every_state_and_level_even_when_zero() -> None:

@@ -1,5 +1,5 @@
-"""A value someone else already set to what we want is not claimed, so no write at all
-(e.g. Ascend's device plugin already set the same superpodid)."""
+"""Without ``claim`` (bulk apply), a value someone else already set to what we want is not
+claimed, so no write at all. The agent claims such a value instead (test_plan.py)."""
 
 from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
 from labeler.plan import Desired, plan_labels

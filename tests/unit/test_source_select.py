@@ -23,7 +23,12 @@ def parse(*argv: str) -> argparse.Namespace:
 
 
 def args(**kw: object) -> argparse.Namespace:
-    base = {"imds_url": "http://127.0.0.1:9", "imds_timeout": 0.5, "imds_attempts": 2}
+    base = {
+        "imds_url": "http://127.0.0.1:9",
+        "imds_timeout": 0.5,
+        "imds_attempts": 2,
+        "tray_index_file": None,
+    }
     return argparse.Namespace(**{**base, **kw})
 
 
@@ -34,11 +39,11 @@ def test_oci_rdma_gets_the_imds_source_with_the_flags() -> None:
 
 
 def test_the_flags_defaults_are_the_options_defaults() -> None:
-    # One home for every default: the options dataclass. The IMDS timeout is 2 s, both to
-    # connect and to read, as agent --help says.
+    # One home for every default: the options dataclass. The IMDS timeout is a 5 s deadline
+    # per document, retries included, as agent --help says.
     got = parse()
     assert ImdsOptions.from_args(got) == ImdsOptions()
-    assert ImdsOptions().timeout == 2.0
+    assert ImdsOptions().timeout == 5.0
     assert AscendOptions.from_args(got) == AscendOptions()
 
 
@@ -92,9 +97,9 @@ def test_a_profile_file_renames_the_keys(tmp_path: Path) -> None:
 
 
 def test_a_profile_the_source_cannot_take_fails_before_any_api_call() -> None:
-    extra = ("a/1", "a/2", "a/3")
+    extra = tuple(f"a/{i}" for i in range(7))
     profile = Profile("flat", oci_rdma().topology, extra_keys=extra, source="oci-imds")
-    with pytest.raises(UsageError, match="at most 2 extra label"):
+    with pytest.raises(UsageError, match="at most 6 extra label"):
         make_source(profile, args())
 
 

@@ -38,13 +38,16 @@ import argparse
 import logging
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from labeler.errors import UsageError
 from labeler.flags import positive_number
 from labeler.profiles import Profile, Roles
 from labeler.sources import NoData, Reading, SourceKind
-from labeler.sources.ascend.dcmi import DcmiReader
 from labeler.sources.ascend.npusmi import DEFAULT_NPU_SMI, DEFAULT_TIMEOUT, NpuSmiReader
+
+if TYPE_CHECKING:
+    from labeler.sources.ascend.dcmi import DcmiReader
 from labeler.sources.ascend.spod import (
     POD_TYPES_WITH_RACK,
     AscendError,
@@ -176,6 +179,8 @@ def make_reader(
     timeout: float = DEFAULT_TIMEOUT,
 ) -> SpodReader:
     """The reader ``--ascend-reader`` names."""
+    from labeler.sources.ascend.dcmi import DcmiReader
+
     if kind == "npu-smi":
         return NpuSmiReader(npu_smi, timeout=timeout)
     if kind == "dcmi":
@@ -255,3 +260,13 @@ class AscendSource:
 
 
 KIND = SourceKind(NAME, add_flags, _build)
+
+
+def __getattr__(name: str) -> Any:
+    # The DCMI reader needs ctypes; the agent's flags (and so every command's --help) need
+    # only this package's defaults, so it is imported when first asked for.
+    if name == "DcmiReader":
+        from labeler.sources.ascend.dcmi import DcmiReader
+
+        return DcmiReader
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,8 +16,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import shutil
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -165,6 +163,8 @@ class NpuSmiReader:
         self.timeout = timeout
 
     def _binary(self) -> str:
+        import shutil  # here: every command's --help imports this module for its defaults
+
         found = shutil.which(self.path)
         if found is None:
             where = "on PATH" if os.sep not in self.path else "there"
@@ -178,6 +178,8 @@ class NpuSmiReader:
     def _run(self, binary: str, args: Sequence[str]) -> str:
         cmd = [binary, *args]
         shown = "npu-smi " + " ".join(args)
+        import subprocess
+
         try:
             done = subprocess.run(
                 cmd,

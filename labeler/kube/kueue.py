@@ -1,0 +1,73 @@
+"""Read Kueue's objects (Workloads, Topologies, ResourceFlavors) as plain JSON.
+
+The served version is tried newest first (v1beta2, then v1beta1): both spell the fields
+``advise`` reads the same way, except the topology assignment, which the simulator reads
+in either encoding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+from labeler.kube.client import Api
+from labeler.kube.errors import NotFound
+from labeler.kube.raw import call_json, list_pages
+
+GROUP = "kueue.x-k8s.io"
+VERSIONS = ("v1beta2", "v1beta1")
+T = TypeVar("T")
+
+
+def _newest(read: Callable[[str], T]) -> T:
+    """``read(version)`` for the newest version the server serves."""
+    last: NotFound | None = None
+    for version in VERSIONS:
+        try:
+            return read(version)
+        except NotFound as e:
+            last = e
+    assert last is not None
+    raise last
+
+
+def _list_all(api: Api, plural: str, kind: str) -> list[dict[str, Any]]:
+    def read(version: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        path = f"/apis/{GROUP}/{version}/{plural}"
+        for doc in list_pages(api, path, resource=f"{plural}.{GROUP}"):
+            items.extend(doc.get("items") or [])
+        return [{**it, "kind": it.get("kind") or kind} for it in items]
+
+    return _newest(read)
+
+
+def list_kueue_objects(api: Api) -> list[dict[str, Any]]:
+    """Every Workload (all namespaces), Topology and ResourceFlavor."""
+    out: list[dict[str, Any]] = []
+    for plural, kind in (
+        ("workloads", "Workload"),
+        ("topologies", "Topology"),
+        ("resourceflavors", "ResourceFlavor"),
+    ):
+        out += _list_all(api, plural, kind)
+    return out
+
+
+def get_workload(api: Api, namespace: str, name: str) -> dict[str, Any]:
+    """One Workload; NotFound names it when no served version has it."""
+
+    def read(version: str) -> dict[str, Any]:
+        path = (
+            f"/apis/{GROUP}/{version}/namespaces/{quote(namespace, safe='')}"
+            f"/workloads/{quote(name, safe='')}"
+        )
+        obj: dict[str, Any] = call_json(
+            lambda: api.request("GET", path),
+            verb="get",
+            resource=f"workloads.{GROUP}/{namespace}/{name}",
+        )
+        return {**obj, "kind": obj.get("kind") or "Workload"}
+
+    return _newest(read)

@@ -1,0 +1,179 @@
+"""Capacity held by admitted Workloads, and the Kueue Topology and ResourceFlavor in use.
+
+Kueue's TAS cache subtracts, per leaf of a flavor's topology, what every admitted Workload
+was assigned: for each PodSet assignment with a ``topologyAssignment``, each domain's pod
+count times the PodSet's single-pod requests (from its template) plus one ``pods`` slot per
+pod (``workload.totalRequestsFromAdmission``, ``ComputeUsagePerDomain``). Domains are keyed
+by their values joined with ``,`` — the hostname alone when the lowest level is the
+hostname — and an assignment to a leaf the flavor does not have is skipped, as Kueue does.
+Pods of those Workloads carry the podset topology annotations and are left out of the
+non-TAS usage so that nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from labeler.errors import InputError
+from labeler.quantity import PODS
+from labeler.tas.cluster import Toleration, pod_requests
+from labeler.tas.workload import toleration_from_dict
+
+
+def _map(raw: Any) -> Mapping[str, Any]:
+    return raw if isinstance(raw, Mapping) else {}
+
+
+def _value(values: Mapping[str, Any], i: int) -> str:
+    if values.get("universal") is not None:
+        return str(values["universal"])
+    ind = _map(values.get("individual"))
+    return f"{ind.get('prefix') or ''}{ind['roots'][i]}{ind.get('suffix') or ''}"
+
+
+def assignment_domains(ta: Mapping[str, Any], where: str) -> list[tuple[tuple[str, ...], int]]:
+    """(values, pod count) per domain of a ``topologyAssignment``.
+
+    Reads both encodings: v1beta1 ``domains: [{values, count}]`` and the compressed v1beta2
+    ``slices`` (per slice ``domainCount``, per level ``universal`` or ``individual``
+    prefix/roots/suffix, ``podCounts`` universal or individual).
+    """
+    out: list[tuple[tuple[str, ...], int]] = []
+    try:
+        for d in ta.get("domains") or []:
+            out.append((tuple(str(v) for v in d["values"]), int(d["count"])))
+        for s in ta.get("slices") or []:
+            levels = s.get("valuesPerLevel") or []
+            counts = _map(s.get("podCounts"))
+            for i in range(int(s.get("domainCount") or 0)):
+                values = tuple(_value(_map(lv), i) for lv in levels)
+                if counts.get("universal") is not None:
+                    n = int(counts["universal"])
+                else:
+                    n = int(counts["individual"][i])
+                out.append((values, n))
+    except (KeyError, IndexError, TypeError, ValueError) as e:
+        raise InputError(f"{where}: topologyAssignment is not in Kueue's format ({e!r})") from e
+    return out
+
+
+def is_finished(wl: Mapping[str, Any]) -> bool:
+    for c in _map(wl.get("status")).get("conditions") or []:
+        if _map(c).get("type") == "Finished" and _map(c).get("status") == "True":
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class HeldUsage:
+    """Resources held per leaf ID by admitted Workloads, and how many Workloads hold some."""
+
+    by_leaf: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    workloads: int = 0
+
+
+def admitted_usage(
+    workloads: Iterable[Mapping[str, Any]],
+    *,
+    flavor: str | None = None,
+    skip: tuple[str, str] | None = None,
+) -> HeldUsage:
+    """What admitted, unfinished Workloads hold. With ``flavor``, only PodSet assignments
+    to that ResourceFlavor count; ``skip`` (namespace, name) leaves out the Workload being
+    advised, whose own admission would otherwise count against itself."""
+    by_leaf: dict[str, dict[str, int]] = {}
+    holders = 0
+    for i, wl in enumerate(workloads):
+        meta = _map(wl.get("metadata"))
+        ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or f"#{i}")
+        if skip is not None and (ns, name) == skip:
+            continue
+        admission = _map(_map(wl.get("status")).get("admission"))
+        if not admission or is_finished(wl):
+            continue
+        templates = {
+            str(_map(ps).get("name")): _map(ps).get("template")
+            for ps in _map(wl.get("spec")).get("podSets") or []
+        }
+        held = False
+        for psa in admission.get("podSetAssignments") or []:
+            psa = _map(psa)
+            ta = psa.get("topologyAssignment")
+            if not isinstance(ta, Mapping):
+                continue
+            flavors = {str(v) for v in _map(psa.get("flavors")).values()}
+            if flavor is not None and flavors and flavor not in flavors:
+                continue
+            where = f"Workload {ns}/{name} podSet {psa.get('name')}"
+            single = pod_requests(
+                {"spec": _map(_map(templates.get(str(psa.get("name")))).get("spec"))}, where
+            )
+            for values, count in assignment_domains(ta, where):
+                leaf = by_leaf.setdefault(",".join(values), {})
+                for res, v in single.items():
+                    leaf[res] = leaf.get(res, 0) + v * count
+                leaf[PODS] = leaf.get(PODS, 0) + count
+                held = True
+        holders += held
+    return HeldUsage(by_leaf=by_leaf, workloads=holders)
+
+
+@dataclass(frozen=True)
+class TasFlavor:
+    """A TAS ResourceFlavor and its Topology: what a Workload in that flavor is placed on."""
+
+    name: str
+    topology: str
+    levels: tuple[str, ...]
+    node_labels: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Toleration, ...] = ()
+
+
+def tas_flavor(objects: Sequence[Mapping[str, Any]], name: str | None, origin: str) -> TasFlavor:
+    """The ResourceFlavor ``name`` (or the only one with a ``topologyName``) and its
+    Topology's levels, from Kueue objects read from the cluster or a snapshot."""
+    flavors = {
+        str(_map(o.get("metadata")).get("name")): o
+        for o in objects
+        if o.get("kind") == "ResourceFlavor" and _map(o.get("spec")).get("topologyName")
+    }
+    topologies = {
+        str(_map(o.get("metadata")).get("name")): o for o in objects if o.get("kind") == "Topology"
+    }
+    if name is None:
+        if len(flavors) != 1:
+            known = ", ".join(sorted(flavors)) or "none"
+            raise InputError(
+                f"{origin}: {len(flavors)} ResourceFlavor(s) with a topologyName ({known}); "
+                "name one with --flavor"
+                + ("" if flavors else ", or give --profile for a profile's topology")
+            )
+        name = next(iter(flavors))
+    if name not in flavors:
+        known = ", ".join(sorted(flavors)) or "none"
+        raise InputError(f"{origin}: no TAS ResourceFlavor {name!r} (known: {known})")
+    spec = _map(flavors[name].get("spec"))
+    topo_name = str(spec["topologyName"])
+    topo = topologies.get(topo_name)
+    if topo is None:
+        raise InputError(
+            f"{origin}: ResourceFlavor {name} names Topology {topo_name!r}, which is missing "
+            "(add 'kubectl get topologies -o yaml' to the snapshot)"
+        )
+    levels = tuple(
+        str(_map(lv).get("nodeLabel")) for lv in _map(topo.get("spec")).get("levels") or []
+    )
+    if not levels or "None" in levels:
+        raise InputError(f"{origin}: Topology {topo_name} has no spec.levels[].nodeLabel")
+    return TasFlavor(
+        name=name,
+        topology=topo_name,
+        levels=levels,
+        node_labels={str(k): str(v) for k, v in _map(spec.get("nodeLabels")).items()},
+        tolerations=tuple(
+            toleration_from_dict(t, f"ResourceFlavor {name}: tolerations[{i}]")
+            for i, t in enumerate(spec.get("tolerations") or [])
+        ),
+    )

@@ -1,0 +1,55 @@
+"""Fixtures for the in-process tests against the fake API server."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from labeler.agent.loop import Agent, AgentConfig
+from labeler.kube.events import NodeEvents
+from labeler.labels import parse_encoding
+from labeler.metrics import agent_metrics
+from labeler.profiles import oci_rdma
+from labeler.sources import Source
+from tests.fakekube import FakeKube
+
+P = oci_rdma()
+
+
+@pytest.fixture
+def running(fake_kube: FakeKube) -> Iterator[Callable[..., Agent]]:
+    """``running(source, **config)``: an agent for node n1 running in a thread, fast
+    timings (re-read every 0.1 s); stopped at the end of the test."""
+    agents: list[tuple[Agent, threading.Thread]] = []
+
+    def start(source: Source, **overrides: Any) -> Agent:
+        api = fake_kube.cluster()
+        settings: dict[str, Any] = {
+            "interval": 0.1,
+            "jitter": 0.0,
+            "error_backoff": 0.05,
+            "min_write_interval": 0.0,
+            **overrides,
+        }
+        config = AgentConfig(node="n1", profile=P, encoding=parse_encoding("hash"), **settings)
+        agent = Agent(
+            api,
+            source,
+            config,
+            metrics=agent_metrics(CollectorRegistry()),
+            events=NodeEvents(api, "n1"),
+        )
+        thread = threading.Thread(target=agent.run, daemon=True)
+        thread.start()
+        agents.append((agent, thread))
+        return agent
+
+    yield start
+    for agent, thread in agents:
+        agent.shutdown()
+        thread.join(2)
+        assert not thread.is_alive()
