@@ -217,9 +217,18 @@ class LabelWriter:
         body = json.dumps(plan.patch(node.resource_version or None)).encode()
         path = node_path(node.name)
         # A PATCH retried after its answer was lost is safe: it carries the resourceVersion,
-        # so a repeat gets 409 and is re-planned.
+        # so a repeat gets 409 and is re-planned. For the same reason the transport may
+        # send it again at once when a kept connection turns out closed (``repeatable``).
+        guarded = bool(node.resource_version)
         call(
-            lambda: self.api.send("PATCH", path, body=body, content_type=MERGE_PATCH, echo=False),
+            lambda: self.api.send(
+                "PATCH",
+                path,
+                body=body,
+                content_type=MERGE_PATCH,
+                echo=False,
+                repeatable=guarded,
+            ),
             verb="patch",
             resource=f"nodes/{node.name}",
         )
