@@ -30,6 +30,7 @@ class Level:
     name: str
     reserved_node: int | None = None  # ascend-for-volcano honours it on level1 only
     tier_name: str | None = None  # Volcano HyperNode spec.tierName; defaults to the key
+    block: bool = False  # Slurm topology/block: this level's domains are the blocks
 
     @property
     def tier(self) -> str:
@@ -59,6 +60,8 @@ class Topology:
         names = [lv.name for lv in self.levels]
         if len(set(names)) != len(names):
             raise ValueError(f"topology {self.name!r} repeats a level name: {names}")
+        if sum(lv.block for lv in self.levels) > 1:
+            raise ValueError(f"topology {self.name!r}: only one level can be the Slurm block level")
         if HOSTNAME_LABEL in keys:
             raise ValueError(
                 f"topology {self.name!r}: {HOSTNAME_LABEL} is added as the last level "
@@ -69,6 +72,11 @@ class Topology:
     def keys(self) -> tuple[str, ...]:
         """Level label keys, widest first."""
         return tuple(lv.key for lv in self.levels)
+
+    @property
+    def block_level(self) -> Level | None:
+        """The level whose domains are Slurm's blocks (topology/block), if one is marked."""
+        return next((lv for lv in self.levels if lv.block), None)
 
     def level(self, key_or_name: str) -> Level:
         """Find a level by its label key or its short name."""

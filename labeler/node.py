@@ -17,6 +17,11 @@ from typing import Any
 OWNED_ANNOTATION = "topology-labeler.io/owned-labels"
 OWNERS_ANNOTATION = "topology-labeler.io/owned-by"
 SOURCE_IDS_ANNOTATION = "topology-labeler.io/source-ids"
+# Annotations other tools read (the Slinky topology spec) that we wrote, with the writer
+# of ours that owns each: the ownership rules of labels, for annotation keys.
+OWNED_ANNOTATIONS_ANNOTATION = "topology-labeler.io/owned-annotations"
+# Slinky's slurm-operator copies it to the Slurm node's dynamic topology (emit/slurm.py).
+SLINKY_ANNOTATION = "topology.slinky.slurm.net/spec"
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,12 @@ class NodeLabels:
         owned = self.owned
         recorded = parse_json_map(self.annotations.get(OWNERS_ANNOTATION, ""))
         return {k: v for k, v in recorded.items() if k in owned and v}
+
+    @property
+    def annotation_owners(self) -> dict[str, str]:
+        """Annotation we wrote → the writer of ours that owns it ("" for none in particular):
+        the owned-labels and owned-by pair for labels, kept in one JSON map."""
+        return parse_json_map(self.annotations.get(OWNED_ANNOTATIONS_ANNOTATION, ""))
 
     @property
     def source_ids(self) -> dict[str, str]:

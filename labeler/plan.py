@@ -8,16 +8,20 @@ writer (a default, or written by an earlier version); a key another writer of ou
 a different value the project does not own, is a conflict, taken over only with ``adopt``.
 A key that already holds the wanted value is left alone; the agent (``Desired.claim``)
 records it as its own when no writer of ours owns it, so a later change is its to make.
+Annotations other tools read (the Slinky topology spec) follow the same rules, their owners
+kept in ``topology-labeler.io/owned-annotations``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from labeler.node import (
     OWNED_ANNOTATION,
+    OWNED_ANNOTATIONS_ANNOTATION,
     OWNERS_ANNOTATION,
     SOURCE_IDS_ANNOTATION,
     NodeLabels,
@@ -47,6 +51,8 @@ class Desired:
       ours owns is recorded as this writer's (an annotation write, the label untouched).
     - ``placeholders``: values that mean "nothing known" (another labeler's): a key holding
       one counts as absent for ``set`` and ``fill``, so it is replaced without adopt.
+    - ``annotations`` / ``prune_annotations``: ``set`` / ``prune`` for annotations other
+      tools read (the Slinky topology spec), under the same ownership rules and ``claim``.
     """
 
     set: Mapping[str, str] = field(default_factory=dict)
@@ -57,6 +63,8 @@ class Desired:
     writer: str = AGENT
     claim: bool = False
     placeholders: frozenset[str] = frozenset()
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    prune_annotations: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,9 @@ class LabelPlan:
         return {"metadata": meta}
 
 
+BOOKKEEPING = "topology-labeler.io/"  # our ownership annotations: not worth a line
+
+
 def change_lines(
     plan: LabelPlan,
     current: Mapping[str, str],
@@ -145,6 +156,10 @@ def change_lines(
             lines.append(f"add {key}={value}" + (f"  ({sid})" if sid and sid != value else ""))
         else:
             lines.append(f"change {key}: {old} → {value}")
+    for key, ann in sorted(plan.annotations.items()):
+        if key.startswith(BOOKKEEPING):
+            continue
+        lines.append(f"remove annotation {key}" if ann is None else f"annotate {key}={ann}")
     return lines + [conflict_line(c) for c in plan.conflicts]
 
 
@@ -167,76 +182,126 @@ def _json(doc: Mapping[str, str]) -> str | None:
     return json.dumps(doc, sort_keys=True, separators=(",", ":")) if doc else None
 
 
-def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> LabelPlan:
-    """Diff ``desired`` against ``node`` under the ownership rules. Pure; no I/O."""
+@dataclass
+class _Keys:
+    """One writer's diff of one kind of key (labels, or annotations) on one node."""
+
+    owned: set[str]
+    owners: dict[str, str]  # owned key → writer; an owned key without one is anyone's of ours
+    changes: dict[str, str | None] = field(default_factory=dict)
+    conflicts: list[Conflict] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    claimed: list[str] = field(default_factory=list)
+
+
+def _diff_keys(
+    node: str,
+    current: Mapping[str, str],
+    keys: _Keys,
+    desired: Desired,
+    *,
+    set_: Mapping[str, str],
+    fill: Mapping[str, str],
+    prune: frozenset[str],
+    remove: frozenset[str],
+    adopt: bool,
+) -> _Keys:
+    """The ownership rules for one kind of key; ``keys`` is updated and returned."""
     me = desired.writer
-    owned = set(node.owned)
-    owners = node.owners  # owned key → writer; an owned key without one is anyone's of ours
+    owned, owners = keys.owned, keys.owners
+    placeholder = desired.placeholders
 
     def other(key: str) -> str | None:
         """The other writer of ours that owns ``key``, if any."""
         writer = owners.get(key) if key in owned else None
         return writer if writer != me else None
 
-    changes: dict[str, str | None] = {}
-    conflicts: list[Conflict] = []
-    unchanged: list[str] = []
-    claimed: list[str] = []
-
-    placeholder = desired.placeholders
-    fill = {k: v for k, v in desired.fill.items() if node.labels.get(k) in (None, "", *placeholder)}
-    wanted = {**desired.set, **fill}
+    wanted = {**set_, **fill}
     for key, value in sorted(wanted.items()):
-        current = node.labels.get(key)
-        if current == value:
-            unchanged.append(key)
+        now = current.get(key)
+        if now == value:
+            keys.unchanged.append(key)
             # Equal is no fight: claim it unless another writer of ours owns it.
-            if desired.claim and key in desired.set and other(key) is None:
+            if desired.claim and key in set_ and other(key) is None:
                 if key not in owned or owners.get(key) != me:
-                    claimed.append(key)
+                    keys.claimed.append(key)
                 owned.add(key)
                 owners[key] = me
-        elif (
-            current is None
-            or current in placeholder
-            or adopt
-            or (key in owned and other(key) is None)
-        ):
-            changes[key] = value
+        elif now is None or now in placeholder or adopt or (key in owned and other(key) is None):
+            keys.changes[key] = value
             owned.add(key)
             if key in fill:
                 owners.pop(key, None)  # a default: any writer of ours may replace it
             else:
                 owners[key] = me
         else:
-            conflicts.append(Conflict(node.name, key, current, value, other(key)))
+            keys.conflicts.append(Conflict(node, key, now, value, other(key)))
 
     mine = {k for k in owned if other(k) is None}
-    stale = (desired.prune - wanted.keys() - desired.fill.keys()) & mine
-    for key in sorted(stale | desired.remove):
-        current = node.labels.get(key)
-        if current is None:
+    stale = (prune - wanted.keys()) & mine
+    for key in sorted(stale | remove):
+        now = current.get(key)
+        if now is None:
             continue  # nothing to remove; its ownership is forgotten below
         if key in mine or adopt:
-            changes[key] = None
+            keys.changes[key] = None
             owned.discard(key)
-        elif key in desired.remove:
-            conflicts.append(Conflict(node.name, key, current, None, other(key)))
+        elif key in remove:
+            keys.conflicts.append(Conflict(node, key, now, None, other(key)))
 
     # Forget ownership of keys that someone else removed and nobody wants back.
-    final_labels = {**node.labels, **changes}
-    owned = {k for k in owned if final_labels.get(k) is not None}
+    final = {**current, **keys.changes}
+    keys.owned = {k for k in owned if final.get(k) is not None}
+    keys.owners = {k: w for k, w in owners.items() if k in keys.owned}
+    return keys
+
+
+def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> LabelPlan:
+    """Diff ``desired`` against ``node`` under the ownership rules. Pure; no I/O."""
+    me = desired.writer
+    placeholder = desired.placeholders
+    fill = {k: v for k, v in desired.fill.items() if node.labels.get(k) in (None, "", *placeholder)}
+    labels = _diff_keys(
+        node.name,
+        node.labels,
+        _Keys(set(node.owned), node.owners),
+        desired,
+        set_=desired.set,
+        fill=fill,
+        prune=desired.prune - desired.fill.keys(),
+        remove=desired.remove,
+        adopt=adopt,
+    )
+    owned, new_owners = labels.owned, labels.owners
     annotations: dict[str, str | None] = {}
     if owned != set(node.owned):
         annotations[OWNED_ANNOTATION] = format_owned(owned) if owned else None
-    new_owners = {k: w for k, w in owners.items() if k in owned}
     # Compared with the annotation as written, so stale entries are dropped with a write
     # that happens anyway, or on their own.
     if new_owners != parse_json_map(node.annotations.get(OWNERS_ANNOTATION, "")):
         annotations[OWNERS_ANNOTATION] = _json(new_owners)
 
+    ann_owners = node.annotation_owners
+    others = _diff_keys(
+        node.name,
+        node.annotations,
+        _Keys(set(ann_owners), {k: w for k, w in ann_owners.items() if w}),
+        dataclasses.replace(desired, placeholders=frozenset()),
+        set_=desired.annotations,
+        fill={},
+        prune=desired.prune_annotations,
+        remove=frozenset(),
+        adopt=adopt,
+    )
+    annotations.update(others.changes)
+    new_ann_owners = {k: others.owners.get(k, "") for k in others.owned}
+    if new_ann_owners != ann_owners:
+        annotations[OWNED_ANNOTATIONS_ANNOTATION] = _json(new_ann_owners)
+
     ids = node.source_ids
     new_ids = {k: v for k, v in ids.items() if k in owned}
+    wanted = {**desired.set, **fill}
+    final_labels = {**node.labels, **labels.changes}
     # Only keys this writer may write: a value someone else set (the same one we want) and
     # did not let us claim is not recorded, which would be a write where none is needed.
     new_ids.update(
@@ -248,9 +313,9 @@ def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> L
         annotations[SOURCE_IDS_ANNOTATION] = _json(new_ids)
     return LabelPlan(
         node=node.name,
-        labels=changes,
+        labels=labels.changes,
         annotations=annotations,
-        conflicts=tuple(conflicts),
-        unchanged=tuple(unchanged),
-        claimed=tuple(claimed),
+        conflicts=tuple(labels.conflicts + others.conflicts),
+        unchanged=tuple(labels.unchanged),
+        claimed=tuple(labels.claimed + others.claimed),
     )

@@ -1,6 +1,6 @@
 """Profiles: a named topology plus what the agent writes and how it encodes IDs.
 
-Built-in: ``oci-rdma`` and ``ascend-superpod`` (their keys are listed in README.md). A
+Built-in: ``oci-rdma``, ``ascend-superpod`` and ``gce`` (their keys are listed in README.md). A
 custom profile is a YAML file; ``--profile`` takes a built-in name or a path.
 
 Sources report IDs by role (island, network block, superpod...), never by label key: the
@@ -33,6 +33,10 @@ ASCEND_SUPERPOD = "huawei.com/topotree.superpodid"
 ASCEND_RACK = "huawei.com/topotree.rackid"
 ASCEND_SERVER = "huawei.com/topotree.serverid"
 DEFAULT_TREE_NAME = "default"
+# The keys GKE writes on its nodes, so Kueue Topologies from GKE's documentation apply.
+GCE_BLOCK = "cloud.google.com/gce-topology-block"
+GCE_SUBBLOCK = "cloud.google.com/gce-topology-subblock"
+GCE_HOST = "cloud.google.com/gce-topology-host"
 
 
 @dataclass(frozen=True)
@@ -142,7 +146,25 @@ def ascend_superpod(tree_name: str = DEFAULT_TREE_NAME) -> Profile:
     )
 
 
-BUILTIN = {"oci-rdma": oci_rdma, "ascend-superpod": ascend_superpod}
+def gce() -> Profile:
+    """GKE's own keys and values: the metadata server's IDs as they are (GKE writes them
+    unencoded), block, sub-block and host as Kueue levels."""
+    return Profile(
+        name="gce",
+        topology=Topology(
+            name=DEFAULT_TREE_NAME,
+            levels=(
+                Level(GCE_BLOCK, "block"),
+                Level(GCE_SUBBLOCK, "subblock"),
+                Level(GCE_HOST, "host"),
+            ),
+        ),
+        encoding="raw",
+        source="gce-metadata",
+    )
+
+
+BUILTIN = {"oci-rdma": oci_rdma, "ascend-superpod": ascend_superpod, "gce": gce}
 
 
 def check_tree_name(name: str, tree_label: str = ASCEND_TREE_LABEL) -> str:
@@ -162,8 +184,8 @@ def check_tree_name(name: str, tree_label: str = ASCEND_TREE_LABEL) -> str:
 
 
 _TOP_KEYS = {"name", "treeName", "treeLabel", "levels", "extraLabels", "encoding", "source"}
-_LEVEL_KEYS = {"key", "name", "reservedNode", "tierName"}
-_SOURCES = {"static", "oci-imds", "ascend"}
+_LEVEL_KEYS = {"key", "name", "reservedNode", "tierName", "block"}
+_SOURCES = {"static", "oci-imds", "ascend", "gce-metadata"}
 
 
 def load_profile(spec: str, *, tree_name: str | None = None) -> Profile:
@@ -279,6 +301,13 @@ def _parse_levels(raw: Any, problems: list[str]) -> list[Level]:
         tier = item.get("tierName")
         if tier is not None and not isinstance(tier, str):
             problems.append(f"{where}: tierName must be a string")
+        block = item.get("block", False)
+        if not isinstance(block, bool):
+            problems.append(f"{where}: block must be true or false (the Slurm block level)")
         if isinstance(key, str) and isinstance(name, str):
-            levels.append(Level(key=key, name=name, reserved_node=reserved, tier_name=tier))
+            levels.append(
+                Level(
+                    key=key, name=name, reserved_node=reserved, tier_name=tier, block=block is True
+                )
+            )
     return levels

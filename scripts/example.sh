@@ -33,9 +33,14 @@ step ls -R "$out/scheduler"
 step sed -n '1,40p' "$out/scheduler/kueue-topology.yaml"
 tl advise --profile oci-rdma --from-cluster --pods 3 --request nvidia.com/gpu=8 \
     --required local_block
+rc=0
 tl advise --profile oci-rdma --from-cluster --pods 4 --request nvidia.com/gpu=8 \
-    --required local_block --html "$out/advise-map.html" \
-    || echo "(advise exits 2: the job does not fit)"
+    --required local_block --html "$out/advise-map.html" || rc=$?
+if [ "$rc" -ne 3 ]; then
+    echo "error: advise exited $rc; expected 3 (done: the job does not fit)" >&2
+    exit 1
+fi
+echo "(advise exits 3: done, and the job does not fit)"
 tl map --profile oci-rdma --from-cluster -o "$out/topology-map.html"
 printf '\nDone. Generated scheduler configuration is in %s/scheduler/\n' "$out"
 printf 'Topology map (open in a browser): %s\n' "$(realpath "$out/topology-map.html")"

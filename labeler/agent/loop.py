@@ -42,6 +42,7 @@ from labeler.agent.decide import (
 )
 from labeler.agent.health import Heartbeats
 from labeler.backoff import Backoff
+from labeler.emit.slurm import Slinky
 from labeler.errors import Exit, LabelerError
 from labeler.kube import readiness
 from labeler.kube.errors import KubeError, NotFound
@@ -79,6 +80,7 @@ class AgentConfig:
     confirm_reads: int = 2  # reads in a row that must agree before a topology change is written
     remove_taint: str | None = None  # readiness gate: this NoSchedule taint goes once labeled
     set_condition: bool = False  # readiness gate: keep the TopologyLabeled condition
+    slinky: Slinky | None = None  # also keep the Slinky topology annotation
 
 
 @dataclass
@@ -231,6 +233,8 @@ class Agent:
             )
         except LabelerError as e:
             return self._error(f"cannot encode the topology of {cfg.node}: {e}")
+        if desired is not None and cfg.slinky is not None:
+            desired = cfg.slinky.add_to(desired, node.labels)
         if desired is None:
             reason = state.outcome.reason if isinstance(state.outcome, NoData) else ""
             self._done(node.labels, None, conflicts=())

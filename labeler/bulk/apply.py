@@ -23,6 +23,7 @@ from enum import Enum
 from typing import Any, Protocol
 
 from labeler.bulk.sheet import CsvRow, LabelSheet
+from labeler.emit.slurm import Slinky
 from labeler.errors import Exit, InputError
 from labeler.kube.errors import KubeError
 from labeler.kube.nodes import LabelWriter, WriteResult, list_node_labels
@@ -46,12 +47,15 @@ class BulkOptions:
       ``kubectl label --overwrite`` / ``key-`` do (the MindCluster twin always does).
     - ``all_keys``: delete only — remove every CSV key, also where the node's cell is empty.
     - ``skip_missing``: nodes of the CSV that are not in the cluster are reported, not fatal.
+    - ``slinky``: also keep the Slinky topology annotation, computed from each node's
+      labels as they will be after the write.
     """
 
     action: Action = Action.APPLY
     adopt: bool = False
     all_keys: bool = False
     skip_missing: bool = False
+    slinky: Slinky | None = None
 
 
 def desired_from_row(row: CsvRow, keys: Sequence[str], opts: BulkOptions) -> Desired | None:
@@ -162,6 +166,8 @@ def plan_bulk(
             current = node.labels if node is not None else None
             diffs.append(NodeDiff(row.node, row.line, desired, None, current))
             continue
+        if opts.slinky is not None:
+            desired = opts.slinky.add_to(desired, node.labels)
         plan = plan_labels(node, desired, adopt=opts.adopt)
         diffs.append(NodeDiff(row.node, row.line, desired, plan, node.labels))
     return BulkPlan(sheet.path, opts, tuple(diffs), by_name)

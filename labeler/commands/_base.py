@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from labeler.errors import Exit, InputError, UsageError, one_line
 from labeler.labels import key_problems, value_problems
-from labeler.profiles import BUILTIN
+from labeler.profiles import BUILTIN, Profile
 
 # What --profile takes, in every command.
 PROFILE_HELP = f"{', '.join(BUILTIN)}, or a profile YAML file"
 
 if TYPE_CHECKING:
+    from labeler.emit.slurm import Slinky
     from labeler.kube.client import Api
     from labeler.node import NodeInfo
     from labeler.scope import Scope
@@ -268,3 +269,32 @@ def parse_pairs(values: Iterable[str], flag: str, *, labels: bool = True) -> dic
                 raise UsageError(f"{flag}: {key} is given twice ({out[key]!r} and {value!r})")
             out[key] = value
     return out
+
+
+def add_slinky(p: argparse.ArgumentParser) -> None:
+    """The Slinky node annotation flags shared by ``agent`` and ``apply``."""
+    g = p.add_argument_group("Slinky (Slurm on Kubernetes)")
+    g.add_argument(
+        "--slinky-topology",
+        action="store_true",
+        help="also keep the topology.slinky.slurm.net/spec annotation (the node's leaf "
+        "switch and block in generate --emit slurm's topology.yaml); owned like labels",
+    )
+    g.add_argument(
+        "--slurm-topology-name",
+        help="topology.yaml name of the tree topology, as given to generate (default: the "
+        "profile name); the block topology adds '-block'",
+    )
+
+
+def slinky_from_args(args: argparse.Namespace, profile: Profile | None) -> Slinky | None:
+    from labeler.emit.slurm import Slinky, topology_names
+
+    if not args.slinky_topology:
+        if args.slurm_topology_name:
+            raise UsageError("--slurm-topology-name goes with --slinky-topology")
+        return None
+    if profile is None:
+        raise UsageError("--slinky-topology needs --profile (the levels of the topology)")
+    topo = profile.topology
+    return Slinky(topo, topology_names(topo, args.slurm_topology_name or profile.name))

@@ -10,7 +10,15 @@ import threading
 from typing import Any
 
 from labeler.agent.decide import OnMissing, Status
-from labeler.commands._base import PROFILE_HELP, add_command, add_tree_name, cluster, flag_value
+from labeler.commands._base import (
+    PROFILE_HELP,
+    add_command,
+    add_slinky,
+    add_tree_name,
+    cluster,
+    flag_value,
+    slinky_from_args,
+)
 from labeler.errors import Exit, UsageError
 from labeler.flags import positive_number
 from labeler.labels import dns1123_subdomain_problems, key_problems, parse_encoding
@@ -91,6 +99,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--port", type=int, default=8080, help="/metrics /healthz /readyz port")
     p.add_argument("--address", default="", help="address to bind (default: all)")
+    add_slinky(p)
     add_tree_name(
         p, help_text="value of huawei.com/topotree, the tree name (default: 'default'; never empty)"
     )
@@ -132,6 +141,7 @@ def run_agent(args: argparse.Namespace) -> int:
             )
     if args.confirm_reads < 1:
         raise UsageError(f"--confirm-reads must be at least 1, got {args.confirm_reads}")
+    slinky = slinky_from_args(args, profile)
     stop = threading.Event()
     source = make_source(profile, args, stop)
     api = cluster(args)
@@ -147,6 +157,7 @@ def run_agent(args: argparse.Namespace) -> int:
         confirm_reads=args.confirm_reads,
         remove_taint=args.remove_taint,
         set_condition=args.set_condition,
+        slinky=slinky,
     )
     agent = Agent(
         api,

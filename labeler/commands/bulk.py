@@ -12,7 +12,15 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from labeler.commands._base import add_command, add_profile, add_tree_name, cluster
+from labeler.commands._base import (
+    PROFILE_HELP,
+    add_command,
+    add_profile,
+    add_slinky,
+    add_tree_name,
+    cluster,
+    slinky_from_args,
+)
 from labeler.errors import Exit, UsageError
 from labeler.profiles import load_profile
 
@@ -115,6 +123,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def _csv_options(p: argparse.ArgumentParser, *, delete: bool, write: bool) -> None:
     p.add_argument("--config-path", required=True, help="the label CSV (nodeName,<key>,...)")
+    p.add_argument("--profile", help=f"{PROFILE_HELP}; needed only by --slinky-topology")
+    add_slinky(p)
     p.add_argument(
         "--adopt",
         action="store_true",
@@ -158,11 +168,13 @@ def _csv_options(p: argparse.ArgumentParser, *, delete: bool, write: bool) -> No
 def _options(args: argparse.Namespace) -> bulk.BulkOptions:
     from labeler.bulk import apply as bulk
 
+    profile = load_profile(args.profile) if args.profile else None
     return bulk.BulkOptions(
         action=bulk.Action(args.action),
         adopt=args.adopt,
         all_keys=getattr(args, "all_keys", False),
         skip_missing=args.skip_missing_nodes,
+        slinky=slinky_from_args(args, profile),
     )
 
 

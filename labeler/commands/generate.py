@@ -42,7 +42,7 @@ SNIPPETS_DIR = "config-snippets"  # under --output-dir: fragments to merge, not 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     from labeler.emit import hypernodes, kueue
-    from labeler.emit.kinds import KINDS
+    from labeler.emit.kinds import ALL_KINDS, KINDS
     from labeler.emit.volcano import discovery_name_problems
     from labeler.labels import dns1123_subdomain_problems
 
@@ -60,8 +60,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     out.add_argument(
         "--emit",
         default=",".join(KINDS),
-        help=f"what to emit, comma-separated (default: {','.join(KINDS)}); "
-        "hypernodes need --from-csv or --from-cluster",
+        help=f"what to emit, comma-separated, from {','.join(ALL_KINDS)} "
+        f"(default: {','.join(KINDS)}); hypernodes and slurm need --from-csv or "
+        "--from-cluster, slurm also --output-dir",
     )
     out.add_argument(
         "--merge-into",
@@ -141,6 +142,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="networkTopologyTypes name (≤ 20 characters)",
     )
     v.add_argument("--discovery-interval", default="1h", help="label discovery interval")
+    s = g.add_argument_group("Slurm (--emit slurm: topology.conf, topology.yaml)")
+    s.add_argument(
+        "--slurm-topology-name",
+        help="topology.yaml name of the tree topology; the block topology adds '-block' "
+        "(default: the profile name); must match the agent's and apply's",
+    )
     g.set_defaults(handler=run_generate)
 
     c = add_command(
@@ -255,6 +262,7 @@ def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptio
         ),
         discovery_name=args.discovery_name,
         discovery_interval=args.discovery_interval,
+        slurm_topology_name=args.slurm_topology_name,
     )
 
 
@@ -295,6 +303,13 @@ def run_generate(args: argparse.Namespace) -> int:
     if args.output_dir and args.output:
         raise UsageError("give either --output-dir or -o, not both")
     opts = _options(args, profile)  # validate every flag before reading anything
+    if bundle.SLURM in opts.kinds and not (
+        args.output_dir and (args.from_csv or args.from_cluster)
+    ):
+        raise UsageError(
+            "--emit slurm writes two files (slurm/topology.conf, slurm/topology.yaml): "
+            "give --output-dir and --from-csv or --from-cluster"
+        )
     if args.merge_into and not wants_objects:
         _merge(args, profile)
         return Exit.OK
@@ -326,7 +341,8 @@ def run_generate(args: argparse.Namespace) -> int:
         for o in outputs:
             # Config snippets go one folder down so that `kubectl apply -f D/` applies
             # exactly the API objects and never trips over a fragment without a kind.
-            path = d / o.filename if o.applicable else d / SNIPPETS_DIR / o.filename
+            folder = o.folder or ("" if o.applicable else SNIPPETS_DIR)
+            path = d / folder / o.filename
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
@@ -335,7 +351,11 @@ def run_generate(args: argparse.Namespace) -> int:
                     "pick a writable directory"
                 ) from e
             write_atomic(path, o.text())
-            what = f"{len(o.docs)} object(s)" if o.applicable else "config snippet"
+            what = (
+                f"{len(o.docs)} object(s)"
+                if o.applicable
+                else ("Slurm file" if o.raw is not None else "config snippet")
+            )
             print(f"wrote {path} ({what})")
     elif args.output and args.output != "-":
         write_atomic(Path(args.output), "".join(o.text() for o in outputs))

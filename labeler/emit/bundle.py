@@ -11,16 +11,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labeler.check import shared_across_trees
-from labeler.emit import hypernodes, kueue, volcano
+from labeler.emit import hypernodes, kueue, slurm, volcano
+from labeler.emit.kinds import ALL_KINDS as ALL_KINDS
 from labeler.emit.kinds import DISCOVERY as DISCOVERY
 from labeler.emit.kinds import HYPERNODES as HYPERNODES
 from labeler.emit.kinds import KINDS as KINDS
 from labeler.emit.kinds import KUEUE as KUEUE
+from labeler.emit.kinds import SLURM as SLURM
 from labeler.emit.kinds import VOLCANO as VOLCANO
 from labeler.emit.yamlio import dump
 from labeler.errors import UsageError
 from labeler.model import NodePosition, Topology
 
+SLURM_DIR = "slurm"  # under --output-dir: files for the Slurm controller, not for kubectl
 HYPERNODES_FILE = "volcano-hypernodes.yaml"
 DISCOVERY_FILE = "volcano-hypernode-discovery.yaml"
 HYPERNODE_FILES = (
@@ -35,8 +38,12 @@ class Output:
     title: str  # one line saying what it is and where it goes
     docs: tuple[dict[str, Any], ...]
     applicable: bool  # a Kubernetes object the API accepts as is (vs. a config snippet)
+    raw: str | None = None  # a file in its own format (Slurm), written as is
+    folder: str | None = None  # its folder under --output-dir, when not the default
 
     def text(self) -> str:
+        if self.raw is not None:
+            return self.raw
         return "".join(
             "---\n" + (f"# {self.title}\n" if i == 0 else "") + dump(d)
             for i, d in enumerate(self.docs)
@@ -56,6 +63,7 @@ class GenerateOptions:
     hypernode: hypernodes.HyperNodeOptions = field(default_factory=hypernodes.HyperNodeOptions)
     discovery_name: str | None = None
     discovery_interval: str = "1h"
+    slurm_topology_name: str | None = None  # default: the profile name
 
     @property
     def kueue_topology_name(self) -> str:
@@ -66,9 +74,9 @@ class GenerateOptions:
 
 def parse_kinds(text: str) -> tuple[str, ...]:
     kinds = tuple(k.strip() for k in text.split(",") if k.strip())
-    unknown = [k for k in kinds if k not in KINDS]
+    unknown = [k for k in kinds if k not in ALL_KINDS]
     if unknown or not kinds:
-        raise UsageError(f"--emit {text!r}: choose from {', '.join(KINDS)} (comma-separated)")
+        raise UsageError(f"--emit {text!r}: choose from {', '.join(ALL_KINDS)} (comma-separated)")
     return kinds
 
 
@@ -102,7 +110,7 @@ def unusable(
 
 
 def build(opts: GenerateOptions, positions: Sequence[NodePosition] | None) -> list[Output]:
-    """The outputs asked for; HyperNodes only when positions are known."""
+    """The outputs asked for; HyperNodes and Slurm files only when positions are known."""
     topo = opts.topology
     out: list[Output] = []
     if KUEUE in opts.kinds:
@@ -158,6 +166,31 @@ def build(opts: GenerateOptions, positions: Sequence[NodePosition] | None) -> li
                 "(label discovery; an alternative to static HyperNodes)",
                 (volcano.discovery_config(topo, name, opts.discovery_interval),),
                 False,
+            )
+        )
+    if SLURM in opts.kinds and positions is not None:
+        names = slurm.topology_names(topo, opts.slurm_topology_name or opts.profile_name)
+        files = slurm.build(topo, positions, names)
+        out.append(
+            Output(
+                "topology.conf",
+                "Slurm topology.conf (TopologyPlugin=topology/tree): next to slurm.conf",
+                (),
+                False,
+                raw=files.conf,
+                folder=SLURM_DIR,
+            )
+        )
+        out.append(
+            Output(
+                "topology.yaml",
+                f"Slurm topology.yaml (25.05+; topologies {names.tree}"
+                + (f", {names.block}" if names.block else "")
+                + "): next to slurm.conf, instead of topology.conf",
+                (),
+                False,
+                raw=files.yaml,
+                folder=SLURM_DIR,
             )
         )
     return out

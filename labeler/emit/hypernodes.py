@@ -108,9 +108,7 @@ def node_member(node: str) -> dict[str, Any]:
     return {"type": "Node", "selector": {"regexMatch": {"pattern": pattern}}}
 
 
-def _choose_parents(
-    topology: Topology, positions: Sequence[NodePosition], i: int
-) -> dict[str, str]:
+def choose_parents(topology: Topology, positions: Sequence[NodePosition], i: int) -> dict[str, str]:
     """Child value at level i → the parent value at level i-1 (majority if conflicting)."""
     votes: defaultdict[str, Counter[str]] = defaultdict(Counter)
     for p in positions:
@@ -159,7 +157,7 @@ def build_hypernodes(
         if v is not None:
             children[last][v].append(p.node)
     for i in range(last, 0, -1):
-        for child, parent in _choose_parents(topology, positions, i).items():
+        for child, parent in choose_parents(topology, positions, i).items():
             children[i - 1][parent].append(child)
         # a wider domain seen only on nodes whose narrower label is missing has no members
     out: list[dict[str, Any]] = []

@@ -8,4 +8,6 @@ KUEUE = "kueue"
 VOLCANO = "volcano"
 HYPERNODES = "hypernodes"
 DISCOVERY = "discovery"
-KINDS = (KUEUE, VOLCANO, HYPERNODES, DISCOVERY)
+SLURM = "slurm"
+KINDS = (KUEUE, VOLCANO, HYPERNODES, DISCOVERY)  # the default
+ALL_KINDS = (*KINDS, SLURM)

@@ -19,7 +19,9 @@ from labeler.kube.errors import Conflict as ApiConflict
 from labeler.kube.raw import abandon, call_json, iter_lines, list_pages
 from labeler.node import (
     OWNED_ANNOTATION,
+    OWNED_ANNOTATIONS_ANNOTATION,
     OWNERS_ANNOTATION,
+    SLINKY_ANNOTATION,
     SOURCE_IDS_ANNOTATION,
     NodeInfo,
     NodeLabels,
@@ -30,7 +32,13 @@ log = logging.getLogger(__name__)
 
 MERGE_PATCH = "application/merge-patch+json"
 # The annotations a label plan reads; a lean read keeps no others.
-OWN_ANNOTATIONS = (OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION)
+OWN_ANNOTATIONS = (
+    OWNED_ANNOTATION,
+    OWNERS_ANNOTATION,
+    SOURCE_IDS_ANNOTATION,
+    OWNED_ANNOTATIONS_ANNOTATION,
+    SLINKY_ANNOTATION,  # owned like a label: the plan must see a value someone else wrote
+)
 T = TypeVar("T")
 
 

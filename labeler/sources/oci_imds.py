@@ -28,29 +28,32 @@ Every document is fetched under a deadline (``--imds-timeout``, retries included
 trickling bytes cannot hold a read longer) and a size cap (IMDS documents are a few KB).
 
 IMDS rejects requests that carry ``Forwarded``/``X-Forwarded-*`` headers and must be reached
-directly from the host, so the session ignores proxy environment variables
-(``trust_env=False``) and never adds such headers.
+directly from the host; the HTTP client shared by the metadata sources
+(``labeler.sources.metadata_http``) ignores proxies and never adds such headers.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import logging
-import socket
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from labeler.backoff import Backoff
-from labeler.errors import UsageError
-from labeler.flags import positive_number
 from labeler.profiles import Profile, Roles
 from labeler.sources import NoData, Reading, SourceError, SourceKind
+from labeler.sources.metadata_http import (
+    MAX_DOCUMENT_BYTES,
+    HttpOptions,
+    MetadataClient,
+    Refused,
+    Service,
+    add_http_flags,
+    check_printable,
+    http_args,
+)
 
 if TYPE_CHECKING:
     import requests
@@ -63,10 +66,15 @@ RDMA_PATH = "/opc/v2/host/rdmaTopologyData"
 HOST_PATH = "/opc/v2/host"
 INSTANCE_PATH = "/opc/v2/instance/"
 MEMORY_CLUSTER_TAG = "oci:compute:gpumemorycluster"
-MAX_DOCUMENT_BYTES = 1 << 20  # IMDS documents are a few KB; more is not IMDS
 MAX_TRAY_FILE_BYTES = 256
 AUTH_HEADER = {"Authorization": "Bearer Oracle"}
-_FORBIDDEN_HEADERS = ("forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto")
+SERVICE = Service(
+    name="IMDS",
+    headers=AUTH_HEADER,
+    refused="IMDS v2 needs 'Authorization: Bearer Oracle' and no Forwarded headers (is a "
+    "proxy in the way?)",
+    timeout_flag="--imds-timeout",
+)
 
 # The roles this source reports; a profile's levels named so take them.
 ISLAND, NETWORK_BLOCK, LOCAL_BLOCK, HOST, FABRIC = (
@@ -107,33 +115,16 @@ class ImdsOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ImdsOptions:
-        if args.imds_attempts < 1:
-            raise UsageError("--imds-attempts must be at least 1")
+        url, timeout, attempts = http_args(args, "imds")
         return cls(
-            url=args.imds_url,
-            timeout=args.imds_timeout,
-            attempts=args.imds_attempts,
-            tray_index_file=args.tray_index_file,
+            url=url, timeout=timeout, attempts=attempts, tray_index_file=args.tray_index_file
         )
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
     default = ImdsOptions()
     g = parser.add_argument_group("OCI instance metadata (source oci-imds)")
-    g.add_argument("--imds-url", default=default.url, help=f"default {default.url}")
-    g.add_argument(
-        "--imds-timeout",
-        type=positive_number,
-        default=default.timeout,
-        help="deadline in seconds for each IMDS document, retries included "
-        f"(default {default.timeout:g})",
-    )
-    g.add_argument(
-        "--imds-attempts",
-        type=int,
-        default=default.attempts,
-        help=f"IMDS requests per document, with backoff (default {default.attempts})",
-    )
+    add_http_flags(g, "imds", "IMDS", HttpOptions(default.url, default.timeout, default.attempts))
     g.add_argument(
         "--tray-index-file",
         default=None,
@@ -149,14 +140,6 @@ def _build(profile: Profile, args: argparse.Namespace, stop: threading.Event) ->
 
 
 KIND = SourceKind(NAME, add_flags, _build)
-
-
-class _Retry(Exception):
-    """A transient failure worth another attempt."""
-
-
-class _Refused(SourceError):
-    """401/403: every document would be refused the same way; no fallback helps."""
 
 
 class OciImdsSource:
@@ -177,32 +160,21 @@ class OciImdsSource:
         sleep: Callable[[float], bool] | None = None,
         wanted: frozenset[str] | None = None,
     ) -> None:
-        # requests is imported here, not at the top: the agent command registers this
-        # module's flags on every start of the CLI, which must stay quick. Its exceptions
-        # are kept for _get_once: an import statement there would run in the source thread,
-        # and one running while the interpreter shuts down can abort the process.
-        import requests
-
-        self._timeout_error: type[Exception] = requests.Timeout
-        self._request_error: type[Exception] = requests.RequestException
         self.options = options or ImdsOptions()
         self.wanted = frozenset(ROLES.levels + ROLES.extras) if wanted is None else wanted
-        self._backoff = Backoff(self.options.backoff, self.options.max_backoff, (0.5, 1.0))
-        self._stop = stop or threading.Event()
-        # Waiting on the stop event makes backoff end at once on SIGTERM.
-        self._sleep = sleep or self._stop.wait
-        self._session = session or requests.Session()
-        self._session.mount("http://", _deadline_adapter())
-        # Never route IMDS through a proxy from HTTP(S)_PROXY, never read .netrc.
-        self._session.trust_env = False
-        for header in _FORBIDDEN_HEADERS:
-            self._session.headers.pop(header, None)
+        opts = self.options
+        http = HttpOptions(
+            opts.url, opts.timeout, opts.attempts, opts.backoff, opts.max_backoff, opts.max_bytes
+        )
+        self._client = MetadataClient(SERVICE, http, stop=stop, session=session, sleep=sleep)
+        self._session = self._client.session
+        self._get_json = self._client.get_json
 
     def read(self) -> Reading | NoData:
         failed: SourceError | None = None
         try:
             doc = self._get_json(RDMA_PATH)
-        except _Refused:
+        except Refused:
             raise
         except SourceError as e:
             # Not a definite answer, but /host may embed the same IDs: ask it now rather
@@ -294,174 +266,6 @@ class OciImdsSource:
             except SourceError as e:
                 unknown[TRAY] = str(e)
         return Reading(ids=ids, details=reading.details, values=values, unknown=unknown)
-
-    # --- HTTP ---------------------------------------------------------------------
-
-    def _get_json(self, path: str) -> Any:
-        """The parsed JSON at ``path``; None for 404 or an empty body. Raises SourceError."""
-        opts = self.options
-        url = opts.url.rstrip("/") + path
-        deadline = time.monotonic() + opts.timeout
-        last: Exception | None = None
-        for attempt in range(1, max(1, opts.attempts) + 1):
-            if attempt > 1:
-                delay = min(self._backoff.delay(attempt - 1), deadline - time.monotonic())
-                if delay <= 0:
-                    break
-                log.debug("IMDS retry url=%s attempt=%d delay=%.2fs", url, attempt, delay)
-                if self._sleep(delay) or self._stop.is_set():
-                    break
-            try:
-                return self._get_once(url, deadline)
-            except _Retry as e:
-                last = e
-            if time.monotonic() >= deadline:
-                break
-        raise SourceError(f"{last}; keeping the current labels and retrying later")
-
-    def _get_once(self, url: str, deadline: float) -> Any:
-        remaining = max(0.001, deadline - time.monotonic())
-        expired = f"IMDS {url}: no complete answer within --imds-timeout {self.options.timeout:g}s"
-        with _Deadline(remaining) as guard:
-            try:
-                resp = self._session.get(
-                    url,
-                    headers=AUTH_HEADER,
-                    timeout=remaining,  # to connect, and per socket read; the guard ends it all
-                    allow_redirects=False,
-                    stream=True,
-                )
-            except self._timeout_error as e:
-                raise _Retry(f"{expired} ({e})") from e
-            except self._request_error as e:
-                if guard.expired:
-                    raise _Retry(expired) from e
-                raise _Retry(
-                    f"IMDS {url}: cannot connect ({type(e).__name__}); the agent needs "
-                    "hostNetwork to reach the metadata service"
-                ) from e
-            try:
-                data = self._answer(resp, url, guard, expired)
-            finally:
-                resp.close()
-        if data is None or not data.strip():
-            return None
-        try:
-            return json.loads(data)
-        except (ValueError, RecursionError) as e:
-            raise SourceError(f"IMDS {url}: the answer is not JSON ({e}): {data[:80]!r}") from e
-
-    def _answer(self, resp: Any, url: str, guard: _Deadline, expired: str) -> bytes | None:
-        """The body of a 200 (at most ``max_bytes``), None for 404; raises otherwise."""
-        status = resp.status_code
-        if status == 404:
-            return None
-        if status in (401, 403):
-            raise _Refused(
-                f"IMDS {url}: {status} {resp.reason}: the metadata service refused the "
-                "request; IMDS v2 needs 'Authorization: Bearer Oracle' and no Forwarded "
-                "headers (is a proxy in the way?)"
-            )
-        if status == 429 or status >= 500:
-            raise _Retry(f"IMDS {url}: {status} {resp.reason}")
-        if status != 200:
-            raise SourceError(f"IMDS {url}: unexpected answer {status} {resp.reason}")
-        cap = self.options.max_bytes
-        too_big = SourceError(
-            f"IMDS {url}: the answer is larger than {cap} bytes; IMDS documents are a few "
-            "KB, so this is not the metadata service answering (check the route to "
-            "169.254.169.254)"
-        )
-        length = resp.headers.get("Content-Length", "")
-        if length.isdigit() and int(length) > cap:
-            raise too_big
-        chunks: list[bytes] = []
-        size = 0
-        try:
-            for chunk in resp.iter_content(64 * 1024):
-                size += len(chunk)
-                if size > cap:
-                    raise too_big
-                chunks.append(chunk)
-        except self._request_error as e:
-            raise _Retry(expired if guard.expired else f"IMDS {url}: answer cut short ({e})") from e
-        if guard.expired:  # the socket was shut: what was read is a truncated answer
-            raise _Retry(expired)
-        return b"".join(chunks)
-
-
-class _Deadline:
-    """Shuts the sockets of the requests made under it when ``seconds`` have passed.
-
-    A socket timeout bounds each read, not the answer: a server sending one byte a second
-    never trips it. Shutting the socket from a timer ends any read at once, wherever the
-    client library is (headers, chunk sizes, body)."""
-
-    def __init__(self, seconds: float) -> None:
-        self.expired = False
-        self._sockets: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-
-    def __enter__(self) -> _Deadline:
-        _ARMED.deadline = self
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
-        _ARMED.deadline = None
-
-    def watch(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._sockets.append(sock)
-            expired = self.expired
-        if expired:
-            _shut(sock)
-
-    def _expire(self) -> None:
-        with self._lock:
-            self.expired = True
-            sockets = list(self._sockets)
-        for sock in sockets:
-            _shut(sock)
-
-
-_ARMED = threading.local()
-
-
-def _shut(sock: socket.socket) -> None:
-    with contextlib.suppress(OSError):  # already closed
-        sock.shutdown(socket.SHUT_RDWR)
-
-
-def _deadline_adapter() -> Any:
-    """A requests adapter whose connections report their socket to the current deadline
-    as soon as the request is sent (a kept-alive connection does not connect again)."""
-    from requests.adapters import HTTPAdapter
-    from urllib3.connection import HTTPConnection
-    from urllib3.connectionpool import HTTPConnectionPool
-
-    class Connection(HTTPConnection):
-        def request(self, *args: Any, **kwargs: Any) -> None:
-            super().request(*args, **kwargs)
-            deadline = getattr(_ARMED, "deadline", None)
-            if deadline is not None and self.sock is not None:
-                deadline.watch(self.sock)
-
-    class Pool(HTTPConnectionPool):
-        ConnectionCls = Connection
-
-    class Adapter(HTTPAdapter):
-        def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-            super().init_poolmanager(*args, **kwargs)
-            self.poolmanager.pool_classes_by_scheme = {
-                **self.poolmanager.pool_classes_by_scheme,
-                "http": Pool,
-            }
-
-    return Adapter()
 
 
 def _levels(
@@ -566,10 +370,4 @@ def _optional_string(
 
 
 def _check_printable(value: str, field_name: str, where: str) -> None:
-    """An ID is printable text: a lone surrogate (JSON may escape one, UTF-8 cannot encode
-    it, so hashing it crashed the agent) or a control character is garbage, not an ID."""
-    if not value.strip().isprintable():
-        raise SourceError(
-            f"IMDS {where}: field {field_name} is not printable text ({value[:80]!r}); "
-            "the metadata service answered something unexpected, keeping the current labels"
-        )
+    check_printable(value, f"field {field_name}", f"IMDS {where}")

@@ -291,3 +291,37 @@ def test_the_real_command_lines(fake_kube: FakeKube, kubeconfig: Path, tmp_path:
     p = run(str(ROOT / "tools" / "label_tool.py"), "apply", stdin="\n", kubeconfig=kubeconfig)
     assert (p.returncode, p.stderr) == (1, ""), p.stderr
     assert "pass --config-path" in p.stdout
+
+
+def test_apply_keeps_the_slinky_annotation(
+    fake_kube: FakeKube, kubeconfig: Path, tmp_path: Path, cli: Callable[..., Result]
+) -> None:
+    from labeler.emit.slurm import SLINKY_ANNOTATION
+
+    fake_kube.add_node("n1")
+    fake_kube.add_node("n2", annotations={SLINKY_ANNOTATION: "theirs:s9"})
+    csv = tmp_path / "c.csv"
+    csv.write_text(f"nodeName,{T},{G},huawei.com/topotree.superpodid\nn1,t,0,5\nn2,t,0,6\n")
+    base = ["apply", "--config-path", str(csv), "--slinky-topology"]
+    p = cli(*base, kubeconfig=kubeconfig)
+    assert p.returncode == 2 and "--profile" in p.stderr  # the levels come from the profile
+    p = cli(*base, "--profile", "ascend-superpod", kubeconfig=kubeconfig)
+    assert p.returncode == 3, (p.stdout, p.stderr)
+    assert "n1: annotate topology.slinky.slurm.net/spec=ascend-superpod:superpod-5" in p.stdout
+    assert f"n2: conflict {SLINKY_ANNOTATION}: has 'theirs:s9'" in p.stdout
+    ann = fake_kube.get_node("n1")["metadata"]["annotations"]
+    assert ann[SLINKY_ANNOTATION] == "ascend-superpod:superpod-5"
+    assert fake_kube.get_node("n2")["metadata"]["annotations"][SLINKY_ANNOTATION] == "theirs:s9"
+    # Deleting the narrowest level takes our annotation away with it.
+    d = cli(
+        "delete",
+        "--config-path",
+        str(csv),
+        "--slinky-topology",
+        "--profile",
+        "ascend-superpod",
+        kubeconfig=kubeconfig,
+    )
+    assert d.returncode in (0, 3), d.stderr
+    assert SLINKY_ANNOTATION not in (fake_kube.get_node("n1")["metadata"].get("annotations") or {})
+    assert fake_kube.get_node("n2")["metadata"]["annotations"][SLINKY_ANNOTATION] == "theirs:s9"

@@ -403,3 +403,49 @@ def test_readiness_gate_opens_only_once_every_level_label_is_on_the_node(
     # Without the flags nothing of the gate changes.
     assert taint_keys(fake_kube, "plain") == [OTHER["key"], GATE["key"]]
     assert condition(fake_kube, "plain") is None
+
+
+def test_slinky_annotation_names_the_leaf_switch_of_the_generated_topology(
+    fake_kube: FakeKube, imds: FakeImds, runner: Runner, tmp_path: Path
+) -> None:
+    from labeler.emit.slurm import SLINKY_ANNOTATION
+
+    fake_kube.add_node("s1")
+    imds.set("s1", RDMA, rdma_doc("i", "nb", "lb1", "h1"))
+    (r,) = runner.once(("s1", "--slinky-topology", "--slurm-topology-name", "ib"))
+    assert r.returncode == 0, r.stderr
+    spec = annotations(fake_kube, "s1")[SLINKY_ANNOTATION]
+    # generate --emit slurm from the same cluster names that very switch for this node
+    out = tmp_path / "gen"
+    gen = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "labeler",
+            "generate",
+            "--kubeconfig",
+            str(runner.kubeconfig),
+            "--profile",
+            "oci-rdma",
+            "--from-cluster",
+            "--resource",
+            "cpu",
+            "--emit",
+            "slurm",
+            "--slurm-topology-name",
+            "ib",
+            "--output-dir",
+            str(out),
+        ],
+        env=runner.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert gen.returncode == 0, gen.stderr
+    leaf = spec.removeprefix("ib:")
+    assert f"SwitchName={leaf} Nodes=s1" in (out / "slurm" / "topology.conf").read_text()
+    # without the flag the agent leaves the annotation as it is (not in its scope)
+    fake_kube.clear_journal()
+    (again,) = runner.once(("s1",))
+    assert again.returncode == 0 and fake_kube.count("patch") == 0

@@ -14,7 +14,13 @@ import celpy
 import pytest
 import yaml
 
-from labeler.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION
+from labeler.node import (
+    OWNED_ANNOTATION,
+    OWNED_ANNOTATIONS_ANNOTATION,
+    OWNERS_ANNOTATION,
+    SLINKY_ANNOTATION,
+    SOURCE_IDS_ANNOTATION,
+)
 from labeler.profiles import oci_rdma
 from tests.manifests.helpers import MANIFESTS, Policy, by_kind, render, validate_all
 
@@ -24,10 +30,11 @@ K8S_VERSIONS = ("1.30.0", "1.33.0")
 
 def raw_documents() -> list[dict[str, Any]]:
     """The base's files as written (kustomize only adds labels and the image)."""
-    kz = yaml.safe_load((MANIFESTS / "kustomization.yaml").read_text())
+    base = MANIFESTS / "base"
+    kz = yaml.safe_load((base / "kustomization.yaml").read_text())
     docs: list[dict[str, Any]] = []
     for name in kz["resources"]:
-        docs += [d for d in yaml.safe_load_all((MANIFESTS / name).read_text()) if d]
+        docs += [d for d in yaml.safe_load_all((base / name).read_text()) if d]
     return docs
 
 
@@ -144,7 +151,13 @@ def test_policy_names_exactly_the_profile_keys_and_our_annotations(policy: Polic
     values = dict(policy.variables)
     assert sorted(values["ownLabels"].evaluate(act)) == sorted(OCI.all_keys)
     assert sorted(values["ownAnnotations"].evaluate(act)) == sorted(
-        [OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION]
+        [
+            OWNED_ANNOTATION,
+            OWNERS_ANNOTATION,
+            SOURCE_IDS_ANNOTATION,
+            OWNED_ANNOTATIONS_ANNOTATION,
+            SLINKY_ANNOTATION,  # agent --slinky-topology
+        ]
     )
 
 
@@ -278,7 +291,7 @@ def test_the_agent_stays_off_plain_cpu_nodes() -> None:
     assert not schedulable_on(pod, {"node.kubernetes.io/instance-type": "VM.Standard.E5.Flex"})
 
 
-@pytest.mark.parametrize("kustomization", ["", "ascend"])
+@pytest.mark.parametrize("kustomization", ["", "ascend", "gce"])
 def test_node_agents_are_not_evicted_before_user_pods(kustomization: str) -> None:
     pod = by_kind(render(MANIFESTS / kustomization), "DaemonSet")["spec"]["template"]["spec"]
     assert pod["priorityClassName"] == "system-node-critical"
@@ -299,7 +312,7 @@ def dockerfile() -> str:
     return (ROOT / "Dockerfile").read_text()
 
 
-@pytest.mark.parametrize("kustomization", ["", "ascend", "audit"])
+@pytest.mark.parametrize("kustomization", ["", "ascend", "audit", "gce"])
 def test_the_manifests_deploy_the_image_the_readme_builds(kustomization: str) -> None:
     (tag,) = re.findall(r"^docker build -t (\S+) \.", (ROOT / "README.md").read_text(), re.M)
     images = {

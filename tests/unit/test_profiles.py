@@ -68,7 +68,7 @@ extraLabels: ["-nope"]
 
 
 def test_unknown_profile_name_says_what_exists() -> None:
-    with pytest.raises(InputError, match="oci-rdma, ascend-superpod"):
+    with pytest.raises(InputError, match="oci-rdma, ascend-superpod, gce"):
         load_profile("no-such-profile")
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from labeler.errors import UsageError
 from labeler.profiles import Profile, ascend_superpod, load_profile, oci_rdma
-from labeler.sources import ascend, oci_imds
+from labeler.sources import ascend, gce, oci_imds
 from labeler.sources.ascend import AscendOptions, AscendSource, NpuSmiReader
 from labeler.sources.oci_imds import ImdsOptions, OciImdsSource
 from labeler.sources.select import KINDS, add_flags, make_source
@@ -45,6 +45,16 @@ def test_the_flags_defaults_are_the_options_defaults() -> None:
     assert ImdsOptions.from_args(got) == ImdsOptions()
     assert ImdsOptions().timeout == 5.0
     assert AscendOptions.from_args(got) == AscendOptions()
+    assert gce.GceOptions.from_args(got) == gce.GceOptions()
+
+
+def test_gce_profile_gets_the_metadata_source_with_its_flags() -> None:
+    flags = parse("--gce-metadata-url", "http://127.0.0.1:9", "--gce-metadata-attempts", "1")
+    src = make_source(load_profile("gce"), flags)
+    assert isinstance(src, gce.GceSource)
+    assert (src.options.url, src.options.attempts) == ("http://127.0.0.1:9", 1)
+    with pytest.raises(UsageError, match="--gce-metadata-attempts must be at least 1"):
+        make_source(load_profile("gce"), parse("--gce-metadata-attempts", "0"))
 
 
 def test_ascend_flags_reach_the_reader() -> None:
@@ -69,12 +79,13 @@ def test_imds_attempts_below_one_is_a_usage_error() -> None:
 
 
 def test_every_source_is_registered_once_with_its_own_flag_group() -> None:
-    assert [k.name for k in KINDS] == [oci_imds.NAME, ascend.NAME]
+    assert [k.name for k in KINDS] == [oci_imds.NAME, ascend.NAME, gce.NAME]
     parser = argparse.ArgumentParser()
     add_flags(parser)
     titles = [g.title for g in parser._action_groups]
     assert "OCI instance metadata (source oci-imds)" in titles
     assert "Ascend NPU driver (source ascend, profile ascend-superpod)" in titles
+    assert "GCE metadata server (source gce-metadata)" in titles
 
 
 def test_a_profile_file_renames_the_keys(tmp_path: Path) -> None:

@@ -1,0 +1,193 @@
+"""The GCE metadata server: where this VM sits in Google's cluster, block and sub-block.
+
+Documents (``Metadata-Flavor: Google`` on every request, docs/compatibility.md):
+- ``instance/attributes/physical_host_topology``: a JSON object with ``cluster``,
+  ``block``, ``subBlock`` (``subblock`` is taken too, as the Compute API spells it) and
+  ``host``;
+- else ``instance/attributes/physical_host``: the string ``/<block>/<sub-block>/<host>``.
+
+Only some VMs have them (A4X, A4, A3 Ultra/Mega/High-8g, H4D, or a compact placement
+policy): a VM without either attribute has no topology ("no data"). A failed first
+document falls back to the second in the same read; with nothing to fall back on, the
+failure stays an error (never "no data").
+
+Roles: levels ``block``, ``subblock``, ``host`` (GKE's Kueue topology uses all three
+under the same names, ``cloud.google.com/gce-topology-*``); extra ``cluster``. A missing
+level makes it and the narrower levels unknown (not written, not removed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from labeler.profiles import Profile, Roles
+from labeler.sources import NoData, Reading, SourceError, SourceKind
+from labeler.sources.metadata_http import (
+    HttpOptions,
+    MetadataClient,
+    Refused,
+    Service,
+    add_http_flags,
+    check_printable,
+    http_args,
+)
+
+if TYPE_CHECKING:
+    import requests
+
+NAME = "gce-metadata"
+# The metadata server's address (metadata.google.internal resolves to it): no DNS needed
+# from a hostNetwork pod whose resolver is the cluster's.
+DEFAULT_URL = "http://169.254.169.254"
+ATTRIBUTES = "/computeMetadata/v1/instance/attributes/"
+TOPOLOGY_PATH = ATTRIBUTES + "physical_host_topology"
+HOST_PATH = ATTRIBUTES + "physical_host"
+SERVICE = Service(
+    name="GCE metadata",
+    headers={"Metadata-Flavor": "Google"},
+    refused="it needs the header 'Metadata-Flavor: Google' and no X-Forwarded-For header "
+    "(is a proxy in the way?)",
+    timeout_flag="--gce-metadata-timeout",
+)
+
+BLOCK, SUBBLOCK, HOST, CLUSTER = "block", "subblock", "host", "cluster"
+LEVELS = (BLOCK, SUBBLOCK, HOST)
+ROLES = Roles(levels=LEVELS, extras=(CLUSTER,))
+# Fields of physical_host_topology by role; the first spelling found is taken.
+FIELDS = {
+    BLOCK: ("block",),
+    SUBBLOCK: ("subBlock", "subblock"),
+    HOST: ("host",),
+    CLUSTER: ("cluster",),
+}
+
+
+@dataclass(frozen=True)
+class GceOptions:
+    """The flags' defaults; ``http`` bounds each document (see ``metadata_http``)."""
+
+    url: str = DEFAULT_URL
+    timeout: float = 5.0
+    attempts: int = 3
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> GceOptions:
+        url, timeout, attempts = http_args(args, "gce-metadata")
+        return cls(url=url, timeout=timeout, attempts=attempts)
+
+    def http(self) -> HttpOptions:
+        return HttpOptions(url=self.url, timeout=self.timeout, attempts=self.attempts)
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    default = GceOptions()
+    g = parser.add_argument_group(f"GCE metadata server (source {NAME})")
+    add_http_flags(g, "gce-metadata", "metadata", default.http())
+
+
+def _build(profile: Profile, args: argparse.Namespace, stop: threading.Event) -> GceSource:
+    return GceSource(GceOptions.from_args(args), stop=stop)
+
+
+KIND = SourceKind(NAME, add_flags, _build)
+
+
+class GceSource:
+    """Reads this VM's physical host topology from the GCE metadata server."""
+
+    name = NAME
+    roles = ROLES
+
+    def __init__(
+        self,
+        options: GceOptions | None = None,
+        *,
+        stop: threading.Event | None = None,
+        session: requests.Session | None = None,
+        http: HttpOptions | None = None,
+    ) -> None:
+        self.options = options or GceOptions()
+        self._client = MetadataClient(
+            SERVICE, http or self.options.http(), stop=stop, session=session
+        )
+
+    def read(self) -> Reading | NoData:
+        failed: SourceError | None = None
+        try:
+            doc = self._client.get_json(TOPOLOGY_PATH)
+        except Refused:
+            raise
+        except SourceError as e:
+            failed, doc = e, None  # physical_host may still answer: ask it now
+        if doc not in (None, {}, ""):
+            if not isinstance(doc, Mapping):
+                raise SourceError(
+                    f"GCE metadata {TOPOLOGY_PATH}: expected a JSON object, got "
+                    f"{type(doc).__name__}; the metadata server answered something unexpected"
+                )
+            return _from_topology(doc)
+        try:
+            raw = self._client.get(HOST_PATH)
+        except SourceError as e:
+            raise (failed or e) from None
+        text = (raw or b"").decode("utf-8", errors="replace").strip()
+        if not text:
+            if failed is not None:
+                raise SourceError(f"{failed} ({HOST_PATH} has no topology to fall back on)")
+            return NoData(
+                "the GCE metadata server has no physical host topology for this VM "
+                "(physical_host_topology and physical_host are missing): it is not on a "
+                "machine type or placement policy that publishes one"
+            )
+        return _from_path(text)
+
+
+def _from_topology(doc: Mapping[str, Any]) -> Reading:
+    where = f"GCE metadata {TOPOLOGY_PATH}"
+    found: dict[str, str] = {}
+    for role, names in FIELDS.items():
+        value = next((doc[n] for n in names if doc.get(n) not in (None, "")), None)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise SourceError(
+                f"{where}: field {names[0]} must be a non-empty string, got {value!r}"
+            )
+        check_printable(value, f"field {names[0]}", where)
+        found[role] = value.strip()
+    ids, unknown = _levels(found, where)
+    if CLUSTER in found:
+        ids[CLUSTER] = found[CLUSTER]
+    return Reading(ids=ids, details={"document": TOPOLOGY_PATH}, unknown=unknown)
+
+
+def _from_path(text: str) -> Reading:
+    """``/<block>/<sub-block>/<host>``: exactly three non-empty parts, else garbage."""
+    where = f"GCE metadata {HOST_PATH}"
+    parts = text.removeprefix("/").split("/")
+    if len(parts) != 3 or not all(p.strip() for p in parts):
+        raise SourceError(
+            f"{where}: expected /<block>/<sub-block>/<host>, got {text[:120]!r}; the metadata "
+            "server answered something unexpected, keeping the current labels"
+        )
+    check_printable(text, "the value", where)
+    ids, unknown = _levels(dict(zip(LEVELS, (p.strip() for p in parts), strict=True)), where)
+    return Reading(ids=ids, details={"document": HOST_PATH}, unknown=unknown)
+
+
+def _levels(found: Mapping[str, str], where: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The levels widest first; a missing one makes it and every narrower one unknown."""
+    ids: dict[str, str] = {}
+    unknown: dict[str, str] = {}
+    for role in LEVELS:
+        if unknown:
+            unknown[role] = f"{where}: a wider level is unknown ({next(iter(unknown))})"
+        elif role in found:
+            ids[role] = found[role]
+        else:
+            unknown[role] = f"{where}: field {FIELDS[role][0]} is missing; its label is kept"
+    return ids, unknown
