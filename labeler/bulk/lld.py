@@ -21,13 +21,13 @@ Differences from MindCluster's ``lld_parser.py``, each a bug there:
 from __future__ import annotations
 
 import logging
-import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from labeler.bulk.sheet import write_label_csv_file
+from labeler.bulk.xlsx import SheetData, Workbook, XlsxError, column_letter
 from labeler.errors import FlagValuesError, InputError
 from labeler.labels import dns1123_subdomain_problems, value_problems
 from labeler.profiles import ASCEND_GROUP, ASCEND_TREE_LABEL
@@ -39,7 +39,7 @@ HOST_HEADER = "主机名称"
 FRAME_HEADER = "机框编号"
 HEADER_ROWS = 100
 # Where a plan sheet's table can be: a SuperPoD plan has a few thousand hosts and a few
-# dozen columns. Cells beyond are reported, not read (see _read_rows).
+# dozen columns. Cells beyond are reported, not read (see _rows).
 MAX_ROWS = 100_000
 MAX_COLUMNS = 256
 DEFAULT_GROUP_PER_RACK = 12
@@ -98,12 +98,6 @@ class LldTable:
         ]
 
 
-def _col_letter(col: int) -> str:
-    from openpyxl.utils import get_column_letter
-
-    return str(get_column_letter(col))
-
-
 def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
@@ -111,20 +105,6 @@ def _blank(value: Any) -> bool:
 def _norm(value: Any) -> str:
     """A header cell's text without any whitespace (Excel headers often wrap lines)."""
     return "".join(str(value).split()) if value is not None else ""
-
-
-def _open(path: Path, *, data_only: bool) -> Any:
-    from openpyxl import load_workbook
-    from openpyxl.utils.exceptions import InvalidFileException
-
-    try:
-        return load_workbook(path, data_only=data_only, read_only=True)
-    except (InvalidFileException, zipfile.BadZipFile, KeyError, SyntaxError) as e:
-        raise InputError(
-            f"{path}: not an .xlsx workbook ({e}); save the LLD as 'Excel Workbook (*.xlsx)'"
-        ) from e
-    except OSError as e:
-        raise InputError(f"{path}: cannot read the workbook: {e.strerror or e}") from e
 
 
 def check_options(tree_name: str, group_per_rack: int, group_offset: int = 0) -> list[str]:
@@ -161,92 +141,48 @@ def read_lld(
     p = Path(path)
     if not p.is_file():
         raise NoWorkbook(f"{p}: no such file; check --input")
-    wb = _open(p, data_only=True)
     try:
-        title = next((name for name in wb.sheetnames if SHEET_MARK in name), None)
-        if title is None:
-            raise NoPlanSheet(
-                f"{p}: no sheet whose name contains {SHEET_MARK!r}; sheets: "
-                f"{', '.join(repr(n) for n in wb.sheetnames) or 'none'}. Rename the SuperPoD "
-                "plan sheet or pick the right workbook"
-            )
-        rows, outside = _read_rows(p, wb[title])
-    finally:
-        wb.close()
-    table = _table(p, title, rows, tree_name, group_per_rack, group_offset)
+        with Workbook(p) as wb:
+            title = next((name for name in wb.sheetnames if SHEET_MARK in name), None)
+            if title is None:
+                raise NoPlanSheet(
+                    f"{p}: no sheet whose name contains {SHEET_MARK!r}; sheets: "
+                    f"{', '.join(repr(n) for n in wb.sheetnames) or 'none'}. Rename the "
+                    "SuperPoD plan sheet or pick the right workbook"
+                )
+            sheet = wb.sheet(title)
+    except XlsxError as e:
+        raise LldError(e.problems, sheet=e.sheet) from e
+    rows, outside = _rows(p, sheet)
+    table = _table(p, sheet, rows, tree_name, group_per_rack, group_offset)
     if outside:
         table = replace(table, warnings=(*table.warnings, outside))
     return table
 
 
-def _read_rows(path: Path, ws: Any) -> tuple[list[tuple[Any, ...]], str]:
-    """The sheet's values by row, and a warning about cells outside the area read.
-
-    Only cells that hold a value count, and only within MAX_ROWS × MAX_COLUMNS: the size a
-    sheet declares, and cells that carry only a format (Excel's "used range" often reaches
-    XFD1048576), would otherwise make openpyxl hand over a million rows of 16,384 cells.
-    """
-    _sparse(ws)
+def _rows(path: Path, sheet: SheetData) -> tuple[list[tuple[Any, ...]], str]:
+    """The sheet's values by row within MAX_ROWS × MAX_COLUMNS, and a warning about cells
+    outside that area (they cannot be hosts, and a value at XFD1048576 must not make a
+    million rows of 16,384 cells)."""
+    width: dict[int, int] = {}
+    outside: list[tuple[int, int]] = []
+    for r, c in sheet.values:
+        if r > MAX_ROWS or c > MAX_COLUMNS:
+            outside.append((r, c))
+        elif c > width.get(r, 0):
+            width[r] = c
     rows: list[tuple[Any, ...]] = []
-    outside: list[str] = []
-    count = 0
-    try:
-        for r, row in enumerate(ws.iter_rows(values_only=True), start=1):
-            if not row:
-                continue
-            kept = sum(1 for c, _ in row if c <= MAX_COLUMNS) if r <= MAX_ROWS else 0
-            for c, v in row[kept:]:
-                count += 1
-                if not outside:
-                    outside.append(f"{_col_letter(c)}{r} holds {v!r}")
-            if kept:
-                rows.extend([()] * (r - 1 - len(rows)))
-                rows.append(_padded(row, kept))
-    except SyntaxError as e:
-        raise _unreadable(path, ws.title, e) from e
+    get = sheet.values.get
+    for r in range(1, max(width, default=0) + 1):
+        rows.append(tuple(get((r, c)) for c in range(1, width.get(r, 0) + 1)))
     if not outside:
         return rows, ""
+    r, c = min(outside)
     return rows, (
-        f"{path}: sheet {ws.title!r}: ignored {count} cell(s) outside "
-        f"A1:{_col_letter(MAX_COLUMNS)}{MAX_ROWS} (first: {outside[0]}); an LLD plan fits "
-        "inside, so they cannot be hosts"
+        f"{path}: sheet {sheet.title!r}: ignored {len(outside)} cell(s) outside "
+        f"A1:{column_letter(MAX_COLUMNS)}{MAX_ROWS} (first: {column_letter(c)}{r} holds "
+        f"{sheet.values[(r, c)]!r}); an LLD plan fits inside, so they cannot be hosts"
     )
-
-
-def _sparse(ws: Any) -> None:
-    """Make a read-only sheet yield rows of (column, value) for the cells with a value.
-
-    openpyxl pads each row to its last cell and to the size the sheet declares; a cell
-    formatted at column XFD makes that 16,384 values per row. Its row builder is the one
-    place to change (openpyxl is pinned to 3.x in pyproject.toml).
-    """
-    ws.reset_dimensions()  # some writers record a wrong size; read what is there
-    ws._get_row = _values_of
-
-
-def _unreadable(path: Path, title: str, e: SyntaxError) -> LldError:
-    """A sheet whose XML is broken (ElementTree's and lxml's parse errors are SyntaxErrors)."""
-    return LldError(
-        f"{path}: sheet {title!r} is not readable ({e}); open it in Excel or LibreOffice "
-        "and save it again as .xlsx",
-        sheet=title,
-    )
-
-
-def _values_of(
-    row: Sequence[dict[str, Any]], min_col: int = 1, max_col: Any = None, values_only: bool = True
-) -> tuple[tuple[int, Any], ...]:
-    """Stands in for openpyxl's row padding: (column, value) of the cells with a value."""
-    return tuple((c["column"], c["value"]) for c in row if c["value"] is not None)
-
-
-def _padded(cells: Sequence[tuple[int, Any]], n: int) -> tuple[Any, ...]:
-    """The values of the first ``n`` (column, value) cells at their columns, None between."""
-    width = cells[n - 1][0]
-    out: list[Any] = [None] * width
-    for c, v in cells[:n]:
-        out[c - 1] = v
-    return tuple(out)
 
 
 def _find_header(rows: Sequence[Sequence[Any]], text: str) -> tuple[int, int] | None:
@@ -263,12 +199,13 @@ def _cell(row: Sequence[Any], col: int) -> Any:
 
 def _table(
     path: Path,
-    title: str,
+    sheet: SheetData,
     rows: list[tuple[Any, ...]],
     tree_name: str,
     group_per_rack: int,
     group_offset: int = 0,
 ) -> LldTable:
+    title = sheet.title
     where = f"{path}: sheet {title!r}"
     if not any(any(not _blank(v) for v in row) for row in rows):
         raise LldError(
@@ -288,12 +225,12 @@ def _table(
     (hr, hc), (fr, fc) = host_at, frame_at
 
     def ref(row: int, col: int) -> str:
-        return f"'{title}'!{_col_letter(col)}{row}"
+        return f"'{title}'!{column_letter(col)}{row}"
 
     below = range(min(hr, fr) + 1, len(rows) + 1)
     merges: list[tuple[int, int, int, int]] = []
     if any(_blank(_cell(rows[r - 1], c)) for r in below for c in (hc, fc)):
-        merges = _merged_ranges(path, title)
+        merges = sheet.merges
     # A header cell merged down ends where its merge ends.
     ends = {(r1, c1): r2 for r1, c1, r2, c2 in merges}
     first = max(ends.get((hr, hc), hr), ends.get((fr, fc), fr)) + 1
@@ -306,7 +243,7 @@ def _table(
     # An uncomputed formula reads as blank: find those first, to name them instead of
     # skipping the row or reporting a missing value.
     blanks = [(r, c) for r in data for c in (hc, fc) if _blank(value(r, c))]
-    formulas = _formula_cells(path, title, blanks) if blanks else {}
+    formulas = {cell: sheet.formulas[cell] for cell in blanks if cell in sheet.formulas}
 
     def is_gap(r: int) -> bool:
         return all(_blank(value(r, c)) and (r, c) not in formulas for c in (hc, fc))
@@ -433,24 +370,6 @@ def _merge_down(
     return filled
 
 
-def _merged_ranges(path: Path, title: str) -> list[tuple[int, int, int, int]]:
-    """The sheet's merged ranges as (first row, first col, last row, last col).
-
-    A read-only workbook does not know its merges, so this opens it again in full; it is
-    only called when the host or frame column has blank cells.
-    """
-    from openpyxl import load_workbook
-
-    try:
-        wb = load_workbook(path, data_only=True)
-    except SyntaxError as e:
-        raise _unreadable(path, title, e) from e
-    try:
-        return [(m.min_row, m.min_col, m.max_row, m.max_col) for m in wb[title].merged_cells.ranges]
-    finally:
-        wb.close()
-
-
 def _host(value: Any) -> tuple[str | None, str | None]:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -485,37 +404,6 @@ def _frame(value: Any) -> tuple[int | None, str | None]:
     if number < 1:
         return None, f"frame number {int(number)} is below 1; frames are numbered from 1"
     return int(number), None
-
-
-def _formula_cells(
-    path: Path, title: str, cells: Iterable[tuple[int, int]]
-) -> dict[tuple[int, int], str]:
-    """Which of ``cells`` hold a formula (read from the workbook without cached values)."""
-    wanted = set(cells)
-    if not wanted:
-        return {}
-    rows = {r for r, _ in wanted}
-    cols = {c for _, c in wanted}
-    found: dict[tuple[int, int], str] = {}
-    wb = _open(path, data_only=False)
-    try:
-        ws = wb[title]
-        _sparse(ws)
-        for r, row in enumerate(ws.iter_rows(max_row=max(rows), values_only=True), start=1):
-            if r not in rows:
-                continue
-            values = dict(row)
-            for c in cols:
-                value = values.get(c)
-                if (r, c) in wanted and value is not None:
-                    text = getattr(value, "text", value)  # ArrayFormula keeps it in .text
-                    if isinstance(text, str) and text.startswith("="):
-                        found[(r, c)] = text
-    except SyntaxError as e:
-        raise _unreadable(path, title, e) from e
-    finally:
-        wb.close()
-    return found
 
 
 def write_lld_csv(table: LldTable, output: str | Path, *, line_end: str = "\n") -> int:

@@ -103,16 +103,24 @@ class Api:
         content_type: str = JSON,
         timeout: tuple[float, float] | None = None,
         echo: bool = True,
+        repeatable: bool = False,
     ) -> bytes:
         """Send one request and read its whole answer: the body when the status is below
         400, else :class:`ApiStatus`. A broken connection raises (retry with
         labeler.kube.errors.call); no connection is left half-read. ``echo=False``: the
-        body of a successful write is not needed (see labeler.kube.wire.Wire.send)."""
+        body of a successful write is not needed; ``repeatable``: a write that may be sent
+        twice (see labeler.kube.wire.Wire.send)."""
         if query:
             path += "?" + urlencode(query)
         if self.wire is not None:
             return self.wire.send(
-                method, path, body=body, content_type=content_type, timeout=timeout, echo=echo
+                method,
+                path,
+                body=body,
+                content_type=content_type,
+                timeout=timeout,
+                echo=echo,
+                repeatable=repeatable,
             )
         resp = self.request(method, path, body=body, content_type=content_type, timeout=timeout)
         try:

@@ -228,7 +228,13 @@ class LabelWriter:
 
         def send() -> None:
             try:
-                self.api.send("PATCH", path, body=body, content_type=MERGE_PATCH, echo=False)
+                self.api.send(
+                    "PATCH",
+                    path,
+                    body=body,
+                    content_type=MERGE_PATCH,
+                    echo=False,
+                )
             except Exception as exc:
                 err = translate(exc, "patch", resource)
                 # No answer, or a cut one: the server may have applied the patch before the

@@ -1,6 +1,7 @@
 """Requests whose answer is read whole (LIST pages, GET, the bulk writer's PATCHes), sent
 on keep-alive connections of our own: one per thread, request bytes written with one
-``sendall``, the answer parsed with a few ``readline`` calls.
+``sendall``, the answer read with as few ``recv`` calls as its size allows (one for a
+PATCH's answer) and split with ``bytes.find``.
 
 Why: at 10,000 patches, urllib3 and http.client cost about ten times our own work per
 request (header dictionaries, two writes, ``email``-based header parsing, the response
@@ -14,6 +15,12 @@ HTTP/1.1 as servers answer the API's requests: a body of ``Content-Length`` byte
 ``chunked``; ``Connection: close`` or a body up to the end of the connection ends the
 connection's life. An answer cut off mid-way raises :class:`BrokenAnswer` (retried like a
 lost connection by :func:`labeler.kube.errors.call`) and the connection is dropped.
+
+Timeouts: a plain TCP socket is left in blocking mode with the read timeout set in the
+kernel (``SO_RCVTIMEO``/``SO_SNDTIMEO``); with a Python-level timeout CPython polls the
+socket before every ``send`` and ``recv``, a system call per call that the kernel timeout
+makes unnecessary. A TLS socket keeps Python's timeout: CPython's TLS layer retries a read
+the kernel gave up on when the socket is blocking, so a kernel timeout would never fire.
 """
 
 from __future__ import annotations
@@ -21,14 +28,23 @@ from __future__ import annotations
 import contextlib
 import select
 import socket
+import ssl
+import struct
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from labeler.kube.errors import ApiStatus
 
-_MAX_LINE = 65536
+_RECV = 262144  # one recv holds a PATCH's whole answer; a LIST page takes a few
+_MAX_HEAD = 1 << 20
 _NO_BODY = (204, 304)
+_SAFE = ("GET", "HEAD")
+# A kept connection idle for longer than this is checked before reuse (has the server
+# closed it?). A connection in steady use is not checked: a close that races with a
+# request is retried once on a new connection when that is safe (see Wire.send).
+_IDLE = 1.0
 
 
 class BrokenAnswer(ConnectionError):
@@ -36,27 +52,52 @@ class BrokenAnswer(ConnectionError):
 
 
 class _Conn:
-    """One open connection and its buffered reader."""
+    """One open connection, its unread bytes and its timeout."""
 
-    __slots__ = ("conn", "rfile", "sock", "timeout")
+    __slots__ = ("conn", "got", "kernel", "sock", "timeout", "used")
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn  # the urllib3 connection that opened the socket (kept alive with it)
         self.sock: socket.socket = conn.sock
-        self.rfile = self.sock.makefile("rb")
+        self.kernel = not isinstance(self.sock, ssl.SSLSocket)
         self.timeout: float | None = None
+        self.used = time.monotonic()
+        self.got = 0  # bytes of the current answer received so far
 
     def set_timeout(self, seconds: float) -> None:
-        # settimeout() costs system calls each time; the read timeout rarely changes.
-        if seconds != self.timeout:
-            self.sock.settimeout(seconds)
-            self.timeout = seconds
+        # Setting a timeout costs system calls; the read timeout rarely changes.
+        if seconds == self.timeout:
+            return
+        self.timeout = seconds
+        if self.kernel:
+            whole = int(seconds)
+            micro = int((seconds - whole) * 1e6)
+            tv = struct.pack("@ll", whole, micro if whole or micro else 1)  # 0 = never
+            try:
+                self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, tv)
+                self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, tv)
+                self.sock.settimeout(None)
+                return
+            except OSError:  # a platform without them: Python's timeout
+                self.kernel = False
+        self.sock.settimeout(seconds)
+
+    def sendall(self, data: bytes) -> None:
+        try:
+            self.sock.sendall(data)
+        except BlockingIOError:  # SO_SNDTIMEO ran out: the kernel says EAGAIN
+            raise TimeoutError(f"could not send the request within {self.timeout:g} s") from None
+
+    def recv(self, size: int) -> bytes:
+        try:
+            data = self.sock.recv(size)
+        except BlockingIOError:  # SO_RCVTIMEO ran out: the kernel says EAGAIN
+            raise TimeoutError(f"no answer within the read timeout ({self.timeout:g} s)") from None
+        self.got += len(data)
+        return data
 
     def close(self) -> None:
-        try:
-            self.rfile.close()
-        finally:
-            self.conn.close()
+        self.conn.close()
 
     def stale(self) -> bool:
         """Has the server closed (or written to) this idle connection? An idle keep-alive
@@ -88,18 +129,21 @@ class Wire:
         self._prefix = prefix
         self._host = f"Host: {host}\r\n".encode("latin-1")
         self._headers = headers
+        self._head: tuple[dict[str, str], bytes] = ({}, b"")  # last headers and their bytes
         self.timeout = timeout
         self._local = threading.local()
 
-    def _conn(self, connect_timeout: float) -> _Conn:
+    def _conn(self, connect_timeout: float) -> tuple[_Conn, bool]:
+        """This thread's connection, and whether it served a request before."""
         conn: _Conn | None = getattr(self._local, "conn", None)
-        if conn is not None and conn.stale():
-            conn.close()
+        if conn is not None and time.monotonic() - conn.used > _IDLE and conn.stale():
+            self._drop()
             conn = None
-        if conn is None:
-            conn = _Conn(self._open(connect_timeout))
-            self._local.conn = conn
-        return conn
+        if conn is not None:
+            return conn, True
+        conn = _Conn(self._open(connect_timeout))
+        self._local.conn = conn
+        return conn, False
 
     def _drop(self) -> None:
         conn: _Conn | None = getattr(self._local, "conn", None)
@@ -107,6 +151,17 @@ class Wire:
         if conn is not None:
             with contextlib.suppress(OSError):
                 conn.close()
+
+    def _header_bytes(self) -> bytes:
+        """The header lines of a request; re-encoded only when they changed (a token)."""
+        headers = dict(self._headers())
+        last, encoded = self._head
+        if headers != last:
+            encoded = self._host + "".join(f"{k}: {v}\r\n" for k, v in headers.items()).encode(
+                "latin-1"
+            )
+            self._head = (headers, encoded)
+        return encoded
 
     def send(
         self,
@@ -117,121 +172,177 @@ class Wire:
         content_type: str = "application/json",
         timeout: tuple[float, float] | None = None,
         echo: bool = True,
+        repeatable: bool = False,
     ) -> bytes:
         """The answer's body when its status is below 400, else :class:`ApiStatus`.
 
         ``echo=False``: a write whose answer (the object echoed back) is not needed; once a
         success status came the write took effect, so a body cut off after it is dropped
         (with the connection) rather than raised, which would send the write again.
+
+        ``repeatable``: the request may be sent twice (GET and HEAD always may). A kept
+        connection the server closed just as the request went out gives no answer at
+        all; such a request is sent once more on a new connection. For a write that is
+        safe only when a repeat cannot apply twice: a PATCH guarded by the node's
+        ``resourceVersion`` is refused with 409 if the first one did arrive, and the
+        writer re-plans from the node read again.
         """
         connect, read = timeout or self.timeout
-        head = [f"{method} {self._prefix}{target} HTTP/1.1\r\n".encode("latin-1"), self._host]
-        for key, value in self._headers().items():
-            head.append(f"{key}: {value}\r\n".encode("latin-1"))
+        parts = [f"{method} {self._prefix}{target} HTTP/1.1\r\n".encode("latin-1")]
+        parts.append(self._header_bytes())
         if body is not None:
-            head.append(
-                f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n".encode("latin-1")
+            parts.append(
+                f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n".encode(
+                    "latin-1"
+                )
             )
-        head.append(b"\r\n")
-        if body:
-            head.append(body)
-        conn = self._conn(connect)
-        try:
-            conn.set_timeout(read)
-            conn.sock.sendall(b"".join(head))
-            status, reason, headers, data, keep = _read_answer(conn.rfile, method, echo)
-        except BaseException:
-            self._drop()  # whatever is left on it would be read as the next answer
-            raise
-        if not keep:
+            parts.append(body)
+        else:
+            parts.append(b"\r\n")
+        payload = b"".join(parts)
+        again = repeatable or method in _SAFE
+        while True:
+            conn, reused = self._conn(connect)
+            conn.got = 0
+            try:
+                conn.set_timeout(read)
+                conn.sendall(payload)
+                status, reason, headers, data, keep = _read_answer(conn, method, echo)
+            except (BrokenAnswer, ConnectionResetError, BrokenPipeError):
+                self._drop()  # whatever is left on it would be read as the next answer
+                if again and reused and conn.got == 0:
+                    again = False
+                    continue
+                raise
+            except BaseException:
+                self._drop()
+                raise
+            break
+        if keep:
+            conn.used = time.monotonic()
+        else:
             self._drop()
         if status >= 400:
             raise ApiStatus(status, reason, data, headers)
         return data
 
 
+def _fill(conn: _Conn, buf: bytes, pos: int, size: int, why: str) -> tuple[bytes, int]:
+    """``buf`` from ``pos`` on, with at least ``size`` bytes (received as needed).
+
+    Cut off: BrokenAnswer(``why``), where ``{have}`` is the number of bytes there were."""
+    have = len(buf) - pos
+    if have >= size:
+        return buf, pos
+    parts = [buf[pos:]]
+    while have < size:
+        data = conn.recv(max(_RECV, size - have))
+        if not data:
+            raise BrokenAnswer(why.format(have=have))
+        parts.append(data)
+        have += len(data)
+    return b"".join(parts), 0
+
+
+def _until(conn: _Conn, buf: bytes, pos: int, sep: bytes, why: str) -> tuple[bytes, bytes, int]:
+    """(the bytes before ``sep``, buf, the position after ``sep``)."""
+    at = buf.find(sep, pos)
+    while at < 0:
+        if len(buf) - pos > _MAX_HEAD:
+            raise BrokenAnswer(f"a header or chunk line longer than {_MAX_HEAD} bytes")
+        buf, pos = _fill(conn, buf, pos, len(buf) - pos + 1, why)
+        at = buf.find(sep, pos)
+    return buf[pos:at], buf, at + len(sep)
+
+
 def _read_answer(
-    rfile: Any, method: str, echo: bool = True
+    conn: _Conn, method: str, echo: bool = True
 ) -> tuple[int, str, dict[str, str], bytes, bool]:
     """(status, reason, headers, body, connection reusable) of one answer."""
+    buf, pos = b"", 0
     while True:
-        line = rfile.readline(_MAX_LINE)
-        if not line:
-            raise BrokenAnswer("the server closed the connection before answering")
-        version, _, rest = line.rstrip(b"\r\n").partition(b" ")
-        code, _, reason = rest.partition(b" ")
+        if not buf:
+            buf = conn.recv(_RECV)
+            if not buf:
+                raise BrokenAnswer("the server closed the connection before answering")
+        head, buf, pos = _until(
+            conn, buf, pos, b"\r\n\r\n", "the connection ended inside the answer's headers"
+        )
+        lines = head.decode("latin-1").split("\r\n")
+        version, _, rest = lines[0].partition(" ")
+        code, _, reason = rest.partition(" ")
         try:
             status = int(code)
         except ValueError:
-            raise BrokenAnswer(f"not an HTTP status line: {line[:80]!r}") from None
-        headers = _read_headers(rfile)
+            raise BrokenAnswer(f"not an HTTP status line: {lines[0][:80]!r}") from None
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            key, sep, value = line.partition(":")
+            if sep:
+                # Names are case-insensitive; keep one spelling (Retry-After, Content-Length).
+                name = key.strip().title()
+                text = value.strip()
+                headers[name] = f"{headers[name]}, {text}" if name in headers else text
         if status >= 200 or status == 101:
             break  # 1xx (100 Continue) is followed by the real answer
-    keep = version == b"HTTP/1.1"
+        buf, pos = buf[pos:], 0
+    keep = version == "HTTP/1.1"
     connection = headers.get("Connection", "").lower()
     if "close" in connection:
         keep = False
     elif "keep-alive" in connection:
         keep = True
     if method == "HEAD" or status in _NO_BODY or status < 200:
-        return status, reason.decode("latin-1"), headers, b"", keep
+        return status, reason, headers, b"", keep and len(buf) == pos
     try:
-        data, keep = _read_body(rfile, headers, keep)
+        data, after, keep = _read_body(conn, buf, pos, headers, keep)
     except BrokenAnswer:
         if echo or status >= 400:
             raise
-        return status, reason.decode("latin-1"), headers, b"", False
-    return status, reason.decode("latin-1"), headers, data, keep
+        return status, reason, headers, b"", False
+    return status, reason, headers, data, keep and not after
 
 
-def _read_body(rfile: Any, headers: Mapping[str, str], keep: bool) -> tuple[bytes, bool]:
+def _read_body(
+    conn: _Conn, buf: bytes, pos: int, headers: Mapping[str, str], keep: bool
+) -> tuple[bytes, bytes, bool]:
+    """(body, bytes received after it, keep); bytes after the body mean the connection is
+    out of step with its answers and cannot be reused."""
     if "chunked" in headers.get("Transfer-Encoding", "").lower():
-        data = _read_chunked(rfile)
-    elif "Content-Length" in headers:
+        return (*_read_chunked(conn, buf, pos), keep)
+    if "Content-Length" in headers:
         try:
             length = int(headers["Content-Length"])
         except ValueError:
             raise BrokenAnswer(f"bad Content-Length {headers['Content-Length']!r}") from None
-        data = rfile.read(length)
-        if len(data) < length:
-            raise BrokenAnswer(f"the answer was cut off after {len(data)} of {length} bytes")
-    else:
-        data = rfile.read()  # the body ends with the connection
-        keep = False
-    return data, keep
+        if len(buf) - pos == length:
+            return buf[pos:], b"", keep
+        why = f"the answer was cut off after {{have}} of {length} bytes"
+        buf, pos = _fill(conn, buf, pos, length, why)
+        return buf[pos : pos + length], buf[pos + length :], keep
+    parts = [buf[pos:]]  # the body ends with the connection
+    while data := conn.recv(_RECV):
+        parts.append(data)
+    return b"".join(parts), b"", False
 
 
-def _read_headers(rfile: Any) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    while True:
-        line = rfile.readline(_MAX_LINE)
-        if line in (b"\r\n", b"\n"):
-            return headers
-        if not line:
-            raise BrokenAnswer("the connection ended inside the answer's headers")
-        key, sep, value = line.partition(b":")
-        if not sep:
-            continue
-        # Header names are case-insensitive; keep one spelling (Retry-After, Content-Length).
-        name = key.strip().decode("latin-1").title()
-        text = value.strip().decode("latin-1")
-        headers[name] = f"{headers[name]}, {text}" if name in headers else text
-
-
-def _read_chunked(rfile: Any) -> bytes:
+def _read_chunked(conn: _Conn, buf: bytes, pos: int) -> tuple[bytes, bytes]:
     parts: list[bytes] = []
     while True:
-        line = rfile.readline(_MAX_LINE)
-        if not line:
-            raise BrokenAnswer("the answer was cut off between chunks")
+        line, buf, pos = _until(conn, buf, pos, b"\r\n", "the answer was cut off between chunks")
         try:
             size = int(line.split(b";", 1)[0].strip(), 16)
         except ValueError:
             raise BrokenAnswer(f"bad chunk size line {line[:40]!r}") from None
         if size == 0:
-            _read_headers(rfile)  # trailers, then the empty line
-            return b"".join(parts)
-        chunk = rfile.read(size)
-        if len(chunk) < size or rfile.readline(_MAX_LINE) not in (b"\r\n", b"\n"):
+            while True:  # trailers, then the empty line
+                line, buf, pos = _until(
+                    conn, buf, pos, b"\r\n", "the answer was cut off in its trailers"
+                )
+                if not line:
+                    return b"".join(parts), buf[pos:]
+        buf, pos = _fill(conn, buf, pos, size + 2, "the answer was cut off inside a chunk")
+        if buf[pos + size : pos + size + 2] != b"\r\n":
             raise BrokenAnswer("the answer was cut off inside a chunk")
-        parts.append(chunk)
+        parts.append(buf[pos : pos + size])
+        pos += size + 2

@@ -65,6 +65,27 @@ def test_help_and_offline_commands_do_not_load_the_client(tmp_path: Path) -> Non
     assert client_modules(modules) == set()
 
 
+def test_lld_reads_the_workbook_without_openpyxl(tmp_path: Path) -> None:
+    # openpyxl is a test dependency only (it builds workbooks here); importing it would
+    # cost the lld command more than all the rest of its start-up.
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    assert ws is not None
+    ws.title = "超节点规划"
+    for row in (["主机名称", "机框编号"], ["n1", 1]):
+        ws.append(row)
+    wb.save(tmp_path / "lld.xlsx")
+    out = tmp_path / "out.csv"
+    argv = ["lld", "-i", str(tmp_path / "lld.xlsx"), "-o", str(out), "-t", "default"]
+    modules = loaded_by(argv, cwd=tmp_path)
+    assert out.read_text().splitlines()[1:] == ["n1,0,default"]
+    assert "labeler.bulk.xlsx" in modules
+    assert {m for m in modules if m.split(".")[0] == "openpyxl"} == set()
+    assert client_modules(modules) == set()
+
+
 def test_api_commands_load_configuration_and_transport_not_the_generated_api(
     fake_kube: FakeKube, kubeconfig: Path, tmp_path: Path
 ) -> None:

@@ -13,6 +13,7 @@ import socket
 import ssl
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -168,14 +169,75 @@ def test_a_cut_off_answer_raises_and_the_next_request_reconnects() -> None:
 
 
 def test_no_answer_is_a_retryable_error() -> None:
-    server = Scripted([(b"", True)] * 2 + [(ok(b"{}"), False), (b"", True)])
+    server = Scripted([(b"", True)] * 2 + [(ok(b"{}"), False), (b"", True), (b"", True)])
     api = for_host(server.url)
     waits: list[float] = []
     doc = call_json(lambda: api.send("GET", "/a"), verb="get", resource="a", sleep=waits.append)
     assert doc == {}
     assert len(waits) == 2
+    # On the kept connection no answer could be a close racing with the request: a GET
+    # is sent once more on a new connection; no answer there either is the error.
     with pytest.raises(Retryable, match="no answer"):
         call_json(lambda: api.send("GET", "/a"), verb="get", resource="a", attempts=1)
+    assert server.connections == 4
+
+
+@pytest.mark.parametrize("repeatable", [False, True])
+def test_a_write_is_sent_again_on_a_closed_kept_connection_only_if_repeatable(
+    repeatable: bool,
+) -> None:
+    server = Scripted([(ok(b"1"), True), (ok(b"2"), False)])
+    api = for_host(server.url)
+    assert api.send("GET", "/a") == b"1"
+    assert server.closed.acquire(timeout=5)  # closed by the server, still kept by us
+    if repeatable:
+        assert api.send("PATCH", "/b", body=b"{}", repeatable=True) == b"2"
+        assert server.connections == 2
+    else:
+        # A POST or an unguarded PATCH may have arrived before the close: not repeated
+        # here (labeler.kube.errors.call decides, with backoff).
+        with pytest.raises((BrokenAnswer, ConnectionError)):
+            api.send("PATCH", "/b", body=b"{}")
+        assert len(server.requests) == 1
+
+
+class Silent:
+    """Accepts connections (TLS with ``context``) and never answers."""
+
+    def __init__(self, context: ssl.SSLContext | None = None) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.context = context
+        self.held: list[socket.socket] = []
+        scheme = "https" if context else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            conn, _ = self.sock.accept()
+            if self.context is not None:
+                conn = self.context.wrap_socket(conn, server_side=True)
+            self.held.append(conn)
+
+
+def _times_out(api: Api, read_timeout: float) -> float:
+    start = time.monotonic()
+    with pytest.raises(TimeoutError):
+        api.send("GET", "/never")
+    return time.monotonic() - start
+
+
+def test_a_server_that_never_answers_times_out_at_the_read_timeout() -> None:
+    server = Silent()
+    api = for_host(server.url, request_timeout=(5.0, 0.3))
+    assert api.wire is not None
+    took = _times_out(api, 0.3)
+    assert 0.25 <= took < 5.0
+    # The same on a connection that already answered (the timeout is kept per socket).
+    server2 = Scripted([(ok(b"{}"), False)])
+    api = for_host(server2.url, request_timeout=(5.0, 0.3))
+    assert api.send("GET", "/a") == b"{}"
+    assert 0.25 <= _times_out(api, 0.3) < 5.0
 
 
 # --- TLS -----------------------------------------------------------------------------
@@ -238,6 +300,16 @@ def _tls_api(url: str, **settings: Any) -> Api:
     for k, v in settings.items():
         setattr(cfg, k, v)
     return Api(cfg)
+
+
+def test_a_tls_server_that_never_answers_times_out(tls_server: tuple[str, Path]) -> None:
+    _, cert = tls_server
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, cert.with_name("key.pem"))
+    server = Silent(ctx)
+    api = _tls_api(server.url, ssl_ca_cert=str(cert))
+    api = Api(api.configuration, request_timeout=(5.0, 0.3))
+    assert 0.25 <= _times_out(api, 0.3) < 5.0
 
 
 def test_tls_verifies_the_server_with_the_configured_ca(tls_server: tuple[str, Path]) -> None:
