@@ -1,7 +1,7 @@
 """Profiles: a named topology plus what the agent writes and how it encodes IDs.
 
-Built-in: ``oci-rdma``, ``ascend-superpod`` and ``gce`` (their keys are listed in README.md). A
-custom profile is a YAML file; ``--profile`` takes a built-in name or a path.
+Built-in: ``oci-rdma``, ``ascend-superpod``, ``gce`` and ``azure`` (their keys are listed
+in README.md). A custom profile is a YAML file; ``--profile`` takes a built-in name or a path.
 
 Sources report IDs by role (island, network block, superpod...), never by label key: the
 profile alone says which label key each role is written to (``Profile.keys_for``).
@@ -37,6 +37,12 @@ DEFAULT_TREE_NAME = "default"
 GCE_BLOCK = "cloud.google.com/gce-topology-block"
 GCE_SUBBLOCK = "cloud.google.com/gce-topology-subblock"
 GCE_HOST = "cloud.google.com/gce-topology-host"
+# Azure's cloud-node-manager writes the interconnect group under this key; it has no
+# released key for the subgroup or the placement group, so those are ours
+# (docs/compatibility.md).
+AZURE_INTERCONNECT_GROUP = "topology.kubernetes.azure.com/interconnect-group"
+AZURE_INTERCONNECT_SUBGROUP = "topology-labeler.io/azure-interconnect-subgroup"
+AZURE_PLACEMENT_GROUP = "topology-labeler.io/azure-placement-group"
 
 
 @dataclass(frozen=True)
@@ -164,7 +170,30 @@ def gce() -> Profile:
     )
 
 
-BUILTIN = {"oci-rdma": oci_rdma, "ascend-superpod": ascend_superpod, "gce": gce}
+def azure() -> Profile:
+    """The interconnect group and subgroup as levels, raw as cloud-node-manager writes
+    them (GUIDs are valid label values); the placement group as an extra label."""
+    return Profile(
+        name="azure",
+        topology=Topology(
+            name=DEFAULT_TREE_NAME,
+            levels=(
+                Level(AZURE_INTERCONNECT_GROUP, "interconnect_group"),
+                Level(AZURE_INTERCONNECT_SUBGROUP, "interconnect_subgroup"),
+            ),
+        ),
+        extra_keys=(AZURE_PLACEMENT_GROUP,),
+        encoding="raw",
+        source="azure-imds",
+    )
+
+
+BUILTIN = {
+    "oci-rdma": oci_rdma,
+    "ascend-superpod": ascend_superpod,
+    "gce": gce,
+    "azure": azure,
+}
 
 
 def check_tree_name(name: str, tree_label: str = ASCEND_TREE_LABEL) -> str:
@@ -185,7 +214,7 @@ def check_tree_name(name: str, tree_label: str = ASCEND_TREE_LABEL) -> str:
 
 _TOP_KEYS = {"name", "treeName", "treeLabel", "levels", "extraLabels", "encoding", "source"}
 _LEVEL_KEYS = {"key", "name", "reservedNode", "tierName", "block"}
-_SOURCES = {"static", "oci-imds", "ascend", "gce-metadata"}
+_SOURCES = {"static", "oci-imds", "ascend", "gce-metadata", "azure-imds"}
 
 
 def load_profile(spec: str, *, tree_name: str | None = None) -> Profile:
