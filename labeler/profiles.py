@@ -1,7 +1,8 @@
 """Profiles: a named topology plus what the agent writes and how it encodes IDs.
 
-Built-in: ``oci-rdma``, ``ascend-superpod``, ``gce`` and ``azure`` (their keys are listed
-in README.md). A custom profile is a YAML file; ``--profile`` takes a built-in name or a path.
+Built-in: ``oci-rdma``, ``ascend-superpod``, ``gce``, ``azure`` and ``nvlink`` (their keys
+are listed in README.md). A custom profile is a YAML file; ``--profile`` takes a built-in
+name or a path.
 
 Sources report IDs by role (island, network block, superpod...), never by label key: the
 profile alone says which label key each role is written to (``Profile.keys_for``).
@@ -43,6 +44,8 @@ GCE_HOST = "cloud.google.com/gce-topology-host"
 AZURE_INTERCONNECT_GROUP = "topology.kubernetes.azure.com/interconnect-group"
 AZURE_INTERCONNECT_SUBGROUP = "topology-labeler.io/azure-interconnect-subgroup"
 AZURE_PLACEMENT_GROUP = "topology-labeler.io/azure-placement-group"
+# NVIDIA's gpu-feature-discovery writes the NVLink clique under this key, the same value.
+NVIDIA_CLIQUE = "nvidia.com/gpu.clique"
 
 
 @dataclass(frozen=True)
@@ -188,11 +191,25 @@ def azure() -> Profile:
     )
 
 
+def nvlink() -> Profile:
+    """The NVLink clique alone, GFD's key and value; the Slurm block level."""
+    return Profile(
+        name="nvlink",
+        topology=Topology(
+            name=DEFAULT_TREE_NAME,
+            levels=(Level(NVIDIA_CLIQUE, "nvlink_clique", block=True),),
+        ),
+        encoding="raw",
+        source="nvidia-smi",
+    )
+
+
 BUILTIN = {
     "oci-rdma": oci_rdma,
     "ascend-superpod": ascend_superpod,
     "gce": gce,
     "azure": azure,
+    "nvlink": nvlink,
 }
 
 
@@ -214,7 +231,7 @@ def check_tree_name(name: str, tree_label: str = ASCEND_TREE_LABEL) -> str:
 
 _TOP_KEYS = {"name", "treeName", "treeLabel", "levels", "extraLabels", "encoding", "source"}
 _LEVEL_KEYS = {"key", "name", "reservedNode", "tierName", "block"}
-_SOURCES = {"static", "oci-imds", "ascend", "gce-metadata", "azure-imds"}
+_SOURCES = {"static", "oci-imds", "ascend", "gce-metadata", "azure-imds", "nvidia-smi"}
 
 
 def load_profile(spec: str, *, tree_name: str | None = None) -> Profile:

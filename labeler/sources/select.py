@@ -11,9 +11,9 @@ import threading
 
 from labeler.errors import UsageError
 from labeler.profiles import Profile
-from labeler.sources import Source, SourceKind, ascend, azure, gce, oci_imds
+from labeler.sources import Source, SourceKind, ascend, azure, gce, nvlink, oci_imds
 
-KINDS: tuple[SourceKind, ...] = (oci_imds.KIND, ascend.KIND, gce.KIND, azure.KIND)
+KINDS: tuple[SourceKind, ...] = (oci_imds.KIND, ascend.KIND, gce.KIND, azure.KIND, nvlink.KIND)
 SOURCES = {kind.name: kind for kind in KINDS}
 
 

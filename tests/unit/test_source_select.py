@@ -10,7 +10,7 @@ import pytest
 
 from labeler.errors import UsageError
 from labeler.profiles import Profile, ascend_superpod, load_profile, oci_rdma
-from labeler.sources import ascend, azure, gce, oci_imds
+from labeler.sources import ascend, azure, gce, nvlink, oci_imds
 from labeler.sources.ascend import AscendOptions, AscendSource, NpuSmiReader
 from labeler.sources.oci_imds import ImdsOptions, OciImdsSource
 from labeler.sources.select import KINDS, add_flags, make_source
@@ -79,7 +79,13 @@ def test_imds_attempts_below_one_is_a_usage_error() -> None:
 
 
 def test_every_source_is_registered_once_with_its_own_flag_group() -> None:
-    assert [k.name for k in KINDS] == [oci_imds.NAME, ascend.NAME, gce.NAME, azure.NAME]
+    assert [k.name for k in KINDS] == [
+        oci_imds.NAME,
+        ascend.NAME,
+        gce.NAME,
+        azure.NAME,
+        nvlink.NAME,
+    ]
     parser = argparse.ArgumentParser()
     add_flags(parser)
     titles = [g.title for g in parser._action_groups]
