@@ -27,9 +27,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from labeler.commands.advise import read_snapshot  # noqa: E402
 from labeler.profiles import oci_rdma  # noqa: E402
 from labeler.tas.advice import advise, make_job  # noqa: E402
+from labeler.tas.inputs import read_snapshot  # noqa: E402
 from labeler.tas.inventory import inventory  # noqa: E402
 from labeler.tas.tree import PodShape, build_tree, leaf_capacity  # noqa: E402
 

@@ -190,7 +190,7 @@ def main() -> None:
         start = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
         elapsed = time.perf_counter() - start
-        if proc.returncode not in (0, 2):
+        if proc.returncode not in (0, 3):
             sys.exit(proc.stderr)
         out = json.loads(proc.stdout)
         verdicts = [(p["name"], p["fits"]) for p in out["workloads"][0]["podsets"]]

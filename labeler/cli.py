@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from labeler import __version__
 from labeler.commands import command_modules
-from labeler.errors import Exit, LabelerError
+from labeler.errors import Exit, LabelerError, Terminated
 from labeler.logs import setup_logging
 
 
@@ -56,8 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LabelerError as e:
         print(f"error: {e}", file=sys.stderr)
         return e.exit_code
-    except KeyboardInterrupt:
-        return Exit.INTERRUPTED
+    except KeyboardInterrupt as e:
+        return Exit.TERMINATED if isinstance(e, Terminated) else Exit.INTERRUPTED
     except BrokenPipeError:
         return Exit.OK
     finally:

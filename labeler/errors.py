@@ -13,6 +13,11 @@ class Exit(IntEnum):
     USAGE = 2  # a bad or conflicting flag value, whichever parser caught it
     INCOMPLETE = 3  # done, but conflicts were left, nodes are not fully labeled, no fit
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
+    TERMINATED = 143  # SIGTERM (128 + 15), where a command turns it into Terminated
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be so that the same clean-up and report run."""
 
 
 class LabelerError(Exception):
@@ -35,6 +40,12 @@ class InputError(LabelerError):
         self.heading = heading
         text = "\n".join(f"  {p}" for p in self.problems)
         super().__init__(f"{heading}\n{text}" if heading else "\n".join(self.problems))
+
+
+class FlagValuesError(InputError):
+    """Flag values found wrong after parsing, every problem listed (exit 2, like argparse)."""
+
+    exit_code = Exit.USAGE
 
 
 def yaml_problem(origin: str, exc: BaseException) -> str:

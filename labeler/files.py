@@ -1,4 +1,8 @@
-"""Writing output files: whole or not at all.
+"""Reading input files with a size cap; writing output files whole or not at all.
+
+Every input file is read through :func:`read_bytes` / :func:`read_text` with a cap far
+above any real file of its kind, so a wrong path (``/dev/zero``, a disk image, a log)
+is a one-line error instead of a process that eats all memory.
 
 Every file a command writes (generated manifests, exported or converted CSVs, a merged
 ConfigMap) goes through :func:`write_atomic`, so an interrupted or failing run never leaves
@@ -12,6 +16,38 @@ import os
 from pathlib import Path
 
 from labeler.errors import InputError
+
+
+def size_text(n: int) -> str:
+    """``64 MiB``, ``1 KiB``: a cap as people write it."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} bytes"
+
+
+def read_bytes(path: str | Path, limit: int, *, what: str = "file") -> bytes:
+    """The file's bytes, or InputError when it cannot be read or holds more than
+    ``limit`` bytes (read in one go up to the cap: a device or a pipe has no size)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read {what}: {e.strerror or e}") from e
+    if len(data) > limit:
+        raise InputError(
+            f"{path}: larger than {size_text(limit)}, far more than any {what}; check the path"
+        )
+    return data
+
+
+def read_text(path: str | Path, limit: int, *, what: str = "file") -> str:
+    """:func:`read_bytes` decoded as UTF-8 (a byte-order mark is dropped)."""
+    data = read_bytes(path, limit, what=what)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: {what} is not UTF-8 text ({e.reason})") from e
 
 
 def _new_file_mode() -> int:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from labeler.errors import InputError, UsageError, yaml_problem
+from labeler.errors import InputError, UsageError
+from labeler.files import read_text
 from labeler.labels import key_problems, parse_encoding, value_problems
 from labeler.model import Level, Topology
 
@@ -299,6 +300,11 @@ def check_tree_name(name: str, tree_label: str = ASCEND_TREE_LABEL) -> str:
     return name
 
 
+# A profile is a few hundred bytes; the cap only stops a wrong path early.
+MAX_PROFILE_BYTES = 1 << 20
+# Kueue's Topology takes at most 16 levels, and kubernetes.io/hostname is always the last.
+MAX_LEVELS = 15
+
 _TOP_KEYS = {"name", "treeName", "treeLabel", "levels", "extraLabels", "encoding", "source"}
 _LEVEL_KEYS = {"key", "name", "reservedNode", "tierName", "block", "source"}
 _SOURCES = {"static", "oci-imds", "ascend", "gce-metadata", "azure-imds", "nvidia-smi"}
@@ -307,6 +313,8 @@ _SOURCES = {"static", "oci-imds", "ascend", "gce-metadata", "azure-imds", "nvidi
 def load_profile(spec: str, *, tree_name: str | None = None) -> Profile:
     """A built-in profile by name, or a profile file by path."""
     if spec in BUILTIN:
+        if tree_name is not None and spec == "ascend-superpod":
+            check_tree_name(tree_name)
         if spec == "ascend-superpod":
             return ascend_superpod(tree_name or DEFAULT_TREE_NAME)
         return BUILTIN[spec]()
@@ -316,17 +324,15 @@ def load_profile(spec: str, *, tree_name: str | None = None) -> Profile:
             f"--profile {spec!r} is neither a built-in profile ({', '.join(BUILTIN)}) "
             "nor a readable file"
         )
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read profile: {e}") from e
-    import yaml  # only for profile files: every command line builds the built-in names
+    text = read_text(path, MAX_PROFILE_BYTES, what="profile")
+    # Imported only for profile files: every command line builds the built-in names.
+    from labeler import yamlsafe
 
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise InputError(f"{yaml_problem(str(path), e)}; the profile is not valid YAML") from e
-    return parse_profile(doc, origin=str(path), tree_name=tree_name)
+    doc = yamlsafe.load(text, str(path), hint="the profile is not valid YAML")
+    profile = parse_profile(doc, origin=str(path), tree_name=tree_name)
+    if tree_name is not None and profile.topology.tree_label:
+        check_tree_name(tree_name, profile.topology.tree_label)
+    return profile
 
 
 def parse_profile(doc: Any, *, origin: str, tree_name: str | None = None) -> Profile:
@@ -334,7 +340,7 @@ def parse_profile(doc: Any, *, origin: str, tree_name: str | None = None) -> Pro
     if not isinstance(doc, Mapping):
         raise InputError(f"{origin}: a profile must be a YAML mapping with name and levels")
     problems: list[str] = []
-    for k in sorted(set(doc) - _TOP_KEYS):
+    for k in sorted(map(str, set(doc) - _TOP_KEYS)):
         problems.append(f"unknown field {k!r} (known: {', '.join(sorted(_TOP_KEYS))})")
     name = doc.get("name")
     if not isinstance(name, str) or not name:
@@ -350,16 +356,23 @@ def parse_profile(doc: Any, *, origin: str, tree_name: str | None = None) -> Pro
     for i, key in enumerate(extra):
         problems += _key_problems(f"extraLabels[{i}]", key)
     encoding = doc.get("encoding", "hash")
-    try:
-        parse_encoding(str(encoding))
-    except InputError as e:
-        problems.append(f"encoding: {e}")
+    if not isinstance(encoding, str):
+        problems.append(f"'encoding' must be a string, got {encoding!r}")
+    else:
+        try:
+            parse_encoding(encoding)
+        except InputError as e:
+            problems.append(f"encoding: {e}")
     source = doc.get("source", "static")
-    if source not in _SOURCES:
+    if not isinstance(source, str) or source not in _SOURCES:
         problems.append(f"source {source!r} is not one of {', '.join(sorted(_SOURCES))}")
     if levels and all(lv.source not in (None, source) for lv in levels):
         problems.append(f"no level comes from the profile's own source {source!r}")
     tree = tree_name or doc.get("treeName") or DEFAULT_TREE_NAME
+    if tree_name is None and "treeName" in doc:
+        why = value_problems(tree) if isinstance(tree, str) else ["must be a string"]
+        if why:
+            problems.append(f"treeName {tree!r} is not a valid label value: {'; '.join(why)}")
     topology: Topology | None = None
     if not problems:
         try:
@@ -387,13 +400,19 @@ def _parse_levels(raw: Any, problems: list[str]) -> list[Level]:
     if not isinstance(raw, list) or not raw:
         problems.append("'levels' must be a non-empty list, widest level first")
         return []
+    if len(raw) > MAX_LEVELS:  # before anything is built from them
+        problems.append(
+            f"'levels' has {len(raw)} levels; Kueue's Topology takes at most {MAX_LEVELS} "
+            "besides kubernetes.io/hostname"
+        )
+        return []
     levels = []
     for i, item in enumerate(raw):
         where = f"levels[{i}]"
         if not isinstance(item, Mapping):
             problems.append(f"{where}: must be a mapping with 'key' and 'name'")
             continue
-        for k in sorted(set(item) - _LEVEL_KEYS):
+        for k in sorted(map(str, set(item) - _LEVEL_KEYS)):
             problems.append(
                 f"{where}: unknown field {k!r} (known: {', '.join(sorted(_LEVEL_KEYS))})"
             )

@@ -35,6 +35,11 @@ _DECIMAL = {
 _QUANTITY = re.compile(r"^([+-]?)(\d+(?:\.\d*)?|\.\d+)(.*)$")
 _EXPONENT = re.compile(r"^[eE]([+-]?\d+)$")
 
+# Far beyond any real amount (int64 holds 9.2e18; Kueue counts in int64), yet small enough
+# that exact arithmetic stays instant: ``1e999999999`` would build a billion-digit integer.
+MAX_EXPONENT = 30
+MAX_DIGITS = 40
+
 CPU = "cpu"
 PODS = "pods"
 
@@ -52,12 +57,17 @@ def parse_quantity(text: str) -> Fraction:
             f"{text!r} is not a Kubernetes quantity (examples: 8, 500m, 16Gi, 1.5, 2e3)"
         )
     sign, number, suffix = m.groups()
+    if len(number) > MAX_DIGITS:
+        raise _too_large(text, f"more than {MAX_DIGITS} digits")
     value = Fraction(number)
     if suffix in _BINARY:
         value *= _BINARY[suffix]
     elif suffix in _DECIMAL:
         value *= _DECIMAL[suffix]
     elif e := _EXPONENT.match(suffix):
+        digits = e.group(1).lstrip("+-").lstrip("0")
+        if len(digits) > 2 or int(digits or 0) > MAX_EXPONENT:
+            raise _too_large(text, f"an exponent beyond ±{MAX_EXPONENT}")
         value *= Fraction(10) ** int(e.group(1))
     else:
         raise QuantityError(
@@ -65,6 +75,11 @@ def parse_quantity(text: str) -> Fraction:
             "n, u, m, k, M, G, T, P, E or an exponent such as e3)"
         )
     return -value if sign == "-" else value
+
+
+def _too_large(text: str, why: str) -> QuantityError:
+    shown = text if len(text) <= 40 else f"{text[:20]}…({len(text)} characters)"
+    return QuantityError(f"{shown!r} is too large or too precise to be a quantity ({why})")
 
 
 @lru_cache(maxsize=4096)

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from labeler.bulk.sheet import CsvRow, LabelSheet
 from labeler.emit.slurm import Slinky
-from labeler.errors import Exit, InputError
+from labeler.errors import Exit, InputError, Terminated
 from labeler.kube.errors import KubeError
 from labeler.kube.nodes import LabelWriter, WriteResult, list_node_labels
 from labeler.node import NodeLabels
@@ -32,6 +32,8 @@ from labeler.plan import BULK, Conflict, Desired, LabelPlan, change_lines, plan_
 from labeler.profiles import Profile
 
 log = logging.getLogger(__name__)
+
+MISSING_SHOWN = 10  # missing nodes named in the error; the heading counts them all
 
 
 class Action(Enum):
@@ -136,8 +138,13 @@ class BulkPlan:
         missing = self.missing
         if not missing or self.options.skip_missing:
             return None
+        # A CSV for the wrong cluster misses every node: name a few, count the rest.
+        shown = missing[:MISSING_SHOWN]
+        problems = [f"{self.path}:{d.line}: node {d.node!r} is not in the cluster" for d in shown]
+        if len(missing) > len(shown):
+            problems.append(f"… and {len(missing) - len(shown)} more")
         return InputError(
-            [f"{self.path}:{d.line}: node {d.node!r} is not in the cluster" for d in missing],
+            problems,
             heading=(
                 f"{len(missing)} node(s) of {self.path} are not in the cluster; nothing "
                 "written. Fix the names (see 'kubectl get nodes'), check --context, or pass "
@@ -285,6 +292,11 @@ def execute(
     # Worker threads take the next node from one shared iterator and hand outcomes back on
     # a queue: at 10,000 nodes a future per node (and as_completed's waiters) costs more
     # of our CPU than building the node's request.
+    def record(outcome: NodeOutcome) -> None:
+        outcomes.append(outcome)
+        if on_done is not None:
+            on_done(outcome)
+
     work = iter(todo)
     take = threading.Lock()
     stop = threading.Event()
@@ -318,15 +330,31 @@ def execute(
             if outcome is None:
                 running -= 1
                 continue
-            outcomes.append(outcome)
-            if on_done is not None:
-                on_done(outcome)
+            record(outcome)
+    except KeyboardInterrupt as signal:  # Ctrl-C, or SIGTERM as labeler.errors.Terminated
+        # Stop promptly: writes in flight finish, queued ones never start; the caller
+        # reports both.
+        stop.set()
+        for t in workers:
+            t.join()
+        while not done.empty():
+            if (outcome := done.get()) is not None:
+                record(outcome)
+        raise WritesInterrupted(outcomes, signal) from signal
     finally:
-        # On Ctrl-C, stop promptly: writes in flight finish, queued ones never start.
         stop.set()
         for t in workers:
             t.join()
     return outcomes
+
+
+class WritesInterrupted(Exception):
+    """``execute`` was stopped by a signal; ``outcomes`` are the writes that finished."""
+
+    def __init__(self, outcomes: list[NodeOutcome], signal: KeyboardInterrupt) -> None:
+        super().__init__("interrupted")
+        self.outcomes = outcomes
+        self.exit_code = Exit.TERMINATED if isinstance(signal, Terminated) else Exit.INTERRUPTED
 
 
 @dataclass(frozen=True)
@@ -336,6 +364,12 @@ class BulkReport:
     plan: BulkPlan
     outcomes: tuple[NodeOutcome, ...]
     seconds: float
+    interrupted: int = 0  # the exit code of the signal that stopped the writes, if one did
+
+    @property
+    def not_written(self) -> int:
+        """Nodes with changes that were never attempted (the run was interrupted)."""
+        return len(self.plan.to_change) - len(self.outcomes)
 
     @property
     def failed(self) -> list[NodeOutcome]:
@@ -362,7 +396,9 @@ class BulkReport:
 
     @property
     def exit_code(self) -> int:
-        """1 if a node failed, 3 if conflicts were left in place, else 0."""
+        """130/143 if interrupted, 1 if a node failed, 3 if conflicts were left, else 0."""
+        if self.interrupted:
+            return self.interrupted
         if self.failed:
             return Exit.ERROR
         return Exit.INCOMPLETE if self.conflicts else Exit.OK
@@ -374,8 +410,9 @@ class BulkReport:
         return (
             f"{len(p.diffs)} node(s): {len(self.written)} {verb}, {len(p.unchanged)} unchanged, "
             f"{len(self.failed)} failed, {self.conflicts} with conflicts, "
-            f"{len(p.missing)} missing, {len(p.skipped)} skipped "
-            f"({patches} patches in {self.seconds:.1f}s)"
+            f"{len(p.missing)} missing, {len(p.skipped)} skipped"
+            + (f", {self.not_written} not written (interrupted)" if self.interrupted else "")
+            + f" ({patches} patches in {self.seconds:.1f}s)"
         )
 
 
@@ -437,7 +474,12 @@ def run(
     if err is not None:
         raise err
     start = time.monotonic()
-    outcomes = execute(LabelWriter(api), plan, concurrency=concurrency, qps=qps, on_done=on_done)
+    try:
+        outcomes = execute(
+            LabelWriter(api), plan, concurrency=concurrency, qps=qps, on_done=on_done
+        )
+    except WritesInterrupted as e:
+        return BulkReport(plan, tuple(e.outcomes), time.monotonic() - start, e.exit_code)
     return BulkReport(plan, tuple(outcomes), time.monotonic() - start)
 
 

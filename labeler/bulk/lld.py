@@ -23,12 +23,12 @@ from __future__ import annotations
 import logging
 import zipfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from labeler.bulk.sheet import write_label_csv_file
-from labeler.errors import InputError
+from labeler.errors import FlagValuesError, InputError
 from labeler.labels import dns1123_subdomain_problems, value_problems
 from labeler.profiles import ASCEND_GROUP, ASCEND_TREE_LABEL
 
@@ -38,6 +38,10 @@ SHEET_MARK = "超节点规划"
 HOST_HEADER = "主机名称"
 FRAME_HEADER = "机框编号"
 HEADER_ROWS = 100
+# Where a plan sheet's table can be: a SuperPoD plan has a few thousand hosts and a few
+# dozen columns. Cells beyond are reported, not read (see _read_rows).
+MAX_ROWS = 100_000
+MAX_COLUMNS = 256
 DEFAULT_GROUP_PER_RACK = 12
 CSV_KEYS = (ASCEND_GROUP, ASCEND_TREE_LABEL)
 _EXCEL_ERRORS = ("#REF!", "#VALUE!", "#N/A", "#NAME?", "#DIV/0!", "#NUM!", "#NULL!")
@@ -115,7 +119,7 @@ def _open(path: Path, *, data_only: bool) -> Any:
 
     try:
         return load_workbook(path, data_only=data_only, read_only=True)
-    except (InvalidFileException, zipfile.BadZipFile, KeyError) as e:
+    except (InvalidFileException, zipfile.BadZipFile, KeyError, SyntaxError) as e:
         raise InputError(
             f"{path}: not an .xlsx workbook ({e}); save the LLD as 'Excel Workbook (*.xlsx)'"
         ) from e
@@ -153,7 +157,7 @@ def read_lld(
     """Read and validate the LLD workbook; InputError lists every problem with its cell."""
     problems = check_options(tree_name, group_per_rack, group_offset)
     if problems:
-        raise InputError(problems)
+        raise FlagValuesError(problems)
     p = Path(path)
     if not p.is_file():
         raise NoWorkbook(f"{p}: no such file; check --input")
@@ -166,12 +170,83 @@ def read_lld(
                 f"{', '.join(repr(n) for n in wb.sheetnames) or 'none'}. Rename the SuperPoD "
                 "plan sheet or pick the right workbook"
             )
-        ws = wb[title]
-        ws.reset_dimensions()  # some writers record a wrong size; read what is there
-        rows = [tuple(r) for r in ws.iter_rows(min_col=1, values_only=True)]
+        rows, outside = _read_rows(p, wb[title])
     finally:
         wb.close()
-    return _table(p, title, rows, tree_name, group_per_rack, group_offset)
+    table = _table(p, title, rows, tree_name, group_per_rack, group_offset)
+    if outside:
+        table = replace(table, warnings=(*table.warnings, outside))
+    return table
+
+
+def _read_rows(path: Path, ws: Any) -> tuple[list[tuple[Any, ...]], str]:
+    """The sheet's values by row, and a warning about cells outside the area read.
+
+    Only cells that hold a value count, and only within MAX_ROWS × MAX_COLUMNS: the size a
+    sheet declares, and cells that carry only a format (Excel's "used range" often reaches
+    XFD1048576), would otherwise make openpyxl hand over a million rows of 16,384 cells.
+    """
+    _sparse(ws)
+    rows: list[tuple[Any, ...]] = []
+    outside: list[str] = []
+    count = 0
+    try:
+        for r, row in enumerate(ws.iter_rows(values_only=True), start=1):
+            if not row:
+                continue
+            kept = sum(1 for c, _ in row if c <= MAX_COLUMNS) if r <= MAX_ROWS else 0
+            for c, v in row[kept:]:
+                count += 1
+                if not outside:
+                    outside.append(f"{_col_letter(c)}{r} holds {v!r}")
+            if kept:
+                rows.extend([()] * (r - 1 - len(rows)))
+                rows.append(_padded(row, kept))
+    except SyntaxError as e:
+        raise _unreadable(path, ws.title, e) from e
+    if not outside:
+        return rows, ""
+    return rows, (
+        f"{path}: sheet {ws.title!r}: ignored {count} cell(s) outside "
+        f"A1:{_col_letter(MAX_COLUMNS)}{MAX_ROWS} (first: {outside[0]}); an LLD plan fits "
+        "inside, so they cannot be hosts"
+    )
+
+
+def _sparse(ws: Any) -> None:
+    """Make a read-only sheet yield rows of (column, value) for the cells with a value.
+
+    openpyxl pads each row to its last cell and to the size the sheet declares; a cell
+    formatted at column XFD makes that 16,384 values per row. Its row builder is the one
+    place to change (openpyxl is pinned to 3.x in pyproject.toml).
+    """
+    ws.reset_dimensions()  # some writers record a wrong size; read what is there
+    ws._get_row = _values_of
+
+
+def _unreadable(path: Path, title: str, e: SyntaxError) -> LldError:
+    """A sheet whose XML is broken (ElementTree's and lxml's parse errors are SyntaxErrors)."""
+    return LldError(
+        f"{path}: sheet {title!r} is not readable ({e}); open it in Excel or LibreOffice "
+        "and save it again as .xlsx",
+        sheet=title,
+    )
+
+
+def _values_of(
+    row: Sequence[dict[str, Any]], min_col: int = 1, max_col: Any = None, values_only: bool = True
+) -> tuple[tuple[int, Any], ...]:
+    """Stands in for openpyxl's row padding: (column, value) of the cells with a value."""
+    return tuple((c["column"], c["value"]) for c in row if c["value"] is not None)
+
+
+def _padded(cells: Sequence[tuple[int, Any]], n: int) -> tuple[Any, ...]:
+    """The values of the first ``n`` (column, value) cells at their columns, None between."""
+    width = cells[n - 1][0]
+    out: list[Any] = [None] * width
+    for c, v in cells[:n]:
+        out[c - 1] = v
+    return tuple(out)
 
 
 def _find_header(rows: Sequence[Sequence[Any]], text: str) -> tuple[int, int] | None:
@@ -366,7 +441,10 @@ def _merged_ranges(path: Path, title: str) -> list[tuple[int, int, int, int]]:
     """
     from openpyxl import load_workbook
 
-    wb = load_workbook(path, data_only=True)
+    try:
+        wb = load_workbook(path, data_only=True)
+    except SyntaxError as e:
+        raise _unreadable(path, title, e) from e
     try:
         return [(m.min_row, m.min_col, m.max_row, m.max_col) for m in wb[title].merged_cells.ranges]
     finally:
@@ -422,18 +500,19 @@ def _formula_cells(
     wb = _open(path, data_only=False)
     try:
         ws = wb[title]
-        ws.reset_dimensions()
-        for r, row in enumerate(
-            ws.iter_rows(min_row=1, max_row=max(rows), min_col=1, values_only=True), start=1
-        ):
+        _sparse(ws)
+        for r, row in enumerate(ws.iter_rows(max_row=max(rows), values_only=True), start=1):
             if r not in rows:
                 continue
+            values = dict(row)
             for c in cols:
-                value = _cell(row, c)
+                value = values.get(c)
                 if (r, c) in wanted and value is not None:
                     text = getattr(value, "text", value)  # ArrayFormula keeps it in .text
                     if isinstance(text, str) and text.startswith("="):
                         found[(r, c)] = text
+    except SyntaxError as e:
+        raise _unreadable(path, title, e) from e
     finally:
         wb.close()
     return found

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from labeler.errors import InputError
-from labeler.files import write_atomic
+from labeler.files import read_bytes, write_atomic
 from labeler.labels import dns1123_subdomain_problems, key_problems, value_problems
 
 NODE_NAME_HEADER = "nodeName"
@@ -96,6 +96,10 @@ class BadFirstHeader(InputError):
     """The first header is not ``nodeName`` (the message lists every other problem too)."""
 
 
+# 100,000 nodes with a dozen labels each is about 20 MB.
+MAX_CSV_BYTES = 64 << 20
+
+
 def read_label_csv(
     path: str | Path,
     *,
@@ -114,10 +118,7 @@ def read_label_csv(
         raise InputError(f"{name}: no such file; check {flag}")
     if p.is_dir():
         raise InputError(f"{name}: is a directory; {flag} takes a CSV file")
-    try:
-        data = p.read_bytes()
-    except OSError as e:
-        raise InputError(f"{name}: cannot read the file: {e.strerror or e}") from e
+    data = read_bytes(p, MAX_CSV_BYTES, what="the label CSV")
     return parse_label_csv(data, name, level_keys=level_keys, leniency=leniency)
 
 

@@ -44,8 +44,14 @@ def add_command(
 ) -> argparse.ArgumentParser:
     """A subcommand whose --help ends with its exit codes (0 and 3 from ``exits``)."""
     codes = {Exit.ERROR: EXIT_ERROR, Exit.USAGE: EXIT_USAGE, **(exits or {})}
+    w = max(len(str(int(c))) for c in codes)
     epilog = "exit codes:\n" + "\n".join(
-        textwrap.fill(codes[c], width=88, initial_indent=f"  {int(c)}  ", subsequent_indent="     ")
+        textwrap.fill(
+            codes[c],
+            width=88,
+            initial_indent=f"  {int(c):<{w}}  ",
+            subsequent_indent=" " * (w + 4),
+        )
         for c in sorted(codes)
     )
     return sub.add_parser(  # type: ignore[no-any-return]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "cannot use: labeled / partial / unlabeled / inconsistent",
         exits={
             Exit.OK: "every node in scope is fully labeled (with --serve: stopped by a signal)",
-            Exit.INCOMPLETE: "audited: some node in scope is not fully labeled",
+            Exit.INCOMPLETE: "audited: some node in scope is not fully labeled, or no node "
+            "is in scope (a mistyped --node-selector)",
         },
     )
     add_profile(p)
@@ -92,8 +94,13 @@ def run_audit(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=2, sort_keys=False))
     else:
         print(render_table(report))
-    if report.nodes == 0:
-        log.warning("no node in scope (%s); nothing to audit", scope.describe())
+    if report.nodes == 0:  # a gate that audited nothing must not pass
+        print(
+            f"warning: no node in scope ({scope.describe()}); nothing audited: "
+            "check --node-selector and --resource",
+            file=sys.stderr,
+        )
+        return Exit.INCOMPLETE
     return Exit.OK if report.ok else Exit.INCOMPLETE
 
 

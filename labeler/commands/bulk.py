@@ -8,8 +8,11 @@ written then); 2 bad flags; 3 done, but conflicts were left in place (as ``agent
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import signal
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 from labeler.commands._base import (
@@ -21,7 +24,7 @@ from labeler.commands._base import (
     cluster,
     slinky_from_args,
 )
-from labeler.errors import Exit, UsageError
+from labeler.errors import Exit, Terminated, UsageError
 from labeler.profiles import load_profile
 
 if TYPE_CHECKING:
@@ -36,6 +39,9 @@ _WRITE_EXITS = {
     Exit.ERROR: "a node failed; or, before any write, a CSV node is not in the cluster, the CSV is "
     "invalid, or the cluster cannot be read",
     Exit.INCOMPLETE: f"done, but {_CONFLICTS}",
+    Exit.INTERRUPTED: "Ctrl-C: writes in flight finished, the rest not started; the summary "
+    "says which (run again to finish)",
+    Exit.TERMINATED: "SIGTERM: the same as Ctrl-C",
 }
 
 
@@ -256,13 +262,36 @@ def _write(args: argparse.Namespace) -> int:
         progress.advance()
 
     try:
-        report = bulk.run(api, plan, concurrency=args.concurrency, qps=args.qps, on_done=done)
+        with sigterm_as_interrupt():
+            report = bulk.run(api, plan, concurrency=args.concurrency, qps=args.qps, on_done=done)
     finally:
         progress.close()
     for failure in report.failed:
         print(f"failed: {failure.node}: {failure.error}", file=sys.stderr)
     print(report.summary())
+    if report.interrupted:
+        print(
+            f"interrupted: {report.not_written} node(s) not written, "
+            f"{len(report.written)} written; run the same command again to finish "
+            "(it writes only what still differs)",
+            file=sys.stderr,
+        )
     return report.exit_code
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """While writing, SIGTERM (kubectl delete of a Job's pod, systemd, timeout) stops the
+    run like Ctrl-C, so the report of what was written is printed before exiting 143."""
+
+    def stop(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def run_export(args: argparse.Namespace) -> int:

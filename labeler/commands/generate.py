@@ -28,7 +28,7 @@ from labeler.commands._base import (
     volcano_version,
 )
 from labeler.errors import Exit, InputError, UsageError
-from labeler.files import write_atomic
+from labeler.files import read_text, write_atomic
 from labeler.profiles import Profile, load_profile
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         exits={
             Exit.OK: "every node checked is fully labeled, values nest and are valid",
             Exit.INCOMPLETE: "checked: some node lacks a level label, or values do not "
-            "nest or are invalid (the report lists them)",
+            "nest or are invalid (the report lists them), or no node was in scope",
         },
     )
     _source_options(c, required=True)
@@ -233,6 +233,12 @@ def run_check(args: argparse.Namespace) -> int:
             print(f"({pset.out_of_scope} node(s) of other trees not checked)")
         if pset.scope is not None:
             print(f"(scope: {pset.scope}; {pset.not_in_scope} other node(s) not checked)")
+    if not pset.positions:  # a gate that checked nothing must not pass
+        where = f"scope: {pset.scope}" if pset.scope is not None else pset.origin
+        print(
+            f"warning: no node to check ({where}); check the selector or the file", file=sys.stderr
+        )
+        return Exit.INCOMPLETE
     return Exit.OK if report.ok else Exit.INCOMPLETE
 
 
@@ -270,10 +276,8 @@ def _merge(args: argparse.Namespace, profile: Profile, *, network_topology: bool
     from labeler.emit.configmap import merge_resource_level_config
 
     path = Path(args.merge_into)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"--merge-into {path}: cannot read it: {e}") from e
+    # A scheduler ConfigMap is a few KB.
+    text = read_text(path, 16 << 20, what="the --merge-into ConfigMap")
     result = merge_resource_level_config(
         text,
         profile.topology,

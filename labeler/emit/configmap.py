@@ -29,6 +29,7 @@ from labeler.emit.volcano import (
 from labeler.emit.yamlio import dump
 from labeler.errors import InputError, yaml_problem
 from labeler.model import Topology
+from labeler.yamlsafe import parse
 
 NETWORK_TOPOLOGY_PLUGIN = "network-topology-aware"
 ASCEND_PLUGIN_PREFIX = "volcano-npu"  # ascend-for-volcano's plugin: volcano-npu_<version>...
@@ -141,7 +142,7 @@ def merge_resource_level_config(
     seen: list[str] = []
     for i, (_, body) in enumerate(parts):
         try:
-            doc = yaml.safe_load(body)
+            doc = parse(body, origin)
         except yaml.YAMLError as e:
             raise InputError(f"{yaml_problem(origin, e)} (document {i}); not valid YAML") from e
         if doc is None:
@@ -171,8 +172,9 @@ def merge_resource_level_config(
     conf_text = doc["data"][SCHEDULER_CONF_KEY]
     if not isinstance(conf_text, str):
         raise InputError(f"{origin}: data.{SCHEDULER_CONF_KEY} must be a string; {_HOW}")
+    where = f"{origin}: data.{SCHEDULER_CONF_KEY}"
     try:
-        conf = yaml.safe_load(conf_text)
+        conf = parse(conf_text, where)
     except yaml.YAMLError as e:
         raise InputError(
             f"{origin}: {yaml_problem('data.' + SCHEDULER_CONF_KEY, e)}; not valid YAML"

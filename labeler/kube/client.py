@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from labeler import __version__
-from labeler.errors import UsageError
+from labeler.errors import InputError, UsageError
+from labeler.files import read_text
 from labeler.kube import official
 from labeler.kube.errors import ApiStatus
 from labeler.kube.wire import Wire
@@ -175,8 +176,16 @@ def _host_header(pool: Any) -> str:
     return host if pool.port in (None, default) else f"{host}:{pool.port}"
 
 
+# A kubeconfig with embedded certificates is a few KB; the cap only stops a wrong path.
+MAX_KUBECONFIG_BYTES = 16 << 20
+
+
 def configuration(opts: ClusterOptions) -> Any:
-    """The official client's Configuration, in kubectl's order of precedence."""
+    """The official client's Configuration, in kubectl's order of precedence.
+
+    Every failure is one line (exit 1, as every command's --help says), except a path given
+    by flag or $KUBECONFIG that does not exist: a bad flag value (exit 2).
+    """
     cfg = official.configuration().Configuration()
     path = opts.kubeconfig or os.environ.get("KUBECONFIG")
     default = Path.home() / ".kube" / "config"
@@ -185,28 +194,61 @@ def configuration(opts: ClusterOptions) -> Any:
         raise UsageError(f"{flag} {path}: no such file; give the path of a kubeconfig file")
     source = path or str(default)
     use_file = bool(path or default.is_file() or opts.context)
+    if not use_file and not os.environ.get("KUBERNETES_SERVICE_HOST"):
+        raise InputError(
+            "no cluster configured: pass --kubeconfig, set KUBECONFIG, create "
+            "~/.kube/config, or run inside a pod"
+        )
     try:
         if use_file:
+            for file in (p for p in source.split(os.pathsep) if Path(p).is_file()):
+                _check_kubeconfig(file)
             # $KUBECONFIG may list several files; the client merges them like kubectl.
             official.kube_config().load_kube_config(
-                config_file=path or str(default),
+                config_file=source,
                 context=opts.context,
                 client_configuration=cfg,
                 persist_config=False,
             )
-        elif os.environ.get("KUBERNETES_SERVICE_HOST"):
-            official.incluster_config().load_incluster_config(client_configuration=cfg)
         else:
-            raise UsageError(
-                "no cluster configured: pass --kubeconfig, set KUBECONFIG, create "
-                "~/.kube/config, or run inside a pod"
-            )
-    except (official.config_exception(), OSError) as e:
+            official.incluster_config().load_incluster_config(client_configuration=cfg)
+    except InputError as e:
+        raise InputError(f"cannot load cluster configuration ({source}): {e}") from e
+    # The loader indexes into whatever the YAML holds: a list or a number where it wants a
+    # mapping surfaces as one of these, not as its own ConfigException.
+    except (
+        official.config_exception(),
+        OSError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        KeyError,
+    ) as e:
         if not use_file:
             source = "in-cluster ServiceAccount"
-        raise UsageError(f"cannot load cluster configuration ({source}): {e}") from e
+        raise InputError(
+            f"cannot load cluster configuration ({source}): {type(e).__name__}: "
+            f"{' '.join(str(e).split())}; check that it is a kubeconfig (kubectl config view)"
+        ) from e
     cfg.connection_pool_maxsize = opts.pool_size
     return cfg
+
+
+def _check_kubeconfig(path: str) -> None:
+    """Refuse a file that is not a YAML mapping (or is an alias bomb) before the client's
+    loader, which reads it with no such checks and fails with a traceback."""
+    from labeler import yamlsafe
+
+    doc = yamlsafe.load(
+        read_text(path, MAX_KUBECONFIG_BYTES, what="the kubeconfig"),
+        path,
+        hint="not a kubeconfig (kubectl config view shows a valid one)",
+    )
+    if doc is not None and not isinstance(doc, Mapping):
+        raise InputError(
+            f"{path}: not a kubeconfig: a YAML {type(doc).__name__}, not a mapping with "
+            "clusters, contexts and users"
+        )
 
 
 def connect(opts: ClusterOptions) -> Api:

@@ -109,7 +109,8 @@ _ERRNO = re.compile(r"\[Errno -?\d+\] ([^'\")]+)")
 def _no_answer(exc: BaseException) -> str:
     """' at host:port (Connection refused)': urllib3's nested retry/connection errors,
     which repeat the URL and the pool three times, reduced to where and why."""
-    pool: Any = getattr(exc, "pool", None)
+    # urllib3 2.x calls it ``conn`` (reading the old ``pool`` warns); 1.x only has ``pool``
+    pool: Any = getattr(exc, "conn", None) or getattr(exc, "pool", None)
     host = getattr(pool, "host", None)
     where = f" at {host}:{getattr(pool, 'port', '')}" if host else ""
     reason: BaseException | None = exc

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from labeler.kube.client import Api
-from labeler.kube.errors import ApiStatus, Expired, call, translate
+from labeler.kube.errors import ApiStatus, Expired, KubeError, call, translate
 from labeler.kube.errors import Conflict as ApiConflict
 from labeler.kube.raw import abandon, call_json, iter_lines, list_pages
 from labeler.node import (
@@ -224,16 +224,41 @@ class LabelWriter:
     def _patch(self, node: NodeLabels, plan: LabelPlan) -> None:
         body = json.dumps(plan.patch(node.resource_version or None)).encode()
         path = node_path(node.name)
-        # A PATCH retried after its answer was lost is safe: it carries the resourceVersion,
-        # so a repeat gets 409 and is re-planned.
-        call(
-            lambda: self.api.send("PATCH", path, body=body, content_type=MERGE_PATCH, echo=False),
-            verb="patch",
-            resource=f"nodes/{node.name}",
-        )
+        resource = f"nodes/{node.name}"
+
+        def send() -> None:
+            try:
+                self.api.send("PATCH", path, body=body, content_type=MERGE_PATCH, echo=False)
+            except Exception as exc:
+                err = translate(exc, "patch", resource)
+                # No answer, or a cut one: the server may have applied the patch before the
+                # connection broke. Its retry would get 409 (the resourceVersion moved) and
+                # "failed" or "unchanged" would be untrue, so look at the node first.
+                if err.retryable and err.status == 0 and self._applied(node.name, plan):
+                    log.warning(
+                        "node=%s: the reply to the patch was lost, but the node has the "
+                        "planned labels: written",
+                        node.name,
+                    )
+                    return
+                raise err from exc
+
+        call(send, verb="patch", resource=resource)
         log.info(
             "labels written node=%s set=%s removed=%s",
             node.name,
             ",".join(f"{k}={v}" for k, v in sorted(plan.added.items())) or "-",
             ",".join(plan.removed) or "-",
+        )
+
+    def _applied(self, name: str, plan: LabelPlan) -> bool:
+        """Whether the node now has every label and annotation value ``plan`` writes
+        (None: absent); False when it cannot be read either."""
+        try:
+            now = get_node(self.api, name)
+        except KubeError as e:
+            log.warning("node=%s: cannot re-read after a lost reply: %s", name, e)
+            return False
+        return all(now.labels.get(k) == v for k, v in plan.labels.items()) and all(
+            now.annotations.get(k) == v for k, v in plan.annotations.items()
         )

@@ -330,6 +330,11 @@ def snapshot_from_objects(
         usage = Usage({}, {})
     if problems:
         raise InputError(problems, heading=f"{origin}: invalid snapshot:")
+    if not nodes:  # a wrong file or command, not an empty cluster
+        raise InputError(
+            f"{origin}: no nodes in the snapshot; make one with: "
+            "kubectl get nodes,pods -A -o yaml > snapshot.yaml"
+        )
     return Snapshot(
         nodes=tuple(with_usage(nodes, usage)),
         pods=len(pod_objs),

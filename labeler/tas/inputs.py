@@ -8,12 +8,12 @@ never loads the Kubernetes client).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from labeler.errors import InputError, yaml_problem
+from labeler.files import read_text
 from labeler.node import TERMINATED_PHASES
 from labeler.tas import kubeyaml
 from labeler.tas.cluster import (
@@ -25,16 +25,23 @@ from labeler.tas.cluster import (
     with_usage,
 )
 
+# kubectl's YAML for 10,000 nodes and their pods is a few hundred MB.
+MAX_SNAPSHOT_BYTES = 1 << 30
+
 
 def read_snapshot(path: str) -> Snapshot:
     """Read a snapshot file (YAML stream or JSON) into nodes with usage."""
-    p = Path(path)
+    text = read_text(path, MAX_SNAPSHOT_BYTES, what="snapshot")
     try:
-        text = p.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read snapshot: {e}") from e
-    try:
-        doc: Any = json.loads(text) if text.lstrip()[:1] in ("{", "[") else kubeyaml.load(text)
+        if text.lstrip()[:1] in ("{", "["):
+            doc: Any = json.loads(text)
+        else:
+            doc = kubeyaml.load(text, path)
+    except RecursionError as e:
+        raise InputError(
+            f"{path}: nested too deeply to be a snapshot; give the output of "
+            "'kubectl get nodes,pods -A -o yaml' (or -o json)"
+        ) from e
     except (json.JSONDecodeError, yaml.YAMLError) as e:
         where = yaml_problem(path, e) if isinstance(e, yaml.YAMLError) else f"{path}: {e}"
         raise InputError(

@@ -6,7 +6,8 @@ kubectl prints a small, regular subset of YAML: block mappings and sequences, on
 per line, plain or quoted. This module parses that subset line by line and hands every
 item of the List that uses anything else (block scalars, multi-line or flow values,
 anchors, tags, floats, timestamps, comments after a value) to PyYAML, so the result is
-always what ``yaml.safe_load`` gives; only the time differs.
+always what ``yaml.safe_load`` gives; only the time differs. What PyYAML reads is
+checked for alias bombs (:mod:`labeler.yamlsafe`); the line parser makes no aliases.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Any
 
 import yaml
 
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from labeler.yamlsafe import FAST_LOADER as _LOADER
+from labeler.yamlsafe import checked
+
 _RESOLVERS = yaml.SafeLoader.yaml_implicit_resolvers
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 _NULL_TAG = "tag:yaml.org,2002:null"
@@ -34,16 +37,19 @@ class _Unsupported(Exception):
     """A construct outside kubectl's subset: let PyYAML read this part."""
 
 
-def load(text: str) -> Any:
-    """The document(s) in ``text``: one object, or a list for a multi-document stream."""
+def load(text: str, origin: str = "snapshot") -> Any:
+    """The document(s) in ``text``: one object, or a list for a multi-document stream.
+
+    InputError (naming ``origin``) when YAML aliases would expand it far beyond its size.
+    """
     try:
-        return _load_list(text)
+        return _load_list(text, origin)
     except (_Unsupported, yaml.YAMLError):  # PyYAML again, for errors with the file's lines
         docs = [d for d in yaml.load_all(text, Loader=_LOADER) if d is not None]
-        return docs[0] if len(docs) == 1 else docs
+        return checked(docs[0] if len(docs) == 1 else docs, text, origin)
 
 
-def _load_list(text: str) -> Any:
+def _load_list(text: str, origin: str) -> Any:
     """A top-level mapping whose ``items:`` sequence is read item by item."""
     lines = text.splitlines()
     top: list[str] = []
@@ -60,30 +66,32 @@ def _load_list(text: str) -> Any:
                 entry = lines[i]
                 if entry == "-" or entry.startswith("- "):
                     if start is not None:
-                        items.append(_item(lines[start:i]))
+                        items.append(_item(lines[start:i], origin))
                     start = i
                 elif entry[:1].strip() and entry[0] != "#":
                     break  # back at column 0: the List's next key
                 i += 1
             if start is not None:
-                items.append(_item(lines[start:i]))
+                items.append(_item(lines[start:i], origin))
             continue
         if line.startswith(("---", "...", "%")) and top:
             raise _Unsupported(line)
         top.append(line)
         i += 1
-    doc = yaml.load("\n".join(top), Loader=_LOADER) if top else None
+    head = "\n".join(top)
+    doc = checked(yaml.load(head, Loader=_LOADER), head, origin) if top else None
     if not isinstance(doc, dict) or not has_items or "items" in doc:
         raise _Unsupported("not a single List")
     doc["items"] = items
     return doc
 
 
-def _item(lines: list[str]) -> Any:
+def _item(lines: list[str], origin: str) -> Any:
     try:
         return _Block(lines).item()
     except _Unsupported:
-        return yaml.load("\n".join(lines) + "\n", Loader=_LOADER)[0]
+        text = "\n".join(lines) + "\n"
+        return checked(yaml.load(text, Loader=_LOADER), text, origin)[0]
 
 
 class _Block:

@@ -325,3 +325,38 @@ def test_apply_keeps_the_slinky_annotation(
     assert d.returncode in (0, 3), d.stderr
     assert SLINKY_ANNOTATION not in (fake_kube.get_node("n1")["metadata"].get("annotations") or {})
     assert fake_kube.get_node("n2")["metadata"]["annotations"][SLINKY_ANNOTATION] == "theirs:s9"
+
+
+@pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_interrupted_apply_prints_what_was_and_was_not_written(
+    sig: str, code: int, fake_kube: FakeKube, kubeconfig: Path, tmp_path: Path
+) -> None:
+    """Ctrl-C or SIGTERM in the middle: writes in flight finish, the rest never start, and
+    the summary says which is which before the exit code of the signal."""
+    import signal
+    import time
+
+    names = fake_kube.seed_nodes(40)
+    csv = tmp_path / "c.csv"
+    csv.write_text(f"nodeName,{G},{T}\n" + "".join(f"{n},0,t\n" for n in names))
+    fake_kube.latency_ms = 100
+    env = cli_env()
+    env["KUBECONFIG"] = str(kubeconfig)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "labeler", "apply", "--config-path", str(csv), "--concurrency", "2"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while fake_kube.count("patch") < 4 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(getattr(signal, sig))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err
+    written = sum(G in fake_kube.get_node(n)["metadata"]["labels"] for n in names)
+    assert 4 <= written < 40
+    assert f"40 node(s): {written} labeled" in out
+    assert f"interrupted: {40 - written} node(s) not written" in err

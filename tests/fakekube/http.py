@@ -131,6 +131,9 @@ class Handler(BaseHTTPRequestHandler):
                 # A connection that breaks in the middle of the answer (the request took
                 # effect; the client sees a short body).
                 self._truncate = fault.truncate
+                # The request took effect but no answer at all comes back (the connection
+                # dropped after the server applied it).
+                self._drop_reply = fault.drop_reply
             if raw:
                 body = _parse_body(raw, ctype)
             rec.body = body if not isinstance(body, str) else None
@@ -155,6 +158,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
         data = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
+        if getattr(self, "_drop_reply", False):
+            self._drop_reply = False
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))

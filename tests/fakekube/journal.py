@@ -76,6 +76,7 @@ class Fault:
     message: str | None = None
     remaining: int | None = None  # None: forever
     truncate: bool = False  # answer for real, but close after half the body
+    drop_reply: bool = False  # carry the request out, then close without answering
     hits: int = field(default=0)
 
 
@@ -100,6 +101,7 @@ class Faults:
         drop: bool = False,
         message: str | None = None,
         truncate: bool = False,
+        drop_reply: bool = False,
     ) -> Fault:
         f = Fault(
             method.upper() if method else None,
@@ -111,6 +113,7 @@ class Faults:
             message,
             times,
             truncate=truncate,
+            drop_reply=drop_reply,
         )
         with self._lock:
             self._faults.append(f)

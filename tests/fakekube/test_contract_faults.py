@@ -84,6 +84,21 @@ def test_fault_truncate_applies_the_request_and_cuts_the_answer(fake_kube: FakeK
     assert fake_kube.get_node("n1")["metadata"]["labels"]["cut"] == "1"
 
 
+def test_fault_drop_reply_applies_the_request_and_answers_nothing(
+    fake_kube: FakeKube, core
+) -> None:
+    """drop_reply=True carries the request out, then closes the connection unanswered."""
+    fake_kube.faults.add(method="PATCH", drop_reply=True)
+    with pytest.raises(urllib3.exceptions.HTTPError):
+        core.patch_node(
+            "n1",
+            {"metadata": {"labels": {"lost": "1"}}},
+            _content_type="application/merge-patch+json",
+        )
+    assert fake_kube.get_node("n1")["metadata"]["labels"]["lost"] == "1"
+    assert fake_kube.requests("PATCH")[0].status == 200
+
+
 def test_latency_applies_to_every_request(fake_kube: FakeKube, core) -> None:
     """fake.latency_ms delays every request and can change at runtime."""
     fake_kube.latency_ms = 100

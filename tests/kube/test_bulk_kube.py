@@ -187,3 +187,16 @@ def test_export_then_apply_restores_the_topology(fake: FakeKube) -> None:
     for i in range(4):
         labels = fake.get_node(f"node-0000{i}")["metadata"]["labels"]
         assert (labels[T], labels[G], labels[S]) == ("t", str(i // 2), str(i))
+
+
+def test_many_missing_nodes_are_counted_and_a_few_named(fake: FakeKube) -> None:
+    fake.add_node("n1")
+    ghosts = [f"ghost-{i:06d}" for i in range(100_000)]
+    with pytest.raises(InputError) as e:
+        apply(fake, csv_for(["n1", *ghosts]))
+    text = str(e.value)
+    assert text.startswith("100000 node(s) of c.csv are not in the cluster")
+    assert len(text.splitlines()) <= 12
+    assert "c.csv:3: node 'ghost-000000' is not in the cluster" in text
+    assert "… and 99990 more" in text
+    assert fake.count("patch") == 0

@@ -188,3 +188,29 @@ def test_a_server_that_never_answers_times_out_and_is_retried(
     assert node.name == "n1"
     # Without a read timeout the call would wait the full 8 s for the held answer.
     assert time.monotonic() - start < 6.0
+
+
+@pytest.mark.parametrize("times", [1, None])
+def test_a_patch_applied_whose_reply_was_lost_is_reported_as_written(
+    fake_kube: FakeKube, times: int | None
+) -> None:
+    """The server applied the PATCH, then the connection dropped before the answer: the
+    writer re-reads the node and, finding exactly the planned labels, reports it written
+    (once: the retry would only get 409 for the stale resourceVersion)."""
+    fake_kube.add_node("n1", labels={"team": "a"})
+    fake_kube.faults.add(method="PATCH", drop_reply=True, times=times)
+    writer = LabelWriter(fake_kube.cluster())
+    result = writer.reconcile("n1", Desired(set={ISLAND: "i1"}, prune=SCOPE))
+    assert result.written
+    assert labels(fake_kube)[ISLAND] == "i1"
+    assert fake_kube.count("patch") == 1
+
+
+def test_a_lost_patch_that_did_not_apply_is_still_a_failure(fake_kube: FakeKube) -> None:
+    """No answer and the node does not have the labels: an error, never "written"."""
+    fake_kube.add_node("n1")
+    fake_kube.faults.add(method="PATCH", drop=True, times=None)
+    writer = LabelWriter(fake_kube.cluster())
+    with pytest.raises(Exception, match="no answer"):
+        writer.reconcile("n1", Desired(set={ISLAND: "i1"}, prune=SCOPE))
+    assert ISLAND not in labels(fake_kube)

@@ -99,7 +99,7 @@ def test_kubectl_items_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> No
 
     monkeypatch.setattr(kubeyaml.yaml, "load_all", no_pyyaml)
     expected = yaml.safe_load(KUBECTL)
-    monkeypatch.setattr(kubeyaml, "_item", lambda lines: kubeyaml._Block(lines).item())
+    monkeypatch.setattr(kubeyaml, "_item", lambda lines, origin: kubeyaml._Block(lines).item())
     assert kubeyaml.load(KUBECTL) == expected
 
 
