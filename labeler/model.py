@@ -31,6 +31,7 @@ class Level:
     reserved_node: int | None = None  # ascend-for-volcano honours it on level1 only
     tier_name: str | None = None  # Volcano HyperNode spec.tierName; defaults to the key
     block: bool = False  # Slurm topology/block: this level's domains are the blocks
+    source: str | None = None  # the agent source it comes from; None: the profile's source
 
     @property
     def tier(self) -> str:

@@ -1,7 +1,9 @@
 """Profiles: a named topology plus what the agent writes and how it encodes IDs.
 
-Built-in: ``oci-rdma``, ``ascend-superpod`` and ``gce`` (their keys are listed in README.md). A
-custom profile is a YAML file; ``--profile`` takes a built-in name or a path.
+Built-in: ``oci-rdma``, ``ascend-superpod``, ``gce``, ``azure``, ``nvlink``,
+``oci-rdma-nvlink`` and ``gce-nvlink`` (their keys are listed in README.md). A level may
+name its own ``source``: the agent then reads every source the profile needs each cycle.
+A custom profile is a YAML file; ``--profile`` takes a built-in name or a path.
 
 Sources report IDs by role (island, network block, superpod...), never by label key: the
 profile alone says which label key each role is written to (``Profile.keys_for``).
@@ -38,6 +40,14 @@ DEFAULT_TREE_NAME = "default"
 GCE_BLOCK = "cloud.google.com/gce-topology-block"
 GCE_SUBBLOCK = "cloud.google.com/gce-topology-subblock"
 GCE_HOST = "cloud.google.com/gce-topology-host"
+# Azure's cloud-node-manager writes the interconnect group under this key; it has no
+# released key for the subgroup or the placement group, so those are ours
+# (docs/compatibility.md).
+AZURE_INTERCONNECT_GROUP = "topology.kubernetes.azure.com/interconnect-group"
+AZURE_INTERCONNECT_SUBGROUP = "topology-labeler.io/azure-interconnect-subgroup"
+AZURE_PLACEMENT_GROUP = "topology-labeler.io/azure-placement-group"
+# NVIDIA's gpu-feature-discovery writes the NVLink clique under this key, the same value.
+NVIDIA_CLIQUE = "nvidia.com/gpu.clique"
 
 
 @dataclass(frozen=True)
@@ -89,10 +99,12 @@ class Profile:
         """
         levels = self.topology.levels
         names = [lv.name for lv in levels]
-        matched = [n for n in names if n in roles.levels]
+        # A level may also take an extra role by name (OCI's host as the narrowest level).
+        takeable = (*roles.levels, *roles.extras)
+        matched = [n for n in names if n in takeable]
         source = f"profile {self.name!r}: source {self.source}"
         if matched and (len(matched) == len(names) or len(names) != len(roles.levels)):
-            keys = {lv.name: lv.key for lv in levels if lv.name in roles.levels}
+            keys = {lv.name: lv.key for lv in levels if lv.name in takeable}
         elif len(names) == len(roles.levels):
             keys = {role: lv.key for role, lv in zip(roles.levels, levels, strict=True)}
         else:
@@ -100,13 +112,37 @@ class Profile:
                 f"{source} needs levels named {', '.join(roles.levels)} (or exactly "
                 f"{len(roles.levels)} levels, widest first); got {', '.join(names)}"
             )
-        if len(self.extra_keys) > len(roles.extras):
+        extras = [r for r in roles.extras if r not in keys]
+        if len(self.extra_keys) > len(extras):
             raise UsageError(
-                f"{source} writes at most {len(roles.extras)} extra label(s) "
-                f"({', '.join(roles.extras) or 'none'}); got {', '.join(self.extra_keys)}"
+                f"{source} writes at most {len(extras)} extra label(s) "
+                f"({', '.join(extras) or 'none'}); got {', '.join(self.extra_keys)}"
             )
-        keys.update(zip(roles.extras, self.extra_keys, strict=False))
+        keys.update(zip(extras, self.extra_keys, strict=False))
         return keys
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """Every source the profile's labels come from: its own, then the levels' own."""
+        found = [self.source, *(lv.source for lv in self.topology.levels if lv.source)]
+        return tuple(dict.fromkeys(found))
+
+    def part(self, source: str) -> Profile:
+        """The profile as one of its sources sees it: only the levels from ``source``
+        (the extra labels and tree label belong to the profile's own source)."""
+        levels = tuple(lv for lv in self.topology.levels if (lv.source or self.source) == source)
+        own = source == self.source
+        return Profile(
+            name=f"{self.name}[{source}]",
+            topology=Topology(
+                name=self.topology.name,
+                levels=levels,
+                tree_label=self.topology.tree_label if own else None,
+            ),
+            extra_keys=self.extra_keys if own else (),
+            encoding=self.encoding,
+            source=source,
+        )
 
 
 def oci_rdma() -> Profile:
@@ -165,7 +201,87 @@ def gce() -> Profile:
     )
 
 
-BUILTIN = {"oci-rdma": oci_rdma, "ascend-superpod": ascend_superpod, "gce": gce}
+def azure() -> Profile:
+    """The interconnect group and subgroup as levels, raw as cloud-node-manager writes
+    them (GUIDs are valid label values); the placement group as an extra label."""
+    return Profile(
+        name="azure",
+        topology=Topology(
+            name=DEFAULT_TREE_NAME,
+            levels=(
+                Level(AZURE_INTERCONNECT_GROUP, "interconnect_group"),
+                Level(AZURE_INTERCONNECT_SUBGROUP, "interconnect_subgroup"),
+            ),
+        ),
+        extra_keys=(AZURE_PLACEMENT_GROUP,),
+        encoding="raw",
+        source="azure-imds",
+    )
+
+
+def nvlink() -> Profile:
+    """The NVLink clique alone, GFD's key and value; the Slurm block level."""
+    return Profile(
+        name="nvlink",
+        topology=Topology(
+            name=DEFAULT_TREE_NAME,
+            levels=(Level(NVIDIA_CLIQUE, "nvlink_clique", block=True),),
+        ),
+        encoding="raw",
+        source="nvidia-smi",
+    )
+
+
+def oci_rdma_nvlink() -> Profile:
+    """OCI's three RDMA levels, then the NVLink clique (GB200/GB300 racks) as the Slurm
+    block level, then the host: IMDS and nvidia-smi read in the same cycle."""
+    base = oci_rdma()
+    host, *extras = base.extra_keys
+    return Profile(
+        name="oci-rdma-nvlink",
+        topology=Topology(
+            name=DEFAULT_TREE_NAME,
+            levels=(
+                *base.topology.levels,
+                Level(NVIDIA_CLIQUE, "nvlink_clique", block=True, source="nvidia-smi"),
+                Level(host, "host"),
+            ),
+        ),
+        extra_keys=tuple(extras),
+        encoding="hash",
+        source="oci-imds",
+    )
+
+
+def gce_nvlink() -> Profile:
+    """GKE's block and sub-block, the NVLink clique as the Slurm block level, then GKE's
+    host."""
+    block, subblock, host = gce().topology.levels
+    return Profile(
+        name="gce-nvlink",
+        topology=Topology(
+            name=DEFAULT_TREE_NAME,
+            levels=(
+                block,
+                subblock,
+                Level(NVIDIA_CLIQUE, "nvlink_clique", block=True, source="nvidia-smi"),
+                host,
+            ),
+        ),
+        encoding="raw",
+        source="gce-metadata",
+    )
+
+
+BUILTIN = {
+    "oci-rdma": oci_rdma,
+    "ascend-superpod": ascend_superpod,
+    "gce": gce,
+    "azure": azure,
+    "nvlink": nvlink,
+    "oci-rdma-nvlink": oci_rdma_nvlink,
+    "gce-nvlink": gce_nvlink,
+}
 
 
 def check_tree_name(name: str, tree_label: str = ASCEND_TREE_LABEL) -> str:
@@ -190,8 +306,8 @@ MAX_PROFILE_BYTES = 1 << 20
 MAX_LEVELS = 15
 
 _TOP_KEYS = {"name", "treeName", "treeLabel", "levels", "extraLabels", "encoding", "source"}
-_LEVEL_KEYS = {"key", "name", "reservedNode", "tierName", "block"}
-_SOURCES = {"static", "oci-imds", "ascend", "gce-metadata"}
+_LEVEL_KEYS = {"key", "name", "reservedNode", "tierName", "block", "source"}
+_SOURCES = {"static", "oci-imds", "ascend", "gce-metadata", "azure-imds", "nvidia-smi"}
 
 
 def load_profile(spec: str, *, tree_name: str | None = None) -> Profile:
@@ -250,6 +366,8 @@ def parse_profile(doc: Any, *, origin: str, tree_name: str | None = None) -> Pro
     source = doc.get("source", "static")
     if not isinstance(source, str) or source not in _SOURCES:
         problems.append(f"source {source!r} is not one of {', '.join(sorted(_SOURCES))}")
+    if levels and all(lv.source not in (None, source) for lv in levels):
+        problems.append(f"no level comes from the profile's own source {source!r}")
     tree = tree_name or doc.get("treeName") or DEFAULT_TREE_NAME
     if tree_name is None and "treeName" in doc:
         why = value_problems(tree) if isinstance(tree, str) else ["must be a string"]
@@ -323,10 +441,20 @@ def _parse_levels(raw: Any, problems: list[str]) -> list[Level]:
         block = item.get("block", False)
         if not isinstance(block, bool):
             problems.append(f"{where}: block must be true or false (the Slurm block level)")
+        source = item.get("source")
+        if source is not None and source not in _SOURCES:
+            problems.append(
+                f"{where}: source {source!r} is not one of {', '.join(sorted(_SOURCES))}"
+            )
         if isinstance(key, str) and isinstance(name, str):
             levels.append(
                 Level(
-                    key=key, name=name, reserved_node=reserved, tier_name=tier, block=block is True
+                    key=key,
+                    name=name,
+                    reserved_node=reserved,
+                    tier_name=tier,
+                    block=block is True,
+                    source=source if isinstance(source, str) else None,
                 )
             )
     return levels

@@ -65,3 +65,21 @@ class SourceKind:
     name: str
     add_flags: Callable[[argparse.ArgumentParser], None]
     build: Callable[[Profile, argparse.Namespace, threading.Event], Source]
+
+
+def nested_levels(
+    levels: tuple[str, ...], found: Mapping[str, str], missing: Callable[[str], str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The level IDs of ``found``, widest first, and the unknown ones: a missing level
+    (``missing(role)`` says why) makes it and every narrower level unknown, since a
+    narrower ID without its parent cannot be placed in the tree."""
+    ids: dict[str, str] = {}
+    unknown: dict[str, str] = {}
+    for role in levels:
+        if unknown:
+            unknown[role] = f"a wider level is unknown ({next(iter(unknown.values()))})"
+        elif role in found:
+            ids[role] = found[role]
+        else:
+            unknown[role] = missing(role)
+    return ids, unknown

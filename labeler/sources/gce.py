@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from labeler.profiles import Profile, Roles
-from labeler.sources import NoData, Reading, SourceError, SourceKind
+from labeler.sources import NoData, Reading, SourceError, SourceKind, nested_levels
 from labeler.sources.metadata_http import (
     HttpOptions,
     MetadataClient,
@@ -180,14 +180,7 @@ def _from_path(text: str) -> Reading:
 
 
 def _levels(found: Mapping[str, str], where: str) -> tuple[dict[str, str], dict[str, str]]:
-    """The levels widest first; a missing one makes it and every narrower one unknown."""
-    ids: dict[str, str] = {}
-    unknown: dict[str, str] = {}
-    for role in LEVELS:
-        if unknown:
-            unknown[role] = f"{where}: a wider level is unknown ({next(iter(unknown))})"
-        elif role in found:
-            ids[role] = found[role]
-        else:
-            unknown[role] = f"{where}: field {FIELDS[role][0]} is missing; its label is kept"
-    return ids, unknown
+    def missing(role: str) -> str:
+        return f"{where}: field {FIELDS[role][0]} is missing; its label is kept"
+
+    return nested_levels(LEVELS, found, missing)

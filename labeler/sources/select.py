@@ -11,9 +11,9 @@ import threading
 
 from labeler.errors import UsageError
 from labeler.profiles import Profile
-from labeler.sources import Source, SourceKind, ascend, gce, oci_imds
+from labeler.sources import Source, SourceKind, ascend, azure, gce, nvlink, oci_imds
 
-KINDS: tuple[SourceKind, ...] = (oci_imds.KIND, ascend.KIND, gce.KIND)
+KINDS: tuple[SourceKind, ...] = (oci_imds.KIND, ascend.KIND, gce.KIND, azure.KIND, nvlink.KIND)
 SOURCES = {kind.name: kind for kind in KINDS}
 
 
@@ -28,12 +28,30 @@ def make_source(
 ) -> Source:
     """The source ``profile`` names, from the parsed flags. Checks here, before any API
     call, that the profile can take the source's roles (a UsageError otherwise)."""
-    kind = SOURCES.get(profile.source)
-    if kind is None:
-        raise UsageError(
-            f"profile {profile.name!r} uses source {profile.source!r}, which the agent cannot "
-            f"read; agent sources: {', '.join(sorted(SOURCES))}"
-        )
-    source = kind.build(profile, args, stop or threading.Event())
+    stop = stop or threading.Event()
+    single = len(profile.sources) == 1
+    parts = [
+        (profile if single else profile.part(name), _kind(profile, name))
+        for name in profile.sources
+    ]
+    built = [(part, kind.build(part, args, stop)) for part, kind in parts]
+    if len(built) == 1:
+        source = built[0][1]
+    else:
+        from labeler.sources.compose import ComposedSource
+
+        for part, src in built:
+            part.keys_for(src.roles)
+        source = ComposedSource(profile, built)
     profile.keys_for(source.roles)
     return source
+
+
+def _kind(profile: Profile, name: str) -> SourceKind:
+    kind = SOURCES.get(name)
+    if kind is None:
+        raise UsageError(
+            f"profile {profile.name!r} uses source {name!r}, which the agent cannot "
+            f"read; agent sources: {', '.join(sorted(SOURCES))}"
+        )
+    return kind

@@ -103,4 +103,6 @@ def test_profile_help_names_the_built_in_profiles(capsys: pytest.CaptureFixture[
         with pytest.raises(SystemExit):
             main([command, "--help"])
         out = " ".join(capsys.readouterr().out.split())
-        assert "oci-rdma, ascend-superpod, gce, or a profile YAML file" in out, command
+        out = out.replace("oci- rdma", "oci-rdma").replace("gce- nvlink", "gce-nvlink")  # wraps
+        names = "oci-rdma, ascend-superpod, gce, azure, nvlink, oci-rdma-nvlink, gce-nvlink"
+        assert f"{names}, or a profile YAML file" in out, command

@@ -291,7 +291,7 @@ def test_the_agent_stays_off_plain_cpu_nodes() -> None:
     assert not schedulable_on(pod, {"node.kubernetes.io/instance-type": "VM.Standard.E5.Flex"})
 
 
-@pytest.mark.parametrize("kustomization", ["", "ascend", "gce"])
+@pytest.mark.parametrize("kustomization", ["", "ascend", "gce", "azure"])
 def test_node_agents_are_not_evicted_before_user_pods(kustomization: str) -> None:
     pod = by_kind(render(MANIFESTS / kustomization), "DaemonSet")["spec"]["template"]["spec"]
     assert pod["priorityClassName"] == "system-node-critical"
@@ -312,7 +312,7 @@ def dockerfile() -> str:
     return (ROOT / "Dockerfile").read_text()
 
 
-@pytest.mark.parametrize("kustomization", ["", "ascend", "audit", "gce"])
+@pytest.mark.parametrize("kustomization", ["", "ascend", "audit", "gce", "azure"])
 def test_the_manifests_deploy_the_image_the_readme_builds(kustomization: str) -> None:
     (tag,) = re.findall(r"^docker build -t (\S+) \.", (ROOT / "README.md").read_text(), re.M)
     images = {

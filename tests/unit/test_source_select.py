@@ -10,7 +10,7 @@ import pytest
 
 from labeler.errors import UsageError
 from labeler.profiles import Profile, ascend_superpod, load_profile, oci_rdma
-from labeler.sources import ascend, gce, oci_imds
+from labeler.sources import ascend, azure, gce, nvlink, oci_imds
 from labeler.sources.ascend import AscendOptions, AscendSource, NpuSmiReader
 from labeler.sources.oci_imds import ImdsOptions, OciImdsSource
 from labeler.sources.select import KINDS, add_flags, make_source
@@ -79,13 +79,28 @@ def test_imds_attempts_below_one_is_a_usage_error() -> None:
 
 
 def test_every_source_is_registered_once_with_its_own_flag_group() -> None:
-    assert [k.name for k in KINDS] == [oci_imds.NAME, ascend.NAME, gce.NAME]
+    assert [k.name for k in KINDS] == [
+        oci_imds.NAME,
+        ascend.NAME,
+        gce.NAME,
+        azure.NAME,
+        nvlink.NAME,
+    ]
     parser = argparse.ArgumentParser()
     add_flags(parser)
     titles = [g.title for g in parser._action_groups]
     assert "OCI instance metadata (source oci-imds)" in titles
     assert "Ascend NPU driver (source ascend, profile ascend-superpod)" in titles
     assert "GCE metadata server (source gce-metadata)" in titles
+    assert "Azure instance metadata (source azure-imds)" in titles
+
+
+def test_azure_profile_gets_the_imds_source_with_its_flags() -> None:
+    flags = parse("--azure-imds-url", "http://127.0.0.1:9", "--azure-imds-timeout", "2")
+    src = make_source(load_profile("azure"), flags)
+    assert isinstance(src, azure.AzureSource)
+    assert src.options == azure.AzureOptions(url="http://127.0.0.1:9", timeout=2.0)
+    assert azure.AzureOptions.from_args(parse()) == azure.AzureOptions()
 
 
 def test_a_profile_file_renames_the_keys(tmp_path: Path) -> None:

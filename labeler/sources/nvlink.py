@@ -1,0 +1,181 @@
+"""The NVLink domain (clique) of this node's GPUs, from ``nvidia-smi`` (GB200/GB300 NVL72).
+
+``nvidia-smi --query-gpu=fabric.clusterUuid,fabric.cliqueId --format=csv,noheader``
+prints one line per GPU: ``<cluster UUID>, <clique ID>``. NVIDIA's gpu-feature-discovery
+labels ``nvidia.com/gpu.clique`` with ``<cluster UUID>.<clique ID>`` (docs/compatibility.md),
+counting only GPUs attached to an NVLink fabric; so does this source:
+- a GPU whose fields are ``N/A``/``[N/A]`` (no fabric), or whose cluster UUID is all zeros
+  (fabric not yet registered), is not counted;
+- the value is written only when every counted GPU has the same cluster UUID and clique
+  ID: the UUID lowercase, as GFD writes it, then ``.``, then the clique ID;
+- GPUs that disagree, or none counted (no GPUs, no fabric), is "no data": the node is in no
+  single NVLink domain, and an earlier label is kept rather than guessed at.
+
+The command runs under a timeout and at most ``MAX_OUTPUT_BYTES`` of its output are read
+(72 GPUs print a few KB): a hung driver or a flood of output is an error, labels kept.
+
+Role: level ``nvlink_clique``, reported as a value written as it is (never hashed), so
+that it equals GFD's label and the agent claims it without a write.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import tempfile
+import threading
+from dataclasses import dataclass
+
+from labeler.flags import positive_number
+from labeler.profiles import Profile, Roles
+from labeler.sources import NoData, Reading, SourceError, SourceKind
+
+NAME = "nvidia-smi"
+CLIQUE = "nvlink_clique"
+ROLES = Roles(levels=(CLIQUE,))
+QUERY = ("--query-gpu=fabric.clusterUuid,fabric.cliqueId", "--format=csv,noheader")
+MAX_OUTPUT_BYTES = 64 * 1024
+_NOT_AVAILABLE = {"n/a", "[n/a]", ""}
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_ZERO_UUID = "00000000-0000-0000-0000-000000000000"
+_HINT = (
+    "the agent needs the NVIDIA driver's nvidia-smi (mount it from the host or run with the "
+    "NVIDIA container runtime), or pass --nvidia-smi PATH"
+)
+
+
+@dataclass(frozen=True)
+class NvlinkOptions:
+    """``path``: the nvidia-smi to run (a name is looked up on PATH); ``timeout``: seconds
+    it may take."""
+
+    path: str = "nvidia-smi"
+    timeout: float = 10.0
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> NvlinkOptions:
+        return cls(path=args.nvidia_smi, timeout=args.nvidia_smi_timeout)
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    default = NvlinkOptions()
+    g = parser.add_argument_group(f"NVLink clique (source {NAME})")
+    g.add_argument(
+        "--nvidia-smi",
+        default=default.path,
+        metavar="PATH",
+        help=f"the nvidia-smi to run (default {default.path}, found on PATH)",
+    )
+    g.add_argument(
+        "--nvidia-smi-timeout",
+        type=positive_number,
+        default=default.timeout,
+        metavar="S",
+        help=f"seconds nvidia-smi may take (default {default.timeout:g})",
+    )
+
+
+def _build(profile: Profile, args: argparse.Namespace, stop: threading.Event) -> NvlinkSource:
+    return NvlinkSource(NvlinkOptions.from_args(args))
+
+
+KIND = SourceKind(NAME, add_flags, _build)
+
+
+def parse_cliques(text: str) -> Reading | NoData:
+    """The clique of the fabric-attached GPUs in nvidia-smi's CSV; raises SourceError on a
+    line that is not two fields of the expected shapes."""
+    cliques: set[str] = set()
+    gpus = 0
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        gpus += 1
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) != 2:
+            raise SourceError(
+                f"nvidia-smi line {n}: expected '<cluster UUID>, <clique ID>', got "
+                f"{line[:120]!r}; is --nvidia-smi NVIDIA's nvidia-smi (driver ≥ 550)?"
+            )
+        uuid, clique = fields[0].lower(), fields[1]
+        if uuid in _NOT_AVAILABLE or clique.lower() in _NOT_AVAILABLE or uuid == _ZERO_UUID:
+            continue  # not attached to an NVLink fabric (yet): not counted, as GFD does
+        if not _UUID.match(uuid) or not clique.isdigit():
+            raise SourceError(
+                f"nvidia-smi line {n}: {line[:120]!r} is not a cluster UUID and a clique ID; "
+                "nvidia-smi answered something unexpected, keeping the current label"
+            )
+        cliques.add(f"{uuid}.{int(clique)}")
+    if not cliques:
+        return NoData(
+            f"no GPU of {gpus} is attached to an NVLink fabric (nvidia-smi reports no "
+            "cluster UUID and clique ID): this node is in no NVLink domain"
+        )
+    if len(cliques) > 1:
+        return NoData(
+            f"this node's GPUs are in {len(cliques)} NVLink cliques "
+            f"({', '.join(sorted(cliques))}): it is in no single NVLink domain, so no clique "
+            "is written"
+        )
+    (value,) = cliques
+    return Reading(ids={}, values={CLIQUE: value}, details={"source": "nvidia-smi"})
+
+
+class NvlinkSource:
+    """Runs nvidia-smi once per read."""
+
+    name = NAME
+    roles = ROLES
+
+    def __init__(self, options: NvlinkOptions | None = None) -> None:
+        self.options = options or NvlinkOptions()
+
+    def read(self) -> Reading | NoData:
+        return parse_cliques(self._run())
+
+    def _run(self) -> str:
+        import shutil
+        import subprocess
+
+        opts = self.options
+        binary = shutil.which(opts.path)
+        if binary is None:
+            where = "on PATH" if os.sep not in opts.path else "there"
+            raise SourceError(
+                f"nvidia-smi not found ({opts.path!r} is not an executable {where}); {_HINT}"
+            )
+        # Files, not pipes: the output is read up to a bound afterwards, so a flood of it
+        # costs disk the timeout bounds, never memory.
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            try:
+                done = subprocess.run(
+                    [binary, *QUERY],
+                    stdout=out,
+                    stderr=err,
+                    stdin=subprocess.DEVNULL,
+                    timeout=opts.timeout,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired as e:
+                raise SourceError(
+                    f"nvidia-smi did not answer within --nvidia-smi-timeout {opts.timeout:g}s; "
+                    "the GPU driver may be hung (check 'nvidia-smi' on the host and dmesg)"
+                ) from e
+            except OSError as e:
+                raise SourceError(f"cannot run {binary}: {e.strerror or e}; {_HINT}") from e
+            out.seek(0)
+            data = out.read(MAX_OUTPUT_BYTES + 1)
+            err.seek(0)
+            said = err.read(400).decode("utf-8", errors="replace")
+        if done.returncode != 0:
+            shown = " ".join((said or data[:400].decode("utf-8", errors="replace")).split())
+            raise SourceError(
+                f"nvidia-smi exited with {done.returncode}: {shown or 'no output'}; {_HINT}"
+            )
+        if len(data) > MAX_OUTPUT_BYTES:
+            raise SourceError(
+                f"nvidia-smi printed more than {MAX_OUTPUT_BYTES} bytes; a node's GPUs print a "
+                "few KB, so this is not the query the agent asked for"
+            )
+        return data.decode("utf-8", errors="replace")

@@ -1,0 +1,59 @@
+"""Profiles whose levels come from several sources: per-level ``source``, the parts each
+source sees, and the built-in oci-rdma-nvlink and gce-nvlink."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from labeler.errors import InputError
+from labeler.profiles import GCE_SUBBLOCK, NVIDIA_CLIQUE, OCI_HOST_ID, load_profile
+from labeler.sources.compose import ComposedSource
+from labeler.sources.select import add_flags, make_source
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_flags(parser)
+    return parser.parse_args(list(argv))
+
+
+@pytest.mark.parametrize("name", ["oci-rdma-nvlink", "gce-nvlink"])
+def test_builtin_composed_profiles_take_every_level_across_sources(name: str) -> None:
+    profile = load_profile(name)
+    src = make_source(profile, parse())
+    assert isinstance(src, ComposedSource)
+    keys = profile.keys_for(src.roles)
+    assert set(profile.level_keys) <= set(keys.values())
+    (block,) = [lv for lv in profile.topology.levels if lv.block]
+    assert block.key == NVIDIA_CLIQUE and block.source == "nvidia-smi"
+
+
+def test_oci_host_is_the_narrowest_level_and_no_longer_an_extra() -> None:
+    profile = load_profile("oci-rdma-nvlink")
+    assert profile.level_keys[-2:] == (NVIDIA_CLIQUE, OCI_HOST_ID)
+    assert OCI_HOST_ID not in profile.extra_keys
+    assert profile.sources == ("oci-imds", "nvidia-smi")
+    assert profile.part("nvidia-smi").level_keys == (NVIDIA_CLIQUE,)
+
+
+def test_a_profile_file_names_a_source_per_level(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        "name: mine\nsource: gce-metadata\nencoding: raw\nlevels:\n"
+        f"  - {{key: {GCE_SUBBLOCK}, name: subblock}}\n"
+        "  - {key: ex.com/clique, name: nvlink_clique, source: nvidia-smi, block: true}\n"
+    )
+    profile = load_profile(str(path))
+    assert profile.sources == ("gce-metadata", "nvidia-smi")
+    src = make_source(profile, parse())
+    assert profile.keys_for(src.roles)["nvlink_clique"] == "ex.com/clique"
+
+
+def test_an_unknown_level_source_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text("name: m\nsource: oci-imds\nlevels:\n  - {key: ex.com/a, source: nope}\n")
+    with pytest.raises(InputError, match="source 'nope'"):
+        load_profile(str(path))
