@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,8 +14,8 @@ from labeler.profiles import (
 )
 from labeler.sources.azure import COMPUTE_PATH, LEGACY_TAG
 from tests.e2e.fake_imds import Answer, FakeImds
+from tests.e2e.once import agents_once, labels
 from tests.fakekube import FakeKube
-from tests.helpers import cli_env
 
 pytestmark = pytest.mark.slow
 
@@ -26,47 +24,6 @@ pytestmark = pytest.mark.slow
 def imds() -> Iterator[FakeImds]:
     with FakeImds() as fake:
         yield fake
-
-
-def run(kubeconfig: Path, imds: FakeImds, *nodes: str) -> list[subprocess.CompletedProcess[str]]:
-    env = cli_env()
-    env.pop("KUBECONFIG", None)
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "labeler",
-                "agent",
-                "--once",
-                "--profile",
-                "azure",
-                "--kubeconfig",
-                str(kubeconfig),
-                "--node-name",
-                node,
-                "--azure-imds-url",
-                imds.url_for(node),
-                # One attempt: the 503 below is an error at once, not a wait for retries.
-                "--azure-imds-attempts",
-                "1",
-            ],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for node in nodes
-    ]
-    out = []
-    for p in procs:
-        stdout, stderr = p.communicate(timeout=60)
-        out.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
-    return out
-
-
-def labels(fake: FakeKube, node: str) -> dict[str, str]:
-    return dict(fake.get_node(node)["metadata"].get("labels") or {})
 
 
 def test_interconnect_labels_from_the_fields_or_the_tag_and_none_without_them(
@@ -82,7 +39,9 @@ def test_interconnect_labels_from_the_fields_or_the_tag_and_none_without_them(
     imds.set("legacy", COMPUTE_PATH, {"tagsList": [{"name": LEGACY_TAG, "value": "rack-2"}]})
     imds.set("plain", COMPUTE_PATH, {"vmSize": "Standard_D4s_v3"})
     imds.set("down", COMPUTE_PATH, Answer(503, "busy"))
-    one, legacy, plain, down = run(kubeconfig, imds, "gb300-1", "legacy", "plain", "down")
+    one, legacy, plain, down = agents_once(
+        kubeconfig, imds, "azure", "--azure-imds", "gb300-1", "legacy", "plain", "down"
+    )
     assert one.returncode == 0 and legacy.returncode == 0, one.stderr + legacy.stderr
     got = labels(fake_kube, "gb300-1")
     assert {k: got[k] for k in (AZURE_INTERCONNECT_GROUP, AZURE_INTERCONNECT_SUBGROUP)} == {

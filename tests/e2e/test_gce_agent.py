@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,8 +10,8 @@ import pytest
 from labeler.profiles import GCE_BLOCK, GCE_HOST, GCE_SUBBLOCK
 from labeler.sources.gce import HOST_PATH, TOPOLOGY_PATH
 from tests.e2e.fake_imds import Answer, FakeImds
+from tests.e2e.once import agents_once, labels
 from tests.fakekube import FakeKube
-from tests.helpers import cli_env
 
 pytestmark = pytest.mark.slow
 
@@ -22,49 +20,6 @@ pytestmark = pytest.mark.slow
 def metadata() -> Iterator[FakeImds]:
     with FakeImds() as fake:
         yield fake
-
-
-def run(
-    kubeconfig: Path, metadata: FakeImds, *nodes: str
-) -> list[subprocess.CompletedProcess[str]]:
-    env = cli_env()
-    env.pop("KUBECONFIG", None)
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "labeler",
-                "agent",
-                "--once",
-                "--profile",
-                "gce",
-                "--kubeconfig",
-                str(kubeconfig),
-                "--node-name",
-                node,
-                "--gce-metadata-url",
-                metadata.url_for(node),
-                # One attempt: the 503 below is an error at once, not a wait for retries.
-                "--gce-metadata-attempts",
-                "1",
-            ],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for node in nodes
-    ]
-    out = []
-    for p in procs:
-        stdout, stderr = p.communicate(timeout=60)
-        out.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
-    return out
-
-
-def labels(fake: FakeKube, node: str) -> dict[str, str]:
-    return dict(fake.get_node(node)["metadata"].get("labels") or {})
 
 
 def test_gke_keys_from_either_attribute_and_none_for_a_vm_without_them(
@@ -77,7 +32,9 @@ def test_gke_keys_from_either_attribute_and_none_for_a_vm_without_them(
     )
     metadata.set("a4-2", HOST_PATH, Answer(200, "/b1/s2/h2"))
     metadata.set("down", TOPOLOGY_PATH, Answer(503, "busy"))
-    one, two, plain, down = run(kubeconfig, metadata, "a4-1", "a4-2", "plain", "down")
+    one, two, plain, down = agents_once(
+        kubeconfig, metadata, "gce", "--gce-metadata", "a4-1", "a4-2", "plain", "down"
+    )
     assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
     assert {k: labels(fake_kube, "a4-1")[k] for k in (GCE_BLOCK, GCE_SUBBLOCK, GCE_HOST)} == {
         GCE_BLOCK: "b1",
