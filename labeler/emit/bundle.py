@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labeler.check import shared_across_trees
-from labeler.emit import hypernodes, kueue, slurm, volcano
+from labeler.emit import hypernodes, kueue, volcano
 from labeler.emit.kinds import ALL_KINDS as ALL_KINDS
 from labeler.emit.kinds import DISCOVERY as DISCOVERY
 from labeler.emit.kinds import HYPERNODES as HYPERNODES
@@ -169,6 +169,8 @@ def build(opts: GenerateOptions, positions: Sequence[NodePosition] | None) -> li
             )
         )
     if SLURM in opts.kinds and positions is not None:
+        from labeler.emit import slurm  # its hostlist library costs start-up for every other output
+
         names = slurm.topology_names(topo, opts.slurm_topology_name or opts.profile_name)
         files = slurm.build(topo, positions, names)
         out.append(
