@@ -20,16 +20,18 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from labeler.bulk.sheet import CsvRow, LabelSheet
-from labeler.emit.slurm import Slinky
 from labeler.errors import Exit, InputError, Terminated
 from labeler.kube.errors import KubeError
 from labeler.kube.nodes import LabelWriter, WriteResult, list_node_labels
 from labeler.node import NodeLabels
 from labeler.plan import BULK, Conflict, Desired, LabelPlan, change_lines, plan_labels
 from labeler.profiles import Profile
+
+if TYPE_CHECKING:
+    from labeler.emit.slurm import Slinky
 
 log = logging.getLogger(__name__)
 

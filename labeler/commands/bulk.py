@@ -211,10 +211,11 @@ def _print_plan(plan: bulk.BulkPlan, show_unchanged: bool, out: TextIO) -> int:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    from labeler.bulk import apply as bulk
     from labeler.bulk.sheet import read_label_csv
 
-    sheet = read_label_csv(args.config_path)
+    sheet = read_label_csv(args.config_path)  # a bad CSV is reported before the engine loads
+    from labeler.bulk import apply as bulk
+
     plan = bulk.cluster_plan(_api(args), sheet, _options(args))
     return _print_plan(plan, args.show_unchanged, sys.stdout)
 
