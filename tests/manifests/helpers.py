@@ -4,6 +4,7 @@ CEL the way the API server does (variables in order, then every validation)."""
 
 from __future__ import annotations
 
+import copy
 import shutil
 import subprocess
 from pathlib import Path
@@ -135,3 +136,68 @@ class Policy:
         if not all(bool(c.evaluate(act)) for c in self.conditions):
             return []
         return [str(message) for passed, message in self._evaluate(act) if not passed]
+
+
+# --- the readiness gate's writes, which every agent kustomization's policy must allow -------
+
+GATE = {"key": "topology-labeler.io/not-ready", "effect": "NoSchedule"}
+OTHER = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+SPEC_DENIED = (
+    "the topology-labeler agent may not change a node's spec, except to remove its own "
+    "startup taint"
+)
+STATUS_DENIED = (
+    "on a node's status the topology-labeler agent may change only its TopologyLabeled condition"
+)
+
+
+def tainted(node: dict[str, Any], *taints: dict[str, str], **spec: Any) -> dict[str, Any]:
+    """A copy of `node` with these taints and spec fields (its podCIDR unless given)."""
+    n = copy.deepcopy(node)
+    n["spec"] = {"podCIDR": node["spec"]["podCIDR"], **spec}
+    if taints:
+        n["spec"]["taints"] = list(taints)
+    return n
+
+
+# (old taints, new taints): agent --remove-taint removes the gate taint and nothing else.
+GATE_REMOVALS = [((OTHER, GATE), (OTHER,)), ((GATE,), ())]
+# (old taints, new taints, other new spec fields): every other spec write is denied.
+OTHER_SPEC_CHANGES = [
+    ((OTHER, GATE), (GATE,), {}),  # another taint removed
+    ((OTHER, GATE), (), {}),  # the gate and another
+    ((), (GATE,), {}),  # the gate added (never: it is only removed)
+    ((OTHER,), ({**OTHER, "effect": "NoExecute"},), {}),  # another changed
+    (({**GATE, "effect": "NoExecute"},), (), {}),  # gate key, other effect
+    ((GATE,), (), {"unschedulable": True}),  # gate gone, but cordoned too
+    ((GATE,), (), {"podCIDR": "y"}),
+]
+
+
+def with_status(
+    node: dict[str, Any], *conditions: dict[str, str], cpu: str = "64"
+) -> dict[str, Any]:
+    """A copy of `node` with a status: these conditions and `cpu` as capacity."""
+    n = copy.deepcopy(node)
+    n["status"] = {"capacity": {"cpu": cpu}, "conditions": list(conditions)}
+    return n
+
+
+READY = {"type": "Ready", "status": "True"}
+LABELED = {"type": "TopologyLabeled", "status": "True", "reason": "Labeled"}
+# (old conditions, new conditions, new cpu capacity, allowed) on nodes/status: agent
+# --set-condition may write its TopologyLabeled condition, never the kubelet's fields.
+STATUS_WRITES = [
+    ((READY,), (READY, LABELED), "64", True),
+    ((READY, LABELED), (READY, {**LABELED, "status": "False"}), "64", True),
+    ((READY,), ({**READY, "status": "False"},), "64", False),
+    ((READY,), (READY,), "128", False),
+    ((READY,), (), "64", False),
+]
+
+
+def status_policy(doc: dict[str, Any], *, user: str) -> Policy:
+    """`doc` evaluated on requests to the nodes/status subresource."""
+    policy = Policy(doc, user=user)
+    policy.sub_resource = "status"
+    return policy

@@ -1,15 +1,34 @@
 """manifests/ascend/ renders offline and every object is valid Kubernetes, with the
-privileges and mounts the Ascend agent is documented to need (and no others)."""
+privileges and mounts the Ascend agent is documented to need (and no others), and the OCI
+agent's admission policy narrowed to the Ascend agent and its keys."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import celpy
 import pytest
 
-from tests.manifests.helpers import MANIFESTS, Policy, by_kind, render, validate_all
+from labeler.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION
+from labeler.profiles import ASCEND_GROUP, ascend_superpod
+from tests.manifests.helpers import (
+    GATE_REMOVALS,
+    MANIFESTS,
+    OTHER_SPEC_CHANGES,
+    SPEC_DENIED,
+    STATUS_DENIED,
+    STATUS_WRITES,
+    Policy,
+    by_kind,
+    render,
+    status_policy,
+    tainted,
+    validate_all,
+    with_status,
+)
 
 K8S_VERSION = "1.32.0"  # ValidatingAdmissionPolicy v1 and the node-name token claim are GA
+SA = "system:serviceaccount:topology-labeler:topology-labeler-ascend"
 
 
 @pytest.fixture(scope="module")
@@ -63,9 +82,48 @@ def test_daemonset_privileges_are_the_documented_minimum(rendered: list[dict[str
     assert host_paths == {"/usr/local/Ascend/driver", "/usr/local/bin/npu-smi", "/usr/local/dcmi"}
 
 
+def test_cluster_scoped_objects_have_no_namespace(rendered: list[dict[str, Any]]) -> None:
+    namespaced = {"ServiceAccount", "DaemonSet"}
+    for doc in rendered:
+        has_namespace = "namespace" in doc["metadata"]
+        assert has_namespace is (doc["kind"] in namespaced), doc["kind"]
+
+
+def test_rbac_is_least_privilege(rendered: list[dict[str, Any]]) -> None:
+    role = by_kind(rendered, "ClusterRole")
+    rules = {tuple(r["resources"]): sorted(r["verbs"]) for r in role["rules"]}
+    assert rules == {
+        ("nodes",): ["get", "list", "patch", "watch"],
+        ("nodes/status",): ["patch"],  # agent --set-condition, narrowed by the policy
+        ("events",): ["create", "patch"],
+    }
+    binding = by_kind(rendered, "ClusterRoleBinding")
+    sa = by_kind(rendered, "ServiceAccount")["metadata"]
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": sa["name"], "namespace": sa["namespace"]}
+    ]
+
+
+def test_policy_is_the_base_one_for_the_ascend_agent_and_keys(
+    rendered: list[dict[str, Any]],
+) -> None:
+    """Every rule of the OCI agent's policy (own node, metadata, the gate's taint and
+    condition, nodes and nodes/status) holds; only its ServiceAccount, the label keys and
+    the annotations differ, and its name, so that both kustomizations apply side by side."""
+    base = by_kind(render(MANIFESTS), "ValidatingAdmissionPolicy")
+    ascend = by_kind(rendered, "ValidatingAdmissionPolicy")
+    assert ascend["metadata"]["name"] != base["metadata"]["name"]
+    expected = base["spec"]
+    expected["matchConditions"][0]["expression"] = f"request.userInfo.username == '{SA}'"
+    for i in (1, 2):  # ownLabels, ownAnnotations
+        expected["variables"][i] = ascend["spec"]["variables"][i]
+    assert ascend["spec"] == expected
+
+
 def test_policy_scope_excludes_groupid(rendered: list[dict[str, Any]]) -> None:
     policy = by_kind(rendered, "ValidatingAdmissionPolicy")
-    keys = next(v for v in policy["spec"]["variables"] if v["name"] == "keys")["expression"]
+    keys = next(v for v in policy["spec"]["variables"] if v["name"] == "ownLabels")["expression"]
     assert "huawei.com/topotree.superpodid" in keys and "groupid" not in keys
     binding = by_kind(rendered, "ValidatingAdmissionPolicyBinding")
     assert binding["spec"]["policyName"] == policy["metadata"]["name"]
@@ -76,7 +134,20 @@ def test_policy_scope_excludes_groupid(rendered: list[dict[str, Any]]) -> None:
 
 @pytest.fixture(scope="module")
 def policy(rendered: list[dict[str, Any]]) -> Policy:
-    return Policy(by_kind(rendered, "ValidatingAdmissionPolicy"), user="x")
+    return Policy(by_kind(rendered, "ValidatingAdmissionPolicy"), user=SA)
+
+
+def test_policy_names_exactly_the_profile_keys_and_the_agents_annotations(
+    policy: Policy,
+) -> None:
+    act = {"request": celpy.json_to_cel({}), "object": celpy.json_to_cel({})}
+    values = dict(policy.variables)
+    # Every key of the profile but the group ID, which the LLD sheet owns.
+    agent_keys = set(ascend_superpod().all_keys) - {ASCEND_GROUP}
+    assert sorted(values["ownLabels"].evaluate(act)) == sorted(agent_keys)
+    assert sorted(values["ownAnnotations"].evaluate(act)) == sorted(
+        [OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION]
+    )
 
 
 def _node(labels: dict[str, str], annotations: dict[str, str] | None = None) -> dict[str, Any]:
@@ -120,3 +191,40 @@ def test_policy_cel_forbids_spec_changes(policy: Policy) -> None:
     new = _node(BASE)
     new["spec"] = {"unschedulable": True}
     assert not all(policy.verdicts(_node(BASE), new, node_name="npu-1"))
+
+
+# --- the readiness gate (agent --remove-taint, --set-condition) ----------------------------
+
+
+@pytest.mark.parametrize(("old", "new"), GATE_REMOVALS)
+def test_policy_allows_removing_only_the_gate_taint(
+    policy: Policy, old: tuple[dict[str, str], ...], new: tuple[dict[str, str], ...]
+) -> None:
+    before, after = tainted(_node(BASE), *old), tainted(_node(BASE), *new)
+    assert policy.admit(before, after, node_name="npu-1") == []
+    # ... on its own node only
+    assert policy.admit(before, after, node_name="npu-2")
+
+
+@pytest.mark.parametrize(("old", "new", "spec"), OTHER_SPEC_CHANGES)
+def test_policy_denies_any_other_taint_or_spec_change(
+    policy: Policy,
+    old: tuple[dict[str, str], ...],
+    new: tuple[dict[str, str], ...],
+    spec: dict[str, Any],
+) -> None:
+    before, after = tainted(_node(BASE), *old), tainted(_node(BASE), *new, **spec)
+    assert policy.admit(before, after, node_name="npu-1") == [SPEC_DENIED]
+
+
+@pytest.mark.parametrize(("old", "new", "cpu", "allowed"), STATUS_WRITES)
+def test_policy_allows_on_status_only_the_topology_condition(
+    rendered: list[dict[str, Any]],
+    old: tuple[dict[str, str], ...],
+    new: tuple[dict[str, str], ...],
+    cpu: str,
+    allowed: bool,
+) -> None:
+    status = status_policy(by_kind(rendered, "ValidatingAdmissionPolicy"), user=SA)
+    before, after = with_status(_node(BASE), *old), with_status(_node(BASE), *new, cpu=cpu)
+    assert status.admit(before, after, node_name="npu-1") == ([] if allowed else [STATUS_DENIED])

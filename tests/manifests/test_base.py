@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 import celpy
@@ -22,19 +23,39 @@ from labeler.node import (
     SOURCE_IDS_ANNOTATION,
 )
 from labeler.profiles import oci_rdma
-from tests.manifests.helpers import MANIFESTS, Policy, by_kind, render, validate_all
+from tests.manifests.helpers import (
+    GATE_REMOVALS,
+    LABELED,
+    MANIFESTS,
+    OTHER_SPEC_CHANGES,
+    READY,
+    SPEC_DENIED,
+    STATUS_DENIED,
+    STATUS_WRITES,
+    Policy,
+    by_kind,
+    render,
+    status_policy,
+    tainted,
+    validate_all,
+    with_status,
+)
 
 SA = "system:serviceaccount:topology-labeler:topology-labeler-agent"
 K8S_VERSIONS = ("1.30.0", "1.33.0")
 
 
-def raw_documents() -> list[dict[str, Any]]:
-    """The base's files as written (kustomize only adds labels and the image)."""
-    base = MANIFESTS / "base"
-    kz = yaml.safe_load((base / "kustomization.yaml").read_text())
+def raw_documents(folder: Path = MANIFESTS / "base") -> list[dict[str, Any]]:
+    """The base's files as written (kustomize only adds labels and the image); a resource
+    that is a folder (the admission policy's) is read the same way."""
+    kz = yaml.safe_load((folder / "kustomization.yaml").read_text())
     docs: list[dict[str, Any]] = []
     for name in kz["resources"]:
-        docs += [d for d in yaml.safe_load_all((base / name).read_text()) if d]
+        path = folder / name
+        if path.is_dir():
+            docs += raw_documents(path)
+        else:
+            docs += [d for d in yaml.safe_load_all(path.read_text()) if d]
     return docs
 
 
@@ -213,10 +234,7 @@ def test_a_foreign_annotation_change_is_denied(policy: Policy) -> None:
 def test_a_spec_change_is_denied(policy: Policy) -> None:
     new = node()
     new["spec"] = {"podCIDR": "x", "unschedulable": True}
-    assert policy.admit(node(), new) == [
-        "the topology-labeler agent may not change a node's spec, except to remove its own "
-        "startup taint"
-    ]
+    assert policy.admit(node(), new) == [SPEC_DENIED]
 
 
 def test_other_users_are_not_matched(policy: Policy) -> None:
@@ -326,60 +344,35 @@ def test_the_manifests_deploy_the_image_the_readme_builds(kustomization: str) ->
 
 # --- the readiness gate ----------------------------------------------------------------
 
-GATE = {"key": "topology-labeler.io/not-ready", "effect": "NoSchedule"}
-OTHER = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 
-
-def tainted(*taints: dict[str, str], **spec: Any) -> dict[str, Any]:
-    n = node()
-    n["spec"] = {"podCIDR": "x", **spec, **({"taints": list(taints)} if taints else {})}
-    return n
-
-
-def test_removing_only_the_gate_taint_is_allowed(policy: Policy) -> None:
-    assert policy.admit(tainted(OTHER, GATE), tainted(OTHER)) == []
-    assert policy.admit(tainted(GATE), tainted()) == []
-
-
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        (tainted(OTHER, GATE), tainted(GATE)),  # another taint removed
-        (tainted(OTHER, GATE), tainted()),  # the gate and another
-        (tainted(), tainted(GATE)),  # the gate added (never: it is only removed)
-        (tainted(OTHER), tainted({**OTHER, "effect": "NoExecute"})),  # another changed
-        (tainted({**GATE, "effect": "NoExecute"}), tainted()),  # gate key, other effect
-        (tainted(GATE), tainted(unschedulable=True)),  # gate gone, but cordoned too
-        (tainted(GATE), tainted(podCIDR="y")),
-    ],
-)
-def test_any_other_taint_or_spec_change_is_denied(
-    policy: Policy, old: dict[str, Any], new: dict[str, Any]
+@pytest.mark.parametrize(("old", "new"), GATE_REMOVALS)
+def test_removing_only_the_gate_taint_is_allowed(
+    policy: Policy, old: tuple[dict[str, str], ...], new: tuple[dict[str, str], ...]
 ) -> None:
-    assert policy.admit(old, new) == [
-        "the topology-labeler agent may not change a node's spec, except to remove its own "
-        "startup taint"
-    ]
+    assert policy.admit(tainted(node(), *old), tainted(node(), *new)) == []
 
 
-def test_on_status_only_the_topology_condition_may_change(policy: Policy) -> None:
-    def with_status(*conditions: dict[str, str], cpu: str = "64") -> dict[str, Any]:
-        n = node()
-        n["status"] = {"capacity": {"cpu": cpu}, "conditions": list(conditions)}
-        return n
+@pytest.mark.parametrize(("old", "new", "spec"), OTHER_SPEC_CHANGES)
+def test_any_other_taint_or_spec_change_is_denied(
+    policy: Policy,
+    old: tuple[dict[str, str], ...],
+    new: tuple[dict[str, str], ...],
+    spec: dict[str, Any],
+) -> None:
+    assert policy.admit(tainted(node(), *old), tainted(node(), *new, **spec)) == [SPEC_DENIED]
 
-    ready = {"type": "Ready", "status": "True"}
-    ours = {"type": "TopologyLabeled", "status": "True", "reason": "Labeled"}
-    status = Policy(by_kind(raw_documents(), "ValidatingAdmissionPolicy"), user=SA)
-    status.sub_resource = "status"
-    assert status.admit(with_status(ready), with_status(ready, ours)) == []
-    denied = [
-        "on a node's status the topology-labeler agent may change only its TopologyLabeled "
-        "condition"
-    ]
-    assert status.admit(with_status(ready), with_status({**ready, "status": "False"})) == denied
-    assert status.admit(with_status(ready), with_status(ready, cpu="128")) == denied
-    assert status.admit(with_status(ready), with_status()) == denied
-    # Another node's status is refused as any other write to another node.
-    other = status.admit(with_status(ready), with_status(ready, ours), node_name="n2")
+
+@pytest.mark.parametrize(("old", "new", "cpu", "allowed"), STATUS_WRITES)
+def test_on_status_only_the_topology_condition_may_change(
+    old: tuple[dict[str, str], ...], new: tuple[dict[str, str], ...], cpu: str, allowed: bool
+) -> None:
+    status = status_policy(by_kind(raw_documents(), "ValidatingAdmissionPolicy"), user=SA)
+    failed = status.admit(with_status(node(), *old), with_status(node(), *new, cpu=cpu))
+    assert failed == ([] if allowed else [STATUS_DENIED])
+
+
+def test_another_nodes_status_is_denied() -> None:
+    status = status_policy(by_kind(raw_documents(), "ValidatingAdmissionPolicy"), user=SA)
+    old, new = with_status(node(), READY), with_status(node(), READY, LABELED)
+    other = status.admit(old, new, node_name="n2")
     assert other and "only the node it runs on" in other[0]
