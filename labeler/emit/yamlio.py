@@ -9,9 +9,12 @@ PyYAML's resolver is not enough: kubectl and Volcano read YAML with go-yaml v2, 
 takes ``y``/``N`` for booleans, ``08`` and ``12345678901234e5`` for floats and
 ``0o17``/``0b101`` for integers (a HyperNode ``labelMatch`` value read as a number is
 rejected as "must be of type string"). So anything that starts like a number or a date, or
-is a YAML 1.1 boolean/null word in any case, is quoted too. Anything else
-(multi-line strings: an embedded ``volcano-scheduler.conf``) goes through PyYAML, with
-literal blocks for multi-line strings.
+is a YAML 1.1 boolean/null word in any case, is quoted too. Within the plain characters
+allowed (a letter or digit, then letters, digits and ``._/=-``) those two checks cover every
+implicit type of YAML 1.1 (PyYAML), go-yaml v2 and YAML 1.2, so the fast path needs no
+PyYAML at all (tests/emit/test_yaml_readers.py holds the readers' tables). Anything else
+(multi-line strings: an embedded ``volcano-scheduler.conf``) goes through PyYAML, loaded
+only then, with literal blocks for multi-line strings.
 """
 
 from __future__ import annotations
@@ -21,27 +24,33 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-import yaml
-
-_Base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _PLAIN_CHARS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/=-]*$")
-_RESOLVER = yaml.resolver.Resolver()
 _STR_TAG = "tag:yaml.org,2002:str"
 # Words some YAML reader resolves to a boolean or null (YAML 1.1, go-yaml v2, YAML 1.2);
 # compared lower-cased, so odd spellings such as ``yEs`` are quoted too (harmless).
 _SPECIAL_WORDS = frozenset({"y", "n", "yes", "no", "true", "false", "on", "off", "null"})
-# Number-like (decimal, float with exponent, dotted) or date-like starts; only checked for
-# values that already match _PLAIN_CHARS, so signs, ':' and '_' never reach here.
+# Number-like (decimal, float with exponent, dotted, with '_' digit separators) or date-like
+# starts; only checked for values that already match _PLAIN_CHARS, so signs and ':' never
+# reach here.
 _NUMBER_LIKE = re.compile(
-    r"[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|[0-9]{4}-.*"
+    r"[0-9][0-9._]*(?:[eE][-+]?[0-9_]+)?|0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+"
+    r"|[0-9]{4}-.*"
 )
 
 
-class Dumper(_Base):  # type: ignore[misc]
+@lru_cache(maxsize=1)
+def _dumper() -> Any:
     """SafeDumper (C when available) with literal blocks for multi-line strings."""
+    import yaml
 
-    def ignore_aliases(self, data: Any) -> bool:
-        return True  # kubectl reads anchors, but people and other tools read these files
+    base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+    class Dumper(base):  # type: ignore[misc]
+        def ignore_aliases(self, data: Any) -> bool:
+            return True  # kubectl reads anchors, but people and other tools read these files
+
+    Dumper.add_representer(str, _str)
+    return Dumper
 
 
 def _str(dumper: Any, data: str) -> Any:
@@ -51,9 +60,6 @@ def _str(dumper: Any, data: str) -> Any:
         # PyYAML would write ``y`` or ``08`` plain; go-yaml v2 would not read a string back
         return dumper.represent_scalar(_STR_TAG, data, style="'")
     return dumper.represent_scalar(_STR_TAG, data)
-
-
-Dumper.add_representer(str, _str)
 
 
 class _Unsupported(Exception):
@@ -66,7 +72,6 @@ def _plain_ok(value: str) -> bool:
         _PLAIN_CHARS.fullmatch(value)
         and value.lower() not in _SPECIAL_WORDS
         and not _NUMBER_LIKE.fullmatch(value)
-        and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
     )
 
 
@@ -135,9 +140,11 @@ def dump(doc: Any) -> str:
             return "".join(out)
         except _Unsupported:
             pass
+    import yaml
+
     text: str = yaml.dump(
         doc,
-        Dumper=Dumper,
+        Dumper=_dumper(),
         sort_keys=False,
         default_flow_style=False,
         allow_unicode=True,
