@@ -293,11 +293,16 @@ def execute(
 
     # Worker threads take the next node from one shared iterator and hand outcomes back on
     # a queue: at 10,000 nodes a future per node (and as_completed's waiters) costs more
-    # of our CPU than building the node's request.
-    def record(outcome: NodeOutcome) -> None:
-        outcomes.append(outcome)
-        if on_done is not None:
-            on_done(outcome)
+    # of our CPU than building the node's request. A worker records its outcome itself: a
+    # signal lands in the main thread, possibly between taking an outcome off the queue and
+    # recording it, and a finished write must never be reported as not written.
+    shown: set[int] = set()
+
+    def show(outcome: NodeOutcome) -> None:
+        if id(outcome) not in shown:
+            shown.add(id(outcome))
+            if on_done is not None:
+                on_done(outcome)
 
     work = iter(todo)
     take = threading.Lock()
@@ -311,7 +316,9 @@ def execute(
                     diff = next(work, None)
                 if diff is None:
                     return
-                done.put(one(diff))
+                outcome = one(diff)
+                outcomes.append(outcome)
+                done.put(outcome)
         finally:
             done.put(None)  # this worker is finished
 
@@ -332,16 +339,15 @@ def execute(
             if outcome is None:
                 running -= 1
                 continue
-            record(outcome)
+            show(outcome)
     except KeyboardInterrupt as signal:  # Ctrl-C, or SIGTERM as labeler.errors.Terminated
         # Stop promptly: writes in flight finish, queued ones never start; the caller
         # reports both.
         stop.set()
         for t in workers:
             t.join()
-        while not done.empty():
-            if (outcome := done.get()) is not None:
-                record(outcome)
+        for outcome in list(outcomes):
+            show(outcome)
         raise WritesInterrupted(outcomes, signal) from signal
     finally:
         stop.set()
