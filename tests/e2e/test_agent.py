@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -32,12 +31,6 @@ LEVELS = (K.hpc_island, K.network_block, K.local_block)
 
 def h(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-@pytest.fixture
-def imds() -> Iterator[FakeImds]:
-    with FakeImds() as fake:
-        yield fake
 
 
 class Runner:

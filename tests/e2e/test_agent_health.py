@@ -6,7 +6,6 @@ a thread is caught by the agent's thread supervision: tests/kube/test_agent_thre
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,12 +16,6 @@ from tests.fakekube import FakeKube
 from tests.helpers import free_port, http_get, wait_for
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def imds() -> Iterator[FakeImds]:
-    with FakeImds() as fake:
-        yield fake
 
 
 def metric(port: int, name: str) -> float:

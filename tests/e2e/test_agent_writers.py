@@ -9,7 +9,6 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,12 +20,6 @@ from tests.fakekube import FakeKube
 from tests.helpers import cli_env, free_port, http_get, wait_for
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def imds() -> Iterator[FakeImds]:
-    with FakeImds() as fake:
-        yield fake
 
 
 def apply(kubeconfig: Path, csv: Path, *extra: str) -> subprocess.CompletedProcess[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,12 +17,6 @@ from tests.e2e.once import agents_once, labels
 from tests.fakekube import FakeKube
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def imds() -> Iterator[FakeImds]:
-    with FakeImds() as fake:
-        yield fake
 
 
 def test_interconnect_labels_from_the_fields_or_the_tag_and_none_without_them(

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import hostlist
@@ -22,12 +21,6 @@ from tests.helpers import cli_env
 from tests.sources.nvidia_fakes import TRAY, UUID, FakeNvidiaSmi
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def imds() -> Iterator[FakeImds]:
-    with FakeImds() as fake:
-        yield fake
 
 
 def agent(
