@@ -10,14 +10,14 @@ variables (read at call time) say what it returns, so one build serves every tes
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from tests.sources.fake_program import FakeProgram
 
 SCRIPT = r"""
 import json, sys, time
@@ -98,16 +98,11 @@ fail(2, "Error: unknown command " + " ".join(args))
 DEFAULT_CHIPS = [(0, 0), (0, 1), (1, 0), (1, 1)]  # an A3 node: two chips per NPU card
 
 
-class FakeNpuSmi:
+class FakeNpuSmi(FakeProgram):
     """An ``npu-smi`` on disk whose answers come from ``npu-smi.json`` beside it."""
 
     def __init__(self, directory: Path) -> None:
-        self.dir = directory
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.path = self.dir / "npu-smi"
-        self.path.write_text(f"#!{sys.executable}\n" + SCRIPT, encoding="utf-8")
-        self.path.chmod(0o755)
-        self.log = self.dir / "calls.log"
+        super().__init__(directory, "npu-smi", SCRIPT)
         self.set()
 
     def set(
@@ -121,27 +116,18 @@ class FakeNpuSmi:
     ) -> FakeNpuSmi:
         """``spod`` maps "npu:chip" to a dict (id, server, size, sdid, chassis, type) or to
         "fail" / "garbage" / "empty" / "sleep"; ``default`` answers the other chips."""
-        spec = {
-            "chips": [list(c) for c in (chips if chips is not None else DEFAULT_CHIPS)],
-            "spod": dict(spod or {}),
-            "default_spod": default if default is not None else {"id": 7, "server": 40},
-            "map": map_mode,
-            "list": list_mode,
-            "log": str(self.log),
-        }
-        (self.dir / "npu-smi.json").write_text(json.dumps(spec), encoding="utf-8")
+        self.write_spec(
+            {
+                "chips": [list(c) for c in (chips if chips is not None else DEFAULT_CHIPS)],
+                "spod": dict(spod or {}),
+                "default_spod": default if default is not None else {"id": 7, "server": 40},
+                "map": map_mode,
+                "list": list_mode,
+            }
+        )
         if self.log.exists():
             self.log.unlink()
         return self
-
-    def calls(self) -> list[str]:
-        return self.log.read_text().splitlines() if self.log.exists() else []
-
-    def env(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
-        """An environment whose PATH finds this npu-smi first."""
-        env = dict(os.environ if base is None else base)
-        env["PATH"] = f"{self.dir}{os.pathsep}{env.get('PATH', '')}"
-        return env
 
 
 DCMI_C = r"""

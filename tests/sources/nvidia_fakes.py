@@ -4,11 +4,9 @@ first on PATH or pass it as ``--nvidia-smi``."""
 
 from __future__ import annotations
 
-import json
-import os
-import sys
-from collections.abc import Mapping
 from pathlib import Path
+
+from tests.sources.fake_program import FakeProgram
 
 SCRIPT = r"""
 import json, sys, time
@@ -28,14 +26,9 @@ UUID = "A1B2C3D4-0000-4000-8000-00000000ABCD"
 TRAY = "".join(f"{UUID}, 32766\n" for _ in range(4))
 
 
-class FakeNvidiaSmi:
+class FakeNvidiaSmi(FakeProgram):
     def __init__(self, directory: Path) -> None:
-        self.dir = directory
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.path = self.dir / "nvidia-smi"
-        self.path.write_text(f"#!{sys.executable}\n" + SCRIPT, encoding="utf-8")
-        self.path.chmod(0o755)
-        self.log = self.dir / "calls.log"
+        super().__init__(directory, "nvidia-smi", SCRIPT)
         self.set()
 
     def set(
@@ -47,22 +40,7 @@ class FakeNvidiaSmi:
         sleep: float = 0.0,
         repeat: int = 1,
     ) -> FakeNvidiaSmi:
-        spec = {
-            "stdout": stdout,
-            "code": code,
-            "stderr": stderr,
-            "sleep": sleep,
-            "repeat": repeat,
-            "log": str(self.log),
-        }
-        (self.dir / "nvidia-smi.json").write_text(json.dumps(spec), encoding="utf-8")
+        self.write_spec(
+            {"stdout": stdout, "code": code, "stderr": stderr, "sleep": sleep, "repeat": repeat}
+        )
         return self
-
-    def calls(self) -> list[str]:
-        return self.log.read_text().splitlines() if self.log.exists() else []
-
-    def env(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
-        """An environment whose PATH finds this nvidia-smi first."""
-        env = dict(os.environ if base is None else base)
-        env["PATH"] = f"{self.dir}{os.pathsep}{env.get('PATH', '')}"
-        return env
