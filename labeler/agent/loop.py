@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from labeler.agent.confirm import Confirmation, Signature, recorded_signature, signature
 from labeler.agent.decide import (
@@ -42,7 +42,6 @@ from labeler.agent.decide import (
 )
 from labeler.agent.health import Heartbeats
 from labeler.backoff import Backoff
-from labeler.emit.slurm import Slinky
 from labeler.errors import Exit, LabelerError
 from labeler.kube import readiness
 from labeler.kube.errors import KubeError, NotFound
@@ -54,6 +53,9 @@ from labeler.node import NodeInfo
 from labeler.plan import Conflict, Desired, change_lines
 from labeler.profiles import Profile
 from labeler.sources import NoData, Reading, Source, SourceError
+
+if TYPE_CHECKING:
+    from labeler.emit.slurm import Slinky  # the Slurm writer loads only with --slinky-topology
 
 log = logging.getLogger(__name__)
 
