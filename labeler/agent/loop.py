@@ -447,32 +447,24 @@ class Agent:
             if not isinstance(outcome, SourceError):
                 # An error is not passed on: the last good outcome (and labels) stay.
                 self._queue.put(("outcome", outcome))
-            self._source_wait(delay)
+            self._wait("source", delay, sooner=self._reread)
 
-    def _source_wait(self, delay: float) -> None:
-        """Wait ``delay`` or until stop, beating as the source thread meanwhile; a change
-        waiting for confirmation (``_reread``) shortens the wait to the error backoff, so a
-        real change is written soon."""
-        end = self._clock() + delay
-        while not self.stop.is_set():
-            self.heartbeats.beat("source")
-            left = end - self._clock()
-            if left <= 0:
-                return
-            if self._reread.wait(min(left, self._beat_every, 0.5)):
-                self._reread.clear()
-                end = min(end, self._clock() + self.config.error_backoff)
-
-    def _wait(self, name: str, seconds: float) -> bool:
+    def _wait(self, name: str, seconds: float, *, sooner: threading.Event | None = None) -> bool:
         """Wait on ``stop`` for ``seconds``, beating as ``name`` meanwhile (a wait between
-        reads is progress, however long the interval); True if stop was set."""
+        reads is progress, however long the interval); True if stop was set. ``sooner``, once
+        set (a change waiting for confirmation), shortens the wait to the error backoff, so a
+        real change is read again and written soon; it is looked at every half second."""
         end = self._clock() + seconds
+        step = min(self._beat_every, 0.5) if sooner is not None else self._beat_every
         while True:
             self.heartbeats.beat(name)
+            if sooner is not None and sooner.is_set():
+                sooner.clear()
+                end = min(end, self._clock() + self.config.error_backoff)
             left = end - self._clock()
             if left <= 0:
                 return self.stop.is_set()
-            if self.stop.wait(min(left, self._beat_every)):
+            if self.stop.wait(min(left, step)):
                 return True
 
     def _watch_loop(self) -> None:
