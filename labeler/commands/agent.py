@@ -113,7 +113,7 @@ def run_agent(args: argparse.Namespace) -> int:
     from labeler.agent.loop import Agent, AgentConfig, serve
     from labeler.kube.events import NodeEvents
     from labeler.metrics import agent_metrics
-    from labeler.profiles import check_tree_name, load_profile
+    from labeler.profiles import load_profile
     from labeler.sources.select import make_source
 
     node = args.node_name or os.environ.get("NODE_NAME", "")
@@ -126,11 +126,6 @@ def run_agent(args: argparse.Namespace) -> int:
     tree_label = profile.topology.tree_label
     if args.topotree_name is not None and not tree_label:
         raise UsageError(f"--topotree-name: profile {profile.name!r} has no tree label to set")
-    if tree_label:  # an empty --topotree-name falls back to the default name: check the flag
-        check_tree_name(
-            profile.topology.name if args.topotree_name is None else args.topotree_name,
-            tree_label,
-        )
     encoding = args.encoding or parse_encoding(profile.encoding)
     if args.remove_taint is not None:
         taint_problems = key_problems(args.remove_taint)
