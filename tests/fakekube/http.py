@@ -75,6 +75,9 @@ def route(path: str) -> Route | None:
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as client-go and urllib3 expect
     disable_nagle_algorithm = True  # else each small keep-alive response waits ~40 ms
+    # Go's net/http buffers the first 4 KiB of an answer, so the headers and a small body
+    # leave in one write; without this the client would see two segments per answer.
+    wbufsize = 4096
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
