@@ -32,6 +32,10 @@ class FakeKube:
         self.latency_ms = latency_ms  # applied to every request; settable at runtime
         self.version = version
         self.bookmark_interval = 5.0  # seconds between BOOKMARKs when a watch allows them
+        # False: offer no metadata-only answers (as=PartialObjectMetadata[List] in Accept),
+        # as servers before 1.15 (v1beta1 only) and some aggregated servers; the Accept's
+        # next choice, plain JSON, is served instead. Settable at runtime.
+        self.partial_metadata = True
         self.store = Store(history)
         self.faults = Faults()
         self._journal = Journal()
