@@ -168,7 +168,9 @@ class Mux:
     def _begin(self, slot: _Slot) -> None:
         call = slot.call
         assert call is not None
-        slot.out = self.wire.request_bytes(call.method, call.path, call.body, call.content_type)
+        slot.out = self.wire.request_bytes(
+            call.method, call.path, call.body, call.content_type, call.accept
+        )
         slot.reader = read_answer(call.method, call.echo)
         slot.want = next(slot.reader)
         slot.got = 0

@@ -29,6 +29,7 @@ class Call:
     content_type: str = "application/json"
     echo: bool = True
     repeatable: bool = False
+    accept: str = "application/json"
 
 
 @dataclass(frozen=True, slots=True)

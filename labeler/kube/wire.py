@@ -48,6 +48,11 @@ SAFE_METHODS = ("GET", "HEAD")  # may always be sent twice
 # request is retried once on a new connection when that is safe (see Wire.send).
 _IDLE = 1.0
 T = TypeVar("T")
+_ACCEPT_JSON = b"Accept: application/json\r\n"
+
+
+def _accept_line(accept: str) -> bytes:
+    return f"Accept: {accept}\r\n".encode("latin-1")
 
 
 class BrokenAnswer(ConnectionError):
@@ -167,11 +172,18 @@ class Wire:
         return encoded
 
     def request_bytes(
-        self, method: str, target: str, body: bytes | None, content_type: str
+        self,
+        method: str,
+        target: str,
+        body: bytes | None,
+        content_type: str,
+        accept: str = "application/json",
     ) -> bytes:
         """A whole request as it goes on the wire."""
         parts = [f"{method} {self._prefix}{target} HTTP/1.1\r\n".encode("latin-1")]
         parts.append(self._header_bytes())
+        # Its own line, out of the cached header bytes: one request's Accept may differ.
+        parts.append(_ACCEPT_JSON if accept == "application/json" else _accept_line(accept))
         if body is not None:
             parts.append(
                 f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n".encode(
@@ -193,6 +205,7 @@ class Wire:
         timeout: tuple[float, float] | None = None,
         echo: bool = True,
         repeatable: bool = False,
+        accept: str = "application/json",
     ) -> bytes:
         """The answer's body when its status is below 400, else :class:`ApiStatus`.
 
@@ -208,7 +221,7 @@ class Wire:
         writer re-plans from the node read again.
         """
         connect, read = timeout or self.timeout
-        payload = self.request_bytes(method, target, body, content_type)
+        payload = self.request_bytes(method, target, body, content_type, accept)
         again = repeatable or method in SAFE_METHODS
         while True:
             conn, reused = self._conn(connect)
