@@ -213,7 +213,7 @@ def retrying(
 ) -> steps.Steps[T]:
     """The steps of ``attempt()``, again after a 429/5xx/connection error, with backoff
     and Retry-After (labeler.kube.steps: a Pause between attempts)."""
-    backoff = Backoff(base_delay, max_delay, jitter=(0.5, 1.5))
+    backoff = None  # made at the first failure: most calls never need one
     for number in range(1, attempts + 1):
         try:
             return (yield from attempt())
@@ -229,6 +229,7 @@ def retrying(
                     resource=resource,
                     retry_after=err.retry_after,
                 ) from exc
+            backoff = backoff or Backoff(base_delay, max_delay, jitter=(0.5, 1.5))
             delay = backoff.delay(number)
             if err.retry_after is not None:
                 delay = max(delay, min(err.retry_after, max_delay * 6))

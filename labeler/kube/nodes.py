@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -52,8 +53,13 @@ NODES = "/api/v1/nodes"
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
 
+# A valid node name (a DNS subdomain) needs no quoting; checked first, as quoting costs
+# more than the rest of building a request.
+_PLAIN = re.compile(r"[a-z0-9.-]+").fullmatch
+
+
 def node_path(name: str) -> str:
-    return f"{NODES}/{quote(name, safe='')}"
+    return f"{NODES}/{name if _PLAIN(name) else quote(name, safe='')}"
 
 
 def get_node(api: Api, name: str) -> NodeInfo:
