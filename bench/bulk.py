@@ -44,7 +44,7 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 from tests.fakekube import FakeKube
 fake = FakeKube(latency_ms=float(sys.argv[3]))
-fake.seed_nodes(int(sys.argv[2]))
+fake.seed_nodes(int(sys.argv[2]), images=int(sys.argv[5]))
 fake.start()
 fake.write_kubeconfig(sys.argv[4])
 print(fake.url, flush=True)
@@ -64,7 +64,7 @@ fake.stop()
 class Fake:
     """The fake API server in a child process, with its journal readable over stdin."""
 
-    def __init__(self, nodes: int, latency_ms: float, workdir: Path) -> None:
+    def __init__(self, nodes: int, latency_ms: float, workdir: Path, images: int = 0) -> None:
         self.kubeconfig = workdir / f"kubeconfig-{nodes}"
         self.proc = subprocess.Popen(
             [
@@ -75,6 +75,7 @@ class Fake:
                 str(nodes),
                 str(latency_ms),
                 str(self.kubeconfig),
+                str(images),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -167,6 +168,12 @@ def main() -> int:
     ap.add_argument("--latency-ms", type=float, default=5.0)
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--skip-kubectl", action="store_true")
+    ap.add_argument(
+        "--images",
+        type=int,
+        default=0,
+        help="entries in each node's status.images (real nodes: dozens, 10-50 KB a node)",
+    )
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -174,7 +181,7 @@ def main() -> int:
         csv = work / "cluster.csv"
         write_csv(csv, args.nodes)
 
-        fake = Fake(args.nodes, args.latency_ms, work)
+        fake = Fake(args.nodes, args.latency_ms, work, args.images)
         try:
             cold = timed_apply(fake, csv, args.concurrency)
             warm = timed_apply(fake, csv, args.concurrency)
@@ -188,7 +195,8 @@ def main() -> int:
         finally:
             fake.stop()
         print(
-            f"nodes={args.nodes} latency={args.latency_ms}ms concurrency={args.concurrency} "
+            f"nodes={args.nodes} images={args.images} latency={args.latency_ms}ms "
+            f"concurrency={args.concurrency} "
             f"load average {os.getloadavg()[0]:.1f}"
         )
         for name, run in (

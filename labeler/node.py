@@ -66,6 +66,7 @@ def owners_of(owned: frozenset[str], text: str) -> dict[str, str]:
 # same few owned-labels/owned-by strings on thousands of nodes. The cached values are
 # immutable (a frozenset, a read-only mapping), so no caller can change another's.
 _PARSED = 1024  # distinct texts kept; more only costs a parse again
+_EMPTY: Mapping[str, str] = MappingProxyType({})
 
 
 @functools.lru_cache(maxsize=_PARSED)
@@ -91,9 +92,6 @@ def json_map(text: str) -> Mapping[str, str]:
     if not isinstance(doc, dict):
         return _EMPTY
     return MappingProxyType({str(k): str(v) for k, v in doc.items()})
-
-
-_EMPTY: Mapping[str, str] = MappingProxyType({})
 
 
 TERMINATED_PHASES = ("Succeeded", "Failed")

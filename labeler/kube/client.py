@@ -71,7 +71,9 @@ class Api:
         self._direct = self.pool.connection_from_url(self.host) if direct else None
         self._prefix = urllib3.util.parse_url(self.host).path or ""
         self.timeout = urllib3.Timeout(connect=request_timeout[0], read=request_timeout[1])
-        self._headers = {"Accept": JSON, "User-Agent": f"topology-labeler/{__version__}"}
+        # No Accept here: each request says what it accepts (``send(accept=...)``), so a
+        # LIST that asks for metadata only does not change the header bytes the wire caches.
+        self._headers = {"User-Agent": f"topology-labeler/{__version__}"}
         # Whole-answer requests go on connections of our own that this pool opens (TCP,
         # TLS and its checks as configured); see labeler.kube.wire.
         self.wire: Wire | None = None
@@ -104,12 +106,14 @@ class Api:
         timeout: tuple[float, float] | None = None,
         echo: bool = True,
         repeatable: bool = False,
+        accept: str = JSON,
     ) -> bytes:
         """Send one request and read its whole answer: the body when the status is below
         400, else :class:`ApiStatus`. A broken connection raises (retry with
         labeler.kube.errors.call); no connection is left half-read. ``echo=False``: the
         body of a successful write is not needed; ``repeatable``: a write that may be sent
-        twice (see labeler.kube.wire.Wire.send)."""
+        twice (see labeler.kube.wire.Wire.send); ``accept``: the Accept header (a LIST may
+        ask for metadata only, see labeler.kube.nodes)."""
         if query:
             path += "?" + urlencode(query)
         if self.wire is not None:
@@ -121,8 +125,11 @@ class Api:
                 timeout=timeout,
                 echo=echo,
                 repeatable=repeatable,
+                accept=accept,
             )
-        resp = self.request(method, path, body=body, content_type=content_type, timeout=timeout)
+        resp = self.request(
+            method, path, body=body, content_type=content_type, timeout=timeout, accept=accept
+        )
         try:
             if echo:
                 return bytes(resp.data)
@@ -140,6 +147,7 @@ class Api:
         body: bytes | None = None,
         content_type: str = JSON,
         timeout: tuple[float, float] | None = None,
+        accept: str = JSON,
     ) -> Any:
         """Send one request; the answer (a urllib3 response, body unread) when its status is
         below 400, else :class:`ApiStatus` with the body read and the connection released.
@@ -148,7 +156,7 @@ class Api:
         """
         if query:
             path += "?" + urlencode(query)
-        headers = self.headers()
+        headers = {"Accept": accept, **self.headers()}
         if body is not None:
             headers["Content-Type"] = content_type
         wait = self._timeout_of(connect=timeout[0], read=timeout[1]) if timeout else self.timeout

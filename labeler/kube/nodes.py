@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from labeler.kube.client import Api
+from labeler.kube.client import JSON, Api
 from labeler.kube.errors import ApiStatus, Expired, KubeError, call, translate
 from labeler.kube.errors import Conflict as ApiConflict
 from labeler.kube.raw import abandon, call_json, iter_lines, list_pages
@@ -43,6 +43,11 @@ T = TypeVar("T")
 
 
 NODES = "/api/v1/nodes"
+# A LIST of metadata only (kind PartialObjectMetadataList, meta.k8s.io/v1): each item holds
+# its ``metadata`` and nothing of spec or status, pagination and the list's resourceVersion
+# as in a full list. A server that cannot convert skips that choice and takes the plain JSON
+# named after it (servers before 1.15, some aggregated ones), so the reader takes either.
+METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
 
 def node_path(name: str) -> str:
@@ -72,9 +77,18 @@ def list_node_labels(
     page_size: int = 500,
 ) -> list[NodeLabels]:
     """Every node as a label writer sees it: name, labels, resourceVersion and only the
-    annotations this project writes. Each page's objects are dropped once read, so at
-    100,000 nodes memory holds the labels, not the nodes' status and images."""
-    return _list(api, labels_of, label_selector, page_size)[0]
+    annotations this project writes. The server is asked for metadata only: a real Node is
+    10-50 KB of status (images, conditions) that would be sent and parsed for nothing. Each
+    page's objects are dropped once read, so memory holds the labels, not the nodes."""
+    try:
+        return _list(api, labels_of, label_selector, page_size, METADATA_LIST)[0]
+    except KubeError as err:
+        if err.status != 406:
+            raise
+        # Something between us and the API server refused the metadata form outright
+        # instead of answering plain JSON: list the full objects.
+        log.info("metadata-only LIST refused (406); listing full nodes")
+        return _list(api, labels_of, label_selector, page_size)[0]
 
 
 def labels_of(obj: Mapping[str, Any]) -> NodeLabels:
@@ -89,7 +103,11 @@ def labels_of(obj: Mapping[str, Any]) -> NodeLabels:
 
 
 def _list(
-    api: Api, read: Callable[[Mapping[str, Any]], T], label_selector: str | None, page_size: int
+    api: Api,
+    read: Callable[[Mapping[str, Any]], T],
+    label_selector: str | None,
+    page_size: int,
+    accept: str = JSON,
 ) -> tuple[list[T], str]:
     nodes: list[T] = []
     resource_version = ""
@@ -99,6 +117,7 @@ def _list(
         resource="nodes",
         page_size=page_size,
         query={"labelSelector": label_selector},
+        accept=accept,
     ):
         nodes.extend(map(read, doc.get("items") or []))
         meta = doc.get("metadata") or {}

@@ -58,16 +58,20 @@ def list_pages(
     resource: str,
     page_size: int = 500,
     query: Mapping[str, str | None] | None = None,
+    accept: str = "application/json",
 ) -> Iterator[dict[str, Any]]:
     """Each page of a paginated LIST as parsed JSON, following ``metadata.continue``.
 
-    ``query`` parameters with a false value (no selector given) are left out.
+    ``query`` parameters with a false value (no selector given) are left out; ``accept``
+    is the Accept header of every page.
     """
     params: dict[str, Any] = {k: v for k, v in (query or {}).items() if v}
     params["limit"] = page_size
     while True:
         doc: dict[str, Any] = call_json(
-            lambda: api.send("GET", path, query=params), verb="list", resource=resource
+            lambda: api.send("GET", path, query=params, accept=accept),
+            verb="list",
+            resource=resource,
         )
         yield doc
         token = (doc.get("metadata") or {}).get("continue")

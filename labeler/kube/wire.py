@@ -45,6 +45,11 @@ _SAFE = ("GET", "HEAD")
 # closed it?). A connection in steady use is not checked: a close that races with a
 # request is retried once on a new connection when that is safe (see Wire.send).
 _IDLE = 1.0
+_ACCEPT_JSON = b"Accept: application/json\r\n"
+
+
+def _accept_line(accept: str) -> bytes:
+    return f"Accept: {accept}\r\n".encode("latin-1")
 
 
 class BrokenAnswer(ConnectionError):
@@ -173,6 +178,7 @@ class Wire:
         timeout: tuple[float, float] | None = None,
         echo: bool = True,
         repeatable: bool = False,
+        accept: str = "application/json",
     ) -> bytes:
         """The answer's body when its status is below 400, else :class:`ApiStatus`.
 
@@ -190,6 +196,8 @@ class Wire:
         connect, read = timeout or self.timeout
         parts = [f"{method} {self._prefix}{target} HTTP/1.1\r\n".encode("latin-1")]
         parts.append(self._header_bytes())
+        # Its own line, out of the cached header bytes: one request's Accept may differ.
+        parts.append(_ACCEPT_JSON if accept == "application/json" else _accept_line(accept))
         if body is not None:
             parts.append(
                 f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n".encode(

@@ -16,6 +16,7 @@ import pytest
 
 from labeler.cli import main
 from labeler.commands.mindcluster import label_tool_main, lld_parser_main
+from labeler.kube.nodes import METADATA_LIST
 from tests.cli.conftest import Result
 from tests.fakekube import FakeKube
 from tests.helpers import cli_env
@@ -51,9 +52,25 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
     return call
 
 
+# Both the API server that answers the label writers' LIST with metadata only and one that
+# ignores that form (before 1.15) and sends full Nodes: the same requests, the same output.
+SERVERS = pytest.mark.parametrize("metadata", [True, False], ids=["metadata-list", "old-server"])
+
+
+def lists_asked_metadata_only(fake: FakeKube) -> bool:
+    records = fake.requests(verb="list")
+    return bool(records) and all(r.accept == METADATA_LIST for r in records)
+
+
+@SERVERS
 def test_plan_apply_rerun_and_conflict(
-    fake_kube: FakeKube, kubeconfig: Path, tmp_path: Path, cli: Callable[..., Result]
+    fake_kube: FakeKube,
+    kubeconfig: Path,
+    tmp_path: Path,
+    cli: Callable[..., Result],
+    metadata: bool,
 ) -> None:
+    fake_kube.partial_metadata = metadata
     fake_kube.add_node("n1")
     fake_kube.add_node("n2", labels={G: "9"})  # someone else's value
     fake_kube.add_node("n3", labels={G: "1", T: "t"})
@@ -95,6 +112,7 @@ def test_plan_apply_rerun_and_conflict(
     assert p.returncode == 0, p.stderr
     assert fake_kube.counts() == {"list": 1}
     assert "0 labeled, 3 unchanged" in p.stdout
+    assert lists_asked_metadata_only(fake_kube)
 
 
 def test_invalid_csv_and_missing_nodes_write_nothing(
@@ -121,9 +139,15 @@ def test_invalid_csv_and_missing_nodes_write_nothing(
     assert fake_kube.get_node("n1")["metadata"]["labels"][G] == "2"
 
 
+@SERVERS
 def test_export_then_delete(
-    fake_kube: FakeKube, kubeconfig: Path, tmp_path: Path, cli: Callable[..., Result]
+    fake_kube: FakeKube,
+    kubeconfig: Path,
+    tmp_path: Path,
+    cli: Callable[..., Result],
+    metadata: bool,
 ) -> None:
+    fake_kube.partial_metadata = metadata
     fake_kube.add_node("n1", labels={T: "t", G: "0", S: "4"})
     fake_kube.add_node("n2", labels={S: "5"})
     fake_kube.add_node("n3")
@@ -131,6 +155,7 @@ def test_export_then_delete(
     p = cli("export", "--profile", "ascend-superpod", "-o", str(out), kubeconfig=kubeconfig)
     assert p.returncode == 0, p.stderr
     assert out.read_text() == f"nodeName,{T},{G},{S}\nn1,t,0,4\nn2,,,5\n"
+    assert lists_asked_metadata_only(fake_kube)
 
     # Round trip: applying the export to the cluster it came from writes nothing.
     fake_kube.clear_journal()
@@ -147,6 +172,7 @@ def test_export_then_delete(
     assert p.returncode == 0, p.stderr
     assert f"n2: remove {S} (was '5')" in p.stdout
     assert not {T, G, S} & set(fake_kube.get_node("n1")["metadata"]["labels"])
+    assert lists_asked_metadata_only(fake_kube)
 
 
 def lld_workbook(path: Path) -> Path:

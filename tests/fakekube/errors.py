@@ -98,6 +98,11 @@ def method_not_allowed() -> ApiError:
     )
 
 
+def not_acceptable(message: str) -> ApiError:
+    """406 from converting an answer (``as=`` in Accept) to a kind that does not fit it."""
+    return ApiError(406, "NotAcceptable", message)
+
+
 def unsupported_media(content_type: str, accepted: list[str]) -> ApiError:
     return ApiError(
         415,

@@ -111,7 +111,8 @@ class Handler(BaseHTTPRequestHandler):
         rt = route(path)
         verb = classify(method, path, query, rt.collection if rt else None)
         body: Any = None
-        rec = Record(method, path, query, ctype, None, 0, time.time(), verb)
+        accept = self.headers.get("Accept")
+        rec = Record(method, path, query, ctype, None, 0, time.time(), verb, accept)
         try:
             if fake.latency_ms:
                 time.sleep(fake.latency_ms / 1000.0)
@@ -216,11 +217,7 @@ class Handler(BaseHTTPRequestHandler):
             elif method in ("GET", "HEAD"):
                 assert rt.name is not None
                 obj = fake.store.get(res, rt.ns or "", rt.name)
-                out = (
-                    discovery.as_table(res, [obj], obj["metadata"]["resourceVersion"])
-                    if (_wants_table(self.headers.get("Accept")))
-                    else obj
-                )
+                out = self._converted_object(res, obj)
             elif method == "POST" and rt.collection:
                 if rt.ns is None and res.namespaced:
                     raise errors.method_not_allowed()
@@ -270,13 +267,27 @@ class Handler(BaseHTTPRequestHandler):
         items, rv, token, remaining = self.server.fake.store.list(
             res, rt.ns, lsel, fsel, max(limit, 0), query.get("continue") or None
         )
-        if _wants_table(self.headers.get("Accept")):
+        convert = self._convert()
+        if convert is not None and convert[0] == "Table":
             return discovery.as_table(res, items, rv, token)
         meta: dict[str, Any] = {"resourceVersion": rv}
         if token:
             meta["continue"] = token
         if remaining is not None:
             meta["remainingItemCount"] = remaining
+        if convert is not None:
+            kind, api_version = convert
+            if kind != "PartialObjectMetadataList":
+                raise errors.not_acceptable(
+                    f"you requested {kind}, but the requested object is a list "
+                    f"(*{res.group or 'core'}.{res.list_kind})"
+                )
+            return {
+                "kind": kind,
+                "apiVersion": api_version,
+                "metadata": meta,
+                "items": [_partial(o, api_version) for o in items],
+            }
         if not res.custom:
             # Typed lists omit kind/apiVersion on items; unstructured (CRD) lists keep them.
             items = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in items]
@@ -286,6 +297,41 @@ class Handler(BaseHTTPRequestHandler):
             "metadata": meta,
             "items": items,
         }
+
+    def _convert(self) -> tuple[str, str] | None:
+        """The kind and apiVersion the answer is converted to, negotiated from Accept as
+        the API server does (k8s.io/apiserver handlers/negotiation): the media ranges in
+        order, skipping those it cannot serve (protobuf here) and conversions it does not
+        offer; none left is its default, plain JSON. ``None``: the resource itself."""
+        for clause in (self.headers.get("Accept") or "").split(","):
+            media, *params = (p.strip() for p in clause.split(";"))
+            if media not in ("application/json", "application/*", "*/*"):
+                continue
+            opts = dict(p.split("=", 1) for p in params if "=" in p)
+            if not {"as", "g", "v"} & opts.keys():
+                return None
+            kind = opts.get("as", "")
+            offered = {"Table"}
+            if self.server.fake.partial_metadata:
+                offered |= {"PartialObjectMetadata", "PartialObjectMetadataList"}
+            group, version = opts.get("g"), opts.get("v")
+            if group == "meta.k8s.io" and version in ("v1", "v1beta1") and kind in offered:
+                return kind, f"meta.k8s.io/{version}"
+        return None
+
+    def _converted_object(self, res: Resource, obj: dict[str, Any]) -> Any:
+        convert = self._convert()
+        if convert is None:
+            return obj
+        kind, api_version = convert
+        if kind == "Table":
+            return discovery.as_table(res, [obj], obj["metadata"]["resourceVersion"])
+        if kind != "PartialObjectMetadata":
+            raise errors.not_acceptable(
+                f"you requested {kind}, but the requested object is not a list "
+                f"(*{res.group or 'core'}.{res.kind})"
+            )
+        return _partial(obj, api_version)
 
     def _watch(self, rt: Route, query: dict[str, str]) -> None:
         fake = self.server.fake
@@ -399,8 +445,9 @@ def _success(res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _wants_table(accept: str | None) -> bool:
-    return bool(accept) and "as=Table" in (accept or "")
+def _partial(obj: dict[str, Any], api_version: str) -> dict[str, Any]:
+    """An object as PartialObjectMetadata: its metadata and nothing else."""
+    return {"kind": "PartialObjectMetadata", "apiVersion": api_version, "metadata": obj["metadata"]}
 
 
 def _try_json(raw: bytes) -> Any:

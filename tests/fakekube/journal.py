@@ -19,6 +19,7 @@ class Record:
     status: int  # 0 when the connection was dropped by a fault
     time: float
     verb: str  # Kubernetes audit verb: get, list, watch, create, update, patch, delete, ...
+    accept: str | None = None  # the request's Accept header, as sent
 
 
 def classify(method: str, path: str, query: dict[str, str], is_collection: bool | None) -> str:

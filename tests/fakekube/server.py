@@ -32,6 +32,10 @@ class FakeKube:
         self.latency_ms = latency_ms  # applied to every request; settable at runtime
         self.version = version
         self.bookmark_interval = 5.0  # seconds between BOOKMARKs when a watch allows them
+        # False: offer no metadata-only answers (as=PartialObjectMetadata[List] in Accept),
+        # as servers before 1.15 (v1beta1 only) and some aggregated servers; the Accept's
+        # next choice, plain JSON, is served instead. Settable at runtime.
+        self.partial_metadata = True
         self.store = Store(history)
         self.faults = Faults()
         self._journal = Journal()
@@ -142,8 +146,11 @@ class FakeKube:
         ready: bool = True,
         unschedulable: bool = False,
         default_labels: bool = True,
+        images: int = 0,
     ) -> Obj:
-        """A Node as a kubelet registers it (hostname/os/arch labels, Ready condition)."""
+        """A Node as a kubelet registers it (hostname/os/arch labels, Ready condition).
+        ``images``: that many entries in status.images, as a kubelet reports the images it
+        holds (a real node lists dozens; they are most of its 10-50 KB)."""
         base = {"cpu": "64", "memory": "512Gi", "pods": "110", "ephemeral-storage": "1Ti"}
         cap = {**base, **(capacity or allocatable or {})}
         alloc = {**cap, **(allocatable or {})}
@@ -164,6 +171,7 @@ class FakeKube:
         if unschedulable:
             spec["unschedulable"] = True
         meta: dict[str, Any] = {"name": name, "labels": lbl}
+        status_images = {"images": [_image(i) for i in range(images)]} if images else {}
         if annotations:
             meta["annotations"] = dict(annotations)
         return {
@@ -198,6 +206,7 @@ class FakeKube:
                     "osImage": "Ubuntu 24.04 LTS",
                     "systemUUID": "00000000-0000-0000-0000-000000000000",
                 },
+                **status_images,
             },
         }
 
@@ -309,3 +318,9 @@ class FakeKube:
             o["metadata"]["name"]: dict(o["metadata"].get("labels") or {})
             for o in self.store.all(NODES)
         }
+
+
+def _image(i: int) -> dict[str, Any]:
+    repo = f"registry.example.com/ml/training-image-{i:03d}"
+    digest = f"sha256:{i:064x}"
+    return {"names": [f"{repo}@{digest}", f"{repo}:v1.{i}.0"], "sizeBytes": 1_000_000_000 + i}
