@@ -9,9 +9,11 @@ input (the simulator) check the fields they need before calling :meth:`NodeInfo.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 OWNED_ANNOTATION = "topology-labeler.io/owned-labels"
@@ -42,9 +44,7 @@ class NodeLabels:
         """Owned key → the writer of ours that owns it (``agent``, ``bulk``). An owned key
         with no entry (written before writers were recorded, or a default) has no writer:
         any writer of ours may change it. Entries for keys no longer owned are ignored."""
-        owned = self.owned
-        recorded = parse_json_map(self.annotations.get(OWNERS_ANNOTATION, ""))
-        return {k: v for k, v in recorded.items() if k in owned and v}
+        return owners_of(self.owned, self.annotations.get(OWNERS_ANNOTATION, ""))
 
     @property
     def annotation_owners(self) -> dict[str, str]:
@@ -57,6 +57,19 @@ class NodeLabels:
         return parse_json_map(self.annotations.get(SOURCE_IDS_ANNOTATION, ""))
 
 
+def owners_of(owned: frozenset[str], text: str) -> dict[str, str]:
+    """:attr:`NodeLabels.owners` from the owned keys and the owned-by annotation's text."""
+    return {k: v for k, v in json_map(text).items() if k in owned and v}
+
+
+# The parsers below are cached by the annotation's text: planning a bulk apply reads the
+# same few owned-labels/owned-by strings on thousands of nodes. The cached values are
+# immutable (a frozenset, a read-only mapping), so no caller can change another's.
+_PARSED = 1024  # distinct texts kept; more only costs a parse again
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+
+
+@functools.lru_cache(maxsize=_PARSED)
 def parse_owned(text: str) -> frozenset[str]:
     """Comma-separated as written; whitespace also separates (no label key contains any),
     so a hand edit with spaces or one key per line does not lose every key it lists."""
@@ -64,14 +77,21 @@ def parse_owned(text: str) -> frozenset[str]:
 
 
 def parse_json_map(text: str) -> dict[str, str]:
-    """Tolerant: a hand-edited or corrupt annotation is treated as empty, then rewritten."""
+    """Tolerant: a hand-edited or corrupt annotation is treated as empty, then rewritten.
+    A new dict, the caller's to change (:func:`json_map` to only read it)."""
+    return dict(json_map(text))
+
+
+@functools.lru_cache(maxsize=_PARSED)
+def json_map(text: str) -> Mapping[str, str]:
+    """:func:`parse_json_map`, read-only and shared by every caller with the same text."""
     try:
         doc = json.loads(text) if text else {}
     except ValueError:
-        return {}
+        return _EMPTY
     if not isinstance(doc, dict):
-        return {}
-    return {str(k): str(v) for k, v in doc.items()}
+        return _EMPTY
+    return MappingProxyType({str(k): str(v) for k, v in doc.items()})
 
 
 TERMINATED_PHASES = ("Succeeded", "Failed")

@@ -14,7 +14,6 @@ kept in ``topology-labeler.io/owned-annotations``.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -25,7 +24,8 @@ from labeler.node import (
     OWNERS_ANNOTATION,
     SOURCE_IDS_ANNOTATION,
     NodeLabels,
-    parse_json_map,
+    json_map,
+    owners_of,
 )
 
 AGENT = "agent"
@@ -178,8 +178,12 @@ def format_owned(keys: Iterable[str]) -> str:
     return ",".join(sorted(set(keys)))
 
 
+# One encoder for every annotation (json.dumps with options builds a new one per call).
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+
+
 def _json(doc: Mapping[str, str]) -> str | None:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":")) if doc else None
+    return _ENCODER.encode(doc) if doc else None
 
 
 @dataclass
@@ -194,6 +198,11 @@ class _Keys:
     claimed: list[str] = field(default_factory=list)
 
 
+def _after(current: Mapping[str, str], changes: Mapping[str, str | None], key: str) -> str | None:
+    """``key``'s value once ``changes`` are written over ``current`` (None: absent)."""
+    return changes[key] if key in changes else current.get(key)
+
+
 def _diff_keys(
     node: str,
     current: Mapping[str, str],
@@ -204,12 +213,12 @@ def _diff_keys(
     fill: Mapping[str, str],
     prune: frozenset[str],
     remove: frozenset[str],
+    placeholders: frozenset[str],
     adopt: bool,
 ) -> _Keys:
     """The ownership rules for one kind of key; ``keys`` is updated and returned."""
     me = desired.writer
     owned, owners = keys.owned, keys.owners
-    placeholder = desired.placeholders
 
     def other(key: str) -> str | None:
         """The other writer of ours that owns ``key``, if any."""
@@ -227,7 +236,7 @@ def _diff_keys(
                     keys.claimed.append(key)
                 owned.add(key)
                 owners[key] = me
-        elif now is None or now in placeholder or adopt or (key in owned and other(key) is None):
+        elif now is None or now in placeholders or adopt or (key in owned and other(key) is None):
             keys.changes[key] = value
             owned.add(key)
             if key in fill:
@@ -237,85 +246,106 @@ def _diff_keys(
         else:
             keys.conflicts.append(Conflict(node, key, now, value, other(key)))
 
-    mine = {k for k in owned if other(k) is None}
-    stale = (prune - wanted.keys()) & mine
-    for key in sorted(stale | remove):
-        now = current.get(key)
-        if now is None:
-            continue  # nothing to remove; its ownership is forgotten below
-        if key in mine or adopt:
-            keys.changes[key] = None
-            owned.discard(key)
-        elif key in remove:
-            keys.conflicts.append(Conflict(node, key, now, None, other(key)))
+    if prune or remove:  # (bulk apply asks neither: no need to list the keys it may touch)
+        mine = {k for k in owned if other(k) is None}
+        stale = (prune - wanted.keys()) & mine
+        for key in sorted(stale | remove):
+            now = current.get(key)
+            if now is None:
+                continue  # nothing to remove; its ownership is forgotten below
+            if key in mine or adopt:
+                keys.changes[key] = None
+                owned.discard(key)
+            elif key in remove:
+                keys.conflicts.append(Conflict(node, key, now, None, other(key)))
 
     # Forget ownership of keys that someone else removed and nobody wants back.
-    final = {**current, **keys.changes}
-    keys.owned = {k for k in owned if final.get(k) is not None}
+    keys.owned = {k for k in owned if _after(current, keys.changes, k) is not None}
     keys.owners = {k: w for k, w in owners.items() if k in keys.owned}
     return keys
 
 
 def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> LabelPlan:
     """Diff ``desired`` against ``node`` under the ownership rules. Pure; no I/O."""
+    # Planning runs once per node of a bulk apply (10,000s at a time), so our annotations are
+    # read once each here (NodeLabels' properties would parse again), and inputs that are
+    # empty in the usual case (fill, prune, annotations, source IDs) are tested before the
+    # work they would feed: each only skips building an empty result.
     me = desired.writer
     placeholder = desired.placeholders
-    fill = {k: v for k, v in desired.fill.items() if node.labels.get(k) in (None, "", *placeholder)}
+    fill: dict[str, str] = {}
+    if desired.fill:
+        absent = (None, "", *placeholder)
+        fill = {k: v for k, v in desired.fill.items() if node.labels.get(k) in absent}
+    owned_before = node.owned
+    owners_text = node.annotations.get(OWNERS_ANNOTATION, "")
     labels = _diff_keys(
         node.name,
         node.labels,
-        _Keys(set(node.owned), node.owners),
+        _Keys(set(owned_before), owners_of(owned_before, owners_text)),
         desired,
         set_=desired.set,
         fill=fill,
-        prune=desired.prune - desired.fill.keys(),
+        prune=desired.prune - desired.fill.keys() if desired.prune else desired.prune,
         remove=desired.remove,
+        placeholders=placeholder,
         adopt=adopt,
     )
     owned, new_owners = labels.owned, labels.owners
     annotations: dict[str, str | None] = {}
-    if owned != set(node.owned):
+    if owned != owned_before:
         annotations[OWNED_ANNOTATION] = format_owned(owned) if owned else None
     # Compared with the annotation as written, so stale entries are dropped with a write
     # that happens anyway, or on their own.
-    if new_owners != parse_json_map(node.annotations.get(OWNERS_ANNOTATION, "")):
+    if new_owners != json_map(owners_text):
         annotations[OWNERS_ANNOTATION] = _json(new_owners)
 
-    ann_owners = node.annotation_owners
-    others = _diff_keys(
-        node.name,
-        node.annotations,
-        _Keys(set(ann_owners), {k: w for k, w in ann_owners.items() if w}),
-        dataclasses.replace(desired, placeholders=frozenset()),
-        set_=desired.annotations,
-        fill={},
-        prune=desired.prune_annotations,
-        remove=frozenset(),
-        adopt=adopt,
-    )
-    annotations.update(others.changes)
-    new_ann_owners = {k: others.owners.get(k, "") for k in others.owned}
-    if new_ann_owners != ann_owners:
-        annotations[OWNED_ANNOTATIONS_ANNOTATION] = _json(new_ann_owners)
+    ann_owners = json_map(node.annotations.get(OWNED_ANNOTATIONS_ANNOTATION, ""))
+    others = None
+    # With no annotation wanted or to prune and none owned, this pass has nothing to set,
+    # remove, claim or forget: skipped (the usual bulk apply).
+    if desired.annotations or desired.prune_annotations or ann_owners:
+        others = _diff_keys(
+            node.name,
+            node.annotations,
+            _Keys(set(ann_owners), {k: w for k, w in ann_owners.items() if w}),
+            desired,
+            set_=desired.annotations,
+            fill={},
+            prune=desired.prune_annotations,
+            remove=frozenset(),
+            placeholders=frozenset(),  # "nothing known" is a label value
+            adopt=adopt,
+        )
+        annotations.update(others.changes)
+        new_ann_owners = {k: others.owners.get(k, "") for k in others.owned}
+        if new_ann_owners != ann_owners:
+            annotations[OWNED_ANNOTATIONS_ANNOTATION] = _json(new_ann_owners)
 
-    ids = node.source_ids
-    new_ids = {k: v for k, v in ids.items() if k in owned}
-    wanted = {**desired.set, **fill}
-    final_labels = {**node.labels, **labels.changes}
-    # Only keys this writer may write: a value someone else set (the same one we want) and
-    # did not let us claim is not recorded, which would be a write where none is needed.
-    new_ids.update(
-        (k, v)
-        for k, v in desired.source_ids.items()
-        if k in owned and new_owners.get(k, me) == me and final_labels.get(k) == wanted.get(k)
-    )
+    ids = json_map(node.annotations.get(SOURCE_IDS_ANNOTATION, ""))
+    new_ids = {k: v for k, v in ids.items() if k in owned} if ids else {}
+    if desired.source_ids:
+        wanted = {**desired.set, **fill}
+        # Only keys this writer may write: a value someone else set (the same one we want)
+        # and did not let us claim is not recorded, which would be a write where none is
+        # needed.
+        new_ids.update(
+            (k, v)
+            for k, v in desired.source_ids.items()
+            if k in owned
+            and new_owners.get(k, me) == me
+            and _after(node.labels, labels.changes, k) == wanted.get(k)
+        )
     if new_ids != ids:
         annotations[SOURCE_IDS_ANNOTATION] = _json(new_ids)
+    conflicts, claimed = labels.conflicts, labels.claimed
+    if others is not None:
+        conflicts, claimed = conflicts + others.conflicts, claimed + others.claimed
     return LabelPlan(
         node=node.name,
         labels=labels.changes,
         annotations=annotations,
-        conflicts=tuple(labels.conflicts + others.conflicts),
+        conflicts=tuple(conflicts),
         unchanged=tuple(labels.unchanged),
-        claimed=tuple(labels.claimed + others.claimed),
+        claimed=tuple(claimed),
     )

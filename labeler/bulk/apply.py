@@ -170,8 +170,14 @@ def plan_bulk(
     """Diff every row of ``sheet`` against the listed ``nodes`` under the ownership rules."""
     by_name = {n.name: n for n in nodes}
     diffs = []
+    # Rows repeat a few combinations of values: a Desired is a frozen value, so one serves
+    # every row that asks the same (building one costs more than the rest of a row's plan).
+    wishes: dict[tuple[tuple[str, str], ...], Desired | None] = {}
     for row in sheet.rows:
-        desired = desired_from_row(row, sheet.keys, opts)
+        asked = tuple(row.values.items())
+        if asked not in wishes:
+            wishes[asked] = desired_from_row(row, sheet.keys, opts)
+        desired = wishes[asked]
         node = by_name.get(row.node)
         if desired is None or node is None:
             current = node.labels if node is not None else None
