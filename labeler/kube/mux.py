@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from labeler.kube.client import Api
 
 T = TypeVar("T")
-_TICK = 0.25  # the longest wait without looking at ``stopping()``
+_TICK = 0.1  # the longest wait without looking at ``stopping()`` and the deadlines
 _WANT = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
 # The connection went away under a request: if nothing of the answer came, a request
 # that may be sent twice is sent again on a new connection.
@@ -90,6 +90,7 @@ class Mux:
         self._timers: list[tuple[float, int, Steps[Any]]] = []
         self._seq = itertools.count()
         self._active = 0
+        self._check = 0.0  # when the read deadlines are next looked at
         self._done: Callable[[Any], None] = lambda _: None
 
     def run(
@@ -122,11 +123,9 @@ class Mux:
 
     def _wait(self) -> None:
         now = time.monotonic()
-        until = now + _TICK
+        until = now + _TICK  # read deadlines are looked at at least this often
         if self._timers:
             until = min(until, self._timers[0][0])
-        for slot in self._busy:
-            until = min(until, slot.deadline)
         for key, events in self._sel.select(max(0.0, until - now)):
             slot = key.data
             if slot.task is None:
@@ -139,9 +138,12 @@ class Mux:
         while self._timers and self._timers[0][0] <= now:
             _, _, task = heapq.heappop(self._timers)
             self._advance(task, None, None)
-        for slot in [s for s in self._busy if s.deadline <= now]:
-            timeout = self.wire.timeout[1]
-            self._fail(slot, TimeoutError(f"no answer within the read timeout ({timeout:g} s)"))
+        if now >= self._check:
+            self._check = now + _TICK
+            for slot in [s for s in self._busy if s.deadline <= now]:
+                timeout = self.wire.timeout[1]
+                error = TimeoutError(f"no answer within the read timeout ({timeout:g} s)")
+                self._fail(slot, error)
 
     def _advance(self, task: Steps[Any], answer: Any, error: BaseException | None) -> None:
         """Give ``task`` what it waited for; start what it asks for next."""
