@@ -51,6 +51,9 @@ NODES = "/api/v1/nodes"
 # as in a full list. A server that cannot convert skips that choice and takes the plain JSON
 # named after it (servers before 1.15, some aggregated ones), so the reader takes either.
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+# A write's answer echoes the whole node, which the writer does not read: asked for in
+# this form, the server sends back the metadata only (a server without it, plain JSON).
+METADATA_ONE = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 
 # A valid node name (a DNS subdomain) needs no quoting; checked first, as quoting costs
@@ -273,7 +276,9 @@ class LabelWriter:
 
     def _patch(self, node: NodeLabels, plan: LabelPlan) -> Steps[None]:
         body = json.dumps(plan.patch(node.resource_version or None)).encode()
-        patch = Call("PATCH", node_path(node.name), body, MERGE_PATCH, echo=False)
+        patch = Call(
+            "PATCH", node_path(node.name), body, MERGE_PATCH, echo=False, accept=METADATA_ONE
+        )
         resource = f"nodes/{node.name}"
 
         def attempt() -> Steps[None]:

@@ -236,6 +236,8 @@ class Handler(BaseHTTPRequestHandler):
                 raise errors.method_not_allowed()
             elif method == "PATCH" and not rt.collection:
                 out, code = self._patch(rt, query, body, ctype)
+                # The answer is negotiated as for a GET (transformResponseObject).
+                out = self._converted_object(res, out)
             elif method == "DELETE" and not rt.collection:
                 assert rt.name is not None
                 opts = body if isinstance(body, dict) else {}

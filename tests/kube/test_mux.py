@@ -14,7 +14,7 @@ import pytest
 from labeler.kube.client import for_host
 from labeler.kube.errors import KubeError, retrying
 from labeler.kube.mux import run_many
-from labeler.kube.nodes import LabelWriter, WriteResult, labels_of
+from labeler.kube.nodes import METADATA_ONE, LabelWriter, WriteResult, labels_of
 from labeler.kube.steps import Call, Steps
 from labeler.plan import Desired
 from tests.fakekube import FakeKube
@@ -82,6 +82,8 @@ def test_label_writes_with_faults_match_one_at_a_time(fake_kube: FakeKube) -> No
         labels = fake_kube.get_node(name)["metadata"]["labels"]
         assert (labels.get("x.io/a") == "1") == (name != "node-00017")
     assert fake_kube.count("patch") == 40 + 3  # 429, 500, 409 sent again; lost replies not
+    # The echo of a write is not read: the server is asked to send back the metadata only.
+    assert {r.accept for r in fake_kube.journal if r.method == "PATCH"} == {METADATA_ONE}
 
 
 def test_tls_many_requests_and_answers_longer_than_a_record(
