@@ -13,6 +13,8 @@ import threading
 import time
 from typing import TextIO
 
+_BATCH = 500  # result lines per write off a terminal
+
 
 class Progress:
     def __init__(
@@ -35,18 +37,29 @@ class Progress:
         self._start = time.monotonic()
         self._last = self._start
         self._lock = threading.Lock()
+        self._lines: list[str] = []  # result lines not yet written (no bar)
 
     def line(self, text: str) -> None:
         """Print a result line (stdout) without breaking the bar."""
         with self._lock:
-            self._clear()
-            self.out.write(text + "\n")
             if self.bar:
-                # On a terminal the line must be out before the bar is redrawn. Off one, a
-                # flush per line is a system call per node (10,000 in a bulk run); the
-                # lines go out with the buffer, and with each periodic progress line.
+                # On a terminal the line must be out before the bar is redrawn.
+                self._clear()
+                self.out.write(text + "\n")
                 self.out.flush()
                 self._draw()
+                return
+            # Off a terminal, lines are written in batches: a write per line is a system
+            # call per node (10,000 in a bulk run) when Python's output is unbuffered
+            # (PYTHONUNBUFFERED, as CI systems and containers often set it).
+            self._lines.append(text)
+            if len(self._lines) >= _BATCH:
+                self._write_lines()
+
+    def _write_lines(self) -> None:
+        if self._lines:
+            self.out.write("\n".join(self._lines) + "\n")
+            self._lines = []
 
     def advance(self, n: int = 1) -> None:
         with self._lock:
@@ -56,6 +69,7 @@ class Progress:
                 self._draw()
             elif now - self._last >= self.every and self.done < self.total:
                 self._last = now
+                self._write_lines()
                 self.out.flush()
                 self.err.write(f"progress: {self.done}/{self.total} {self.label}".rstrip() + "\n")
                 self.err.flush()
@@ -63,6 +77,7 @@ class Progress:
     def close(self) -> None:
         with self._lock:
             self._clear()
+            self._write_lines()
             self.out.flush()
 
     def _clear(self) -> None:

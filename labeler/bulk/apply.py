@@ -14,18 +14,20 @@ cluster, through labeler.kube.nodes.LabelWriter (which re-reads and re-plans on 
 from __future__ import annotations
 
 import logging
-import queue
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from labeler.bulk.sheet import CsvRow, LabelSheet
-from labeler.errors import Exit, InputError, Terminated
+from labeler.errors import Exit, InputError
 from labeler.kube.errors import KubeError
-from labeler.kube.nodes import LabelWriter, WriteResult, list_node_labels
+from labeler.kube.mux import run_many
+from labeler.kube.nodes import LabelWriter, list_node_labels
+from labeler.kube.steps import Pause, Steps
 from labeler.node import NodeLabels
 from labeler.plan import BULK, Conflict, Desired, LabelPlan, change_lines, plan_labels
 from labeler.profiles import Profile
@@ -232,11 +234,6 @@ class RateLimiter:
             self._next = slot + self.interval
             return slot - now
 
-    def acquire(self) -> None:
-        wait = self.delay()
-        if wait > 0:
-            time.sleep(wait)
-
 
 @dataclass(frozen=True)
 class NodeOutcome:
@@ -250,21 +247,8 @@ class NodeOutcome:
     error: str | None = None
 
 
-class LabelWriting(Protocol):
-    """What ``execute`` needs from a label writer (labeler.kube.nodes.LabelWriter)."""
-
-    def write(
-        self,
-        node: NodeLabels,
-        desired: Desired,
-        *,
-        adopt: bool = ...,
-        plan: LabelPlan | None = ...,
-    ) -> WriteResult: ...
-
-
 def execute(
-    writer: LabelWriting,
+    writer: LabelWriter,
     plan: BulkPlan,
     *,
     concurrency: int = 16,
@@ -273,10 +257,11 @@ def execute(
 ) -> list[NodeOutcome]:
     """Patch every node whose plan changes something, ``concurrency`` at a time.
 
-    ``writer`` is a LabelWriter: it re-plans from the node it is given, and on a 409
-    re-reads the node and plans again, so a concurrent edit is never overwritten blindly.
-    An error on one node is recorded and the others go on; nothing is retried here beyond
-    what labeler.kube.errors.call already does (429/5xx with backoff and Retry-After).
+    ``writer`` re-plans from the node it is given, and on a 409 re-reads the node and plans
+    again, so a concurrent edit is never overwritten blindly. An error on one node is
+    recorded and the others go on; nothing is retried here beyond what the writer already
+    does (429/5xx with backoff and Retry-After). Ctrl-C or SIGTERM: writes under way
+    finish, no new one starts, and :class:`WritesInterrupted` carries what was written.
     """
     if plan.missing_error() is not None:
         raise AssertionError("execute() called with missing nodes; check missing_error first")
@@ -284,12 +269,16 @@ def execute(
     limiter = RateLimiter(qps)
     outcomes: list[NodeOutcome] = []
 
-    def one(diff: NodeDiff) -> NodeOutcome:
+    def one(diff: NodeDiff) -> Steps[NodeOutcome]:
         node = plan.nodes[diff.node]
         assert diff.desired is not None and diff.current is not None
-        limiter.acquire()
+        wait = limiter.delay()
+        if wait > 0:
+            yield Pause(wait)
         try:
-            result = writer.write(node, diff.desired, adopt=plan.options.adopt, plan=diff.plan)
+            result = yield from writer.steps(
+                node, diff.desired, adopt=plan.options.adopt, plan=diff.plan
+            )
         except Exception as exc:  # one node's failure must not stop the others
             if not isinstance(exc, KubeError):
                 log.exception("unexpected error writing node=%s", diff.node)
@@ -297,78 +286,58 @@ def execute(
         patches = result.attempts if result.written else result.attempts - 1
         return NodeOutcome(diff.node, result.plan, diff.current, result.written, patches)
 
-    # Worker threads take the next node from one shared iterator and hand outcomes back on
-    # a queue: at 10,000 nodes a future per node (and as_completed's waiters) costs more
-    # of our CPU than building the node's request. A worker records its outcome itself: a
-    # signal lands in the main thread, possibly between taking an outcome off the queue and
-    # recording it, and a finished write must never be reported as not written.
-    shown: set[int] = set()
+    def record(outcome: NodeOutcome) -> None:
+        outcomes.append(outcome)
+        if on_done is not None:
+            on_done(outcome)
 
-    def show(outcome: NodeOutcome) -> None:
-        if id(outcome) not in shown:
-            shown.add(id(outcome))
-            if on_done is not None:
-                on_done(outcome)
-
-    work = iter(todo)
-    take = threading.Lock()
-    stop = threading.Event()
-    done: queue.SimpleQueue[NodeOutcome | None] = queue.SimpleQueue()
-
-    def worker() -> None:
-        try:
-            while not stop.is_set():
-                with take:
-                    diff = next(work, None)
-                if diff is None:
-                    return
-                outcome = one(diff)
-                outcomes.append(outcome)
-                done.put(outcome)
-        finally:
-            done.put(None)  # this worker is finished
-
-    workers = [
-        threading.Thread(target=worker, name=f"write-{i}", daemon=True)
-        for i in range(max(1, min(concurrency, len(todo))))
-    ]
-    for t in workers:
-        t.start()
-    try:
-        running = len(workers)
-        while running:
-            try:
-                # A timeout keeps the main thread responsive to Ctrl-C.
-                outcome = done.get(timeout=0.5)
-            except queue.Empty:
-                continue
-            if outcome is None:
-                running -= 1
-                continue
-            show(outcome)
-    except KeyboardInterrupt as signal:  # Ctrl-C, or SIGTERM as labeler.errors.Terminated
-        # Stop promptly: writes in flight finish, queued ones never start; the caller
-        # reports both.
-        stop.set()
-        for t in workers:
-            t.join()
-        for outcome in list(outcomes):
-            show(outcome)
-        raise WritesInterrupted(outcomes, signal) from signal
-    finally:
-        stop.set()
-        for t in workers:
-            t.join()
+    width = max(1, min(concurrency, len(todo)))
+    with StopOnSignal() as stop:
+        run_many(writer.api, map(one, todo), width, record, stopping=stop.requested)
+    if stop.exit_code:
+        raise WritesInterrupted(outcomes, stop.exit_code)
     return outcomes
+
+
+class StopOnSignal:
+    """While writing, the first Ctrl-C or SIGTERM only asks the writes to stop (a write
+    under way is never cut in the middle of its bookkeeping); a second one acts at once, as
+    it did before. Signals can be handled only in the main thread; elsewhere this does
+    nothing."""
+
+    def __init__(self) -> None:
+        self.exit_code = 0
+        self._previous: dict[int, Any] = {}
+
+    def requested(self) -> bool:
+        return bool(self.exit_code)
+
+    def _stop(self, signum: int, frame: Any) -> None:
+        self.exit_code = Exit.TERMINATED if signum == signal.SIGTERM else Exit.INTERRUPTED
+        self._restore()
+
+    def _restore(self) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        self._previous = {}
+
+    def __enter__(self) -> StopOnSignal:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous[signum] = signal.signal(signum, self._stop)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._restore()
 
 
 class WritesInterrupted(Exception):
     """``execute`` was stopped by a signal; ``outcomes`` are the writes that finished."""
 
-    def __init__(self, outcomes: list[NodeOutcome], signal: KeyboardInterrupt) -> None:
+    def __init__(self, outcomes: list[NodeOutcome], exit_code: int) -> None:
         super().__init__("interrupted")
         self.outcomes = outcomes
-        self.exit_code = Exit.TERMINATED if isinstance(signal, Terminated) else Exit.INTERRUPTED
+        self.exit_code = exit_code
 
 
 @dataclass(frozen=True)

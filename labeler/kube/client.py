@@ -23,6 +23,7 @@ from labeler.errors import InputError, UsageError
 from labeler.files import read_text
 from labeler.kube import official
 from labeler.kube.errors import ApiStatus
+from labeler.kube.steps import Call
 from labeler.kube.wire import Wire
 
 if TYPE_CHECKING:
@@ -137,6 +138,18 @@ class Api:
             return b""
         finally:
             resp.release_conn()
+
+    def perform(self, call: Call) -> bytes:
+        """:meth:`send` for a step of API work (labeler.kube.steps)."""
+        return self.send(
+            call.method,
+            call.path,
+            body=call.body,
+            content_type=call.content_type,
+            echo=call.echo,
+            repeatable=call.repeatable,
+            accept=call.accept,
+        )
 
     def request(
         self,

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from labeler.backoff import Backoff
 from labeler.errors import LabelerError
+from labeler.kube import steps
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -186,15 +187,41 @@ def call(
     sleep: Callable[[float], None] = time.sleep,
 ) -> T:
     """Run one API call, retrying 429/5xx/connection errors with backoff and Retry-After."""
-    backoff = Backoff(base_delay, max_delay, jitter=(0.5, 1.5))
-    for attempt in range(1, attempts + 1):
+    retry = retrying(
+        lambda: steps.now(fn),
+        verb=verb,
+        resource=resource,
+        attempts=attempts,
+        base_delay=base_delay,
+        max_delay=max_delay,
+    )
+    return steps.run(retry, _no_calls, sleep)
+
+
+def _no_calls(step: steps.Call) -> bytes:
+    raise AssertionError(f"unexpected {step}")
+
+
+def retrying(
+    attempt: Callable[[], steps.Steps[T]],
+    *,
+    verb: str,
+    resource: str,
+    attempts: int = 5,
+    base_delay: float = 0.2,
+    max_delay: float = 10.0,
+) -> steps.Steps[T]:
+    """The steps of ``attempt()``, again after a 429/5xx/connection error, with backoff
+    and Retry-After (labeler.kube.steps: a Pause between attempts)."""
+    backoff = None  # made at the first failure: most calls never need one
+    for number in range(1, attempts + 1):
         try:
-            return fn()
+            return (yield from attempt())
         except Exception as exc:
             err = translate(exc, verb, resource)
             if not err.retryable:
                 raise err from exc
-            if attempt == attempts:
+            if number == attempts:
                 raise Retryable(
                     f"{err}; gave up after {attempts} attempts, nothing was changed",
                     status=err.status,
@@ -202,16 +229,17 @@ def call(
                     resource=resource,
                     retry_after=err.retry_after,
                 ) from exc
-            delay = backoff.delay(attempt)
+            backoff = backoff or Backoff(base_delay, max_delay, jitter=(0.5, 1.5))
+            delay = backoff.delay(number)
             if err.retry_after is not None:
                 delay = max(delay, min(err.retry_after, max_delay * 6))
             log.warning(
                 "retrying verb=%s resource=%s attempt=%d delay=%.2fs error=%s",
                 verb,
                 resource,
-                attempt,
+                number,
                 delay,
                 err,
             )
-            sleep(delay)
+            yield steps.Pause(delay)
     raise AssertionError("unreachable")

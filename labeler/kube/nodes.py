@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
 
+from labeler.kube import steps
 from labeler.kube.client import JSON, Api
-from labeler.kube.errors import ApiStatus, Expired, KubeError, call, translate
+from labeler.kube.errors import ApiStatus, Expired, KubeError, retrying, translate
 from labeler.kube.errors import Conflict as ApiConflict
-from labeler.kube.raw import abandon, call_json, iter_lines, list_pages
+from labeler.kube.raw import abandon, iter_lines, list_pages
+from labeler.kube.steps import Call, Steps
 from labeler.node import (
     OWNED_ANNOTATION,
     OWNED_ANNOTATIONS_ANNOTATION,
@@ -48,15 +51,33 @@ NODES = "/api/v1/nodes"
 # as in a full list. A server that cannot convert skips that choice and takes the plain JSON
 # named after it (servers before 1.15, some aggregated ones), so the reader takes either.
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+# A write's answer echoes the whole node, which the writer does not read: asked for in
+# this form, the server sends back the metadata only (a server without it, plain JSON).
+METADATA_ONE = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+
+
+# A valid node name (a DNS subdomain) needs no quoting; checked first, as quoting costs
+# more than the rest of building a request.
+_PLAIN = re.compile(r"[a-z0-9.-]+").fullmatch
 
 
 def node_path(name: str) -> str:
-    return f"{NODES}/{quote(name, safe='')}"
+    return f"{NODES}/{name if _PLAIN(name) else quote(name, safe='')}"
 
 
 def get_node(api: Api, name: str) -> NodeInfo:
+    return steps.run(read_node(name), api.perform)
+
+
+def read_node(name: str) -> Steps[NodeInfo]:
+    """GET one node, with retries (labeler.kube.steps)."""
     path = node_path(name)
-    doc = call_json(lambda: api.send("GET", path), verb="get", resource=f"nodes/{name}")
+
+    def attempt() -> Steps[Any]:
+        # Parsed inside the attempt: a body cut off mid-way is retried like a lost answer.
+        return json.loads((yield Call("GET", path)))
+
+    doc = yield from retrying(attempt, verb="get", resource=f"nodes/{name}")
     return NodeInfo.from_dict(doc)
 
 
@@ -225,41 +246,50 @@ class LabelWriter:
         """Write what differs on a node already read (e.g. from a LIST). ``plan``: the
         plan of ``desired`` on this very ``node`` if the caller made it already (the first
         attempt sends it; a 409 re-plans from the node read again)."""
+        work = self.steps(node, desired, adopt=adopt, dry_run=dry_run, plan=plan)
+        return steps.run(work, self.api.perform)
+
+    def steps(
+        self,
+        node: NodeLabels,
+        desired: Desired,
+        *,
+        adopt: bool = False,
+        dry_run: bool = False,
+        plan: LabelPlan | None = None,
+    ) -> Steps[WriteResult]:
+        """:meth:`write` as steps (labeler.kube.steps), for a caller that runs many."""
         for attempt in range(1, self.conflict_retries + 1):
             if plan is None or attempt > 1:
                 plan = plan_labels(node, desired, adopt=adopt)
             if plan.is_noop or dry_run:
                 return WriteResult(node.name, plan, written=False, attempts=attempt)
             try:
-                self._patch(node, plan)
+                yield from self._patch(node, plan)
                 return WriteResult(node.name, plan, written=True, attempts=attempt)
             except ApiConflict:
                 if attempt == self.conflict_retries:
                     raise
                 log.info("node=%s changed under us (409); re-reading", node.name)
-                node = get_node(self.api, node.name)
+                node = yield from read_node(node.name)
         raise AssertionError("unreachable")
 
-    def _patch(self, node: NodeLabels, plan: LabelPlan) -> None:
+    def _patch(self, node: NodeLabels, plan: LabelPlan) -> Steps[None]:
         body = json.dumps(plan.patch(node.resource_version or None)).encode()
-        path = node_path(node.name)
+        patch = Call(
+            "PATCH", node_path(node.name), body, MERGE_PATCH, echo=False, accept=METADATA_ONE
+        )
         resource = f"nodes/{node.name}"
 
-        def send() -> None:
+        def attempt() -> Steps[None]:
             try:
-                self.api.send(
-                    "PATCH",
-                    path,
-                    body=body,
-                    content_type=MERGE_PATCH,
-                    echo=False,
-                )
+                yield patch
             except Exception as exc:
                 err = translate(exc, "patch", resource)
                 # No answer, or a cut one: the server may have applied the patch before the
                 # connection broke. Its retry would get 409 (the resourceVersion moved) and
                 # "failed" or "unchanged" would be untrue, so look at the node first.
-                if err.retryable and err.status == 0 and self._applied(node.name, plan):
+                if err.retryable and err.status == 0 and (yield from _applied(node.name, plan)):
                     log.warning(
                         "node=%s: the reply to the patch was lost, but the node has the "
                         "planned labels: written",
@@ -268,22 +298,24 @@ class LabelWriter:
                     return
                 raise err from exc
 
-        call(send, verb="patch", resource=resource)
-        log.info(
-            "labels written node=%s set=%s removed=%s",
-            node.name,
-            ",".join(f"{k}={v}" for k, v in sorted(plan.added.items())) or "-",
-            ",".join(plan.removed) or "-",
-        )
+        yield from retrying(attempt, verb="patch", resource=resource)
+        if log.isEnabledFor(logging.INFO):
+            log.info(
+                "labels written node=%s set=%s removed=%s",
+                node.name,
+                ",".join(f"{k}={v}" for k, v in sorted(plan.added.items())) or "-",
+                ",".join(plan.removed) or "-",
+            )
 
-    def _applied(self, name: str, plan: LabelPlan) -> bool:
-        """Whether the node now has every label and annotation value ``plan`` writes
-        (None: absent); False when it cannot be read either."""
-        try:
-            now = get_node(self.api, name)
-        except KubeError as e:
-            log.warning("node=%s: cannot re-read after a lost reply: %s", name, e)
-            return False
-        return all(now.labels.get(k) == v for k, v in plan.labels.items()) and all(
-            now.annotations.get(k) == v for k, v in plan.annotations.items()
-        )
+
+def _applied(name: str, plan: LabelPlan) -> Steps[bool]:
+    """Whether the node now has every label and annotation value ``plan`` writes
+    (None: absent); False when it cannot be read either."""
+    try:
+        now = yield from read_node(name)
+    except KubeError as e:
+        log.warning("node=%s: cannot re-read after a lost reply: %s", name, e)
+        return False
+    return all(now.labels.get(k) == v for k, v in plan.labels.items()) and all(
+        now.annotations.get(k) == v for k, v in plan.annotations.items()
+    )

@@ -32,19 +32,22 @@ import ssl
 import struct
 import threading
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Generator, Mapping
+from typing import Any, TypeVar, cast
 
 from labeler.kube.errors import ApiStatus
 
-_RECV = 262144  # one recv holds a PATCH's whole answer; a LIST page takes a few
+# One recv holds a PATCH's whole answer. Not more: a buffer of 128 KiB or more is mapped
+# and unmapped by malloc on every receive, which costs more system time than the receive.
+_RECV = 65536
 _MAX_HEAD = 1 << 20
 _NO_BODY = (204, 304)
-_SAFE = ("GET", "HEAD")
+SAFE_METHODS = ("GET", "HEAD")  # may always be sent twice
 # A kept connection idle for longer than this is checked before reuse (has the server
 # closed it?). A connection in steady use is not checked: a close that races with a
 # request is retried once on a new connection when that is safe (see Wire.send).
 _IDLE = 1.0
+T = TypeVar("T")
 _ACCEPT_JSON = b"Accept: application/json\r\n"
 
 
@@ -130,7 +133,7 @@ class Wire:
         headers: Callable[[], Mapping[str, str]],
         timeout: tuple[float, float],
     ) -> None:
-        self._open = open_conn
+        self.open = open_conn
         self._prefix = prefix
         self._host = f"Host: {host}\r\n".encode("latin-1")
         self._headers = headers
@@ -146,7 +149,7 @@ class Wire:
             conn = None
         if conn is not None:
             return conn, True
-        conn = _Conn(self._open(connect_timeout))
+        conn = _Conn(self.open(connect_timeout))
         self._local.conn = conn
         return conn, False
 
@@ -167,6 +170,30 @@ class Wire:
             )
             self._head = (headers, encoded)
         return encoded
+
+    def request_bytes(
+        self,
+        method: str,
+        target: str,
+        body: bytes | None,
+        content_type: str,
+        accept: str = "application/json",
+    ) -> bytes:
+        """A whole request as it goes on the wire."""
+        parts = [f"{method} {self._prefix}{target} HTTP/1.1\r\n".encode("latin-1")]
+        parts.append(self._header_bytes())
+        # Its own line, out of the cached header bytes: one request's Accept may differ.
+        parts.append(_ACCEPT_JSON if accept == "application/json" else _accept_line(accept))
+        if body is not None:
+            parts.append(
+                f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n".encode(
+                    "latin-1"
+                )
+            )
+            parts.append(body)
+        else:
+            parts.append(b"\r\n")
+        return b"".join(parts)
 
     def send(
         self,
@@ -194,28 +221,15 @@ class Wire:
         writer re-plans from the node read again.
         """
         connect, read = timeout or self.timeout
-        parts = [f"{method} {self._prefix}{target} HTTP/1.1\r\n".encode("latin-1")]
-        parts.append(self._header_bytes())
-        # Its own line, out of the cached header bytes: one request's Accept may differ.
-        parts.append(_ACCEPT_JSON if accept == "application/json" else _accept_line(accept))
-        if body is not None:
-            parts.append(
-                f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n".encode(
-                    "latin-1"
-                )
-            )
-            parts.append(body)
-        else:
-            parts.append(b"\r\n")
-        payload = b"".join(parts)
-        again = repeatable or method in _SAFE
+        payload = self.request_bytes(method, target, body, content_type, accept)
+        again = repeatable or method in SAFE_METHODS
         while True:
             conn, reused = self._conn(connect)
             conn.got = 0
             try:
                 conn.set_timeout(read)
                 conn.sendall(payload)
-                status, reason, headers, data, keep = _read_answer(conn, method, echo)
+                status, reason, headers, data, keep = feed(read_answer(method, echo), conn.recv)
             except (BrokenAnswer, ConnectionResetError, BrokenPipeError):
                 self._drop()  # whatever is left on it would be read as the next answer
                 if again and reused and conn.got == 0:
@@ -235,7 +249,26 @@ class Wire:
         return data
 
 
-def _fill(conn: _Conn, buf: bytes, pos: int, size: int, why: str) -> tuple[bytes, int]:
+# The answer readers below are generators that parse what they are given: each ``yield``
+# asks for more bytes (at most the number yielded) and is sent what one receive got, b""
+# at the end of the connection. The blocking connection above feeds them from its socket;
+# the bulk writer's event loop (labeler.kube.mux) feeds them as sockets become readable.
+# One parser for both, so the two paths cannot read an answer differently.
+
+Reader = Generator[int, bytes, T]
+
+
+def feed(reader: Reader[T], recv: Callable[[int], bytes]) -> T:
+    """Run ``reader`` to its end on a blocking ``recv``."""
+    try:
+        size = next(reader)
+        while True:
+            size = reader.send(recv(size))
+    except StopIteration as done:
+        return cast(T, done.value)
+
+
+def _fill(buf: bytes, pos: int, size: int, why: str) -> Reader[tuple[bytes, int]]:
     """``buf`` from ``pos`` on, with at least ``size`` bytes (received as needed).
 
     Cut off: BrokenAnswer(``why``), where ``{have}`` is the number of bytes there were."""
@@ -244,7 +277,7 @@ def _fill(conn: _Conn, buf: bytes, pos: int, size: int, why: str) -> tuple[bytes
         return buf, pos
     parts = [buf[pos:]]
     while have < size:
-        data = conn.recv(max(_RECV, size - have))
+        data = yield max(_RECV, size - have)
         if not data:
             raise BrokenAnswer(why.format(have=have))
         parts.append(data)
@@ -252,29 +285,30 @@ def _fill(conn: _Conn, buf: bytes, pos: int, size: int, why: str) -> tuple[bytes
     return b"".join(parts), 0
 
 
-def _until(conn: _Conn, buf: bytes, pos: int, sep: bytes, why: str) -> tuple[bytes, bytes, int]:
+def _until(buf: bytes, pos: int, sep: bytes, why: str) -> Reader[tuple[bytes, bytes, int]]:
     """(the bytes before ``sep``, buf, the position after ``sep``)."""
     at = buf.find(sep, pos)
     while at < 0:
         if len(buf) - pos > _MAX_HEAD:
             raise BrokenAnswer(f"a header or chunk line longer than {_MAX_HEAD} bytes")
-        buf, pos = _fill(conn, buf, pos, len(buf) - pos + 1, why)
+        buf, pos = yield from _fill(buf, pos, len(buf) - pos + 1, why)
         at = buf.find(sep, pos)
     return buf[pos:at], buf, at + len(sep)
 
 
-def _read_answer(
-    conn: _Conn, method: str, echo: bool = True
-) -> tuple[int, str, dict[str, str], bytes, bool]:
+Answer = tuple[int, str, dict[str, str], bytes, bool]
+
+
+def read_answer(method: str, echo: bool = True) -> Reader[Answer]:
     """(status, reason, headers, body, connection reusable) of one answer."""
     buf, pos = b"", 0
     while True:
         if not buf:
-            buf = conn.recv(_RECV)
+            buf = yield _RECV
             if not buf:
                 raise BrokenAnswer("the server closed the connection before answering")
-        head, buf, pos = _until(
-            conn, buf, pos, b"\r\n\r\n", "the connection ended inside the answer's headers"
+        head, buf, pos = yield from _until(
+            buf, pos, b"\r\n\r\n", "the connection ended inside the answer's headers"
         )
         lines = head.decode("latin-1").split("\r\n")
         version, _, rest = lines[0].partition(" ")
@@ -303,7 +337,7 @@ def _read_answer(
     if method == "HEAD" or status in _NO_BODY or status < 200:
         return status, reason, headers, b"", keep and len(buf) == pos
     try:
-        data, after, keep = _read_body(conn, buf, pos, headers, keep)
+        data, after, keep = yield from _read_body(buf, pos, headers, keep)
     except BrokenAnswer:
         if echo or status >= 400:
             raise
@@ -312,12 +346,13 @@ def _read_answer(
 
 
 def _read_body(
-    conn: _Conn, buf: bytes, pos: int, headers: Mapping[str, str], keep: bool
-) -> tuple[bytes, bytes, bool]:
+    buf: bytes, pos: int, headers: Mapping[str, str], keep: bool
+) -> Reader[tuple[bytes, bytes, bool]]:
     """(body, bytes received after it, keep); bytes after the body mean the connection is
     out of step with its answers and cannot be reused."""
     if "chunked" in headers.get("Transfer-Encoding", "").lower():
-        return (*_read_chunked(conn, buf, pos), keep)
+        body, after = yield from _read_chunked(buf, pos)
+        return body, after, keep
     if "Content-Length" in headers:
         try:
             length = int(headers["Content-Length"])
@@ -326,30 +361,32 @@ def _read_body(
         if len(buf) - pos == length:
             return buf[pos:], b"", keep
         why = f"the answer was cut off after {{have}} of {length} bytes"
-        buf, pos = _fill(conn, buf, pos, length, why)
+        buf, pos = yield from _fill(buf, pos, length, why)
         return buf[pos : pos + length], buf[pos + length :], keep
     parts = [buf[pos:]]  # the body ends with the connection
-    while data := conn.recv(_RECV):
+    while data := (yield _RECV):
         parts.append(data)
     return b"".join(parts), b"", False
 
 
-def _read_chunked(conn: _Conn, buf: bytes, pos: int) -> tuple[bytes, bytes]:
+def _read_chunked(buf: bytes, pos: int) -> Reader[tuple[bytes, bytes]]:
     parts: list[bytes] = []
     while True:
-        line, buf, pos = _until(conn, buf, pos, b"\r\n", "the answer was cut off between chunks")
+        line, buf, pos = yield from _until(
+            buf, pos, b"\r\n", "the answer was cut off between chunks"
+        )
         try:
             size = int(line.split(b";", 1)[0].strip(), 16)
         except ValueError:
             raise BrokenAnswer(f"bad chunk size line {line[:40]!r}") from None
         if size == 0:
             while True:  # trailers, then the empty line
-                line, buf, pos = _until(
-                    conn, buf, pos, b"\r\n", "the answer was cut off in its trailers"
+                line, buf, pos = yield from _until(
+                    buf, pos, b"\r\n", "the answer was cut off in its trailers"
                 )
                 if not line:
                     return b"".join(parts), buf[pos:]
-        buf, pos = _fill(conn, buf, pos, size + 2, "the answer was cut off inside a chunk")
+        buf, pos = yield from _fill(buf, pos, size + 2, "the answer was cut off inside a chunk")
         if buf[pos + size : pos + size + 2] != b"\r\n":
             raise BrokenAnswer("the answer was cut off inside a chunk")
         parts.append(buf[pos : pos + size])

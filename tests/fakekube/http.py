@@ -75,6 +75,9 @@ def route(path: str) -> Route | None:
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as client-go and urllib3 expect
     disable_nagle_algorithm = True  # else each small keep-alive response waits ~40 ms
+    # Go's net/http buffers the first 4 KiB of an answer, so the headers and a small body
+    # leave in one write; without this the client would see two segments per answer.
+    wbufsize = 4096
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -233,6 +236,8 @@ class Handler(BaseHTTPRequestHandler):
                 raise errors.method_not_allowed()
             elif method == "PATCH" and not rt.collection:
                 out, code = self._patch(rt, query, body, ctype)
+                # The answer is negotiated as for a GET (transformResponseObject).
+                out = self._converted_object(res, out)
             elif method == "DELETE" and not rt.collection:
                 assert rt.name is not None
                 opts = body if isinstance(body, dict) else {}

@@ -96,6 +96,29 @@ def test_one_object_as_partial_object_metadata(fake: FakeKube) -> None:
     }
 
 
+def test_a_patch_answers_in_the_form_asked_for(fake: FakeKube) -> None:
+    """The patch handler negotiates its answer like a GET: the change is made either way,
+    and the echo is the metadata only when that is asked for."""
+    for accept, label in ((f"{ONE},application/json", "x"), ("application/json", "y")):
+        req = urllib.request.Request(
+            fake.url + "/api/v1/nodes/n1",
+            data=json.dumps({"metadata": {"labels": {"k": label}}}).encode(),
+            method="PATCH",
+            headers={"Accept": accept, "Content-Type": "application/merge-patch+json"},
+        )
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            doc = json.loads(resp.read())
+        assert fake.get_node("n1")["metadata"]["labels"]["k"] == label
+        assert doc["metadata"]["labels"]["k"] == label
+        if label == "x":
+            assert (doc["kind"], doc.keys()) == (
+                "PartialObjectMetadata",
+                {"kind", "apiVersion", "metadata"},
+            )
+        else:
+            assert doc["kind"] == "Node" and "status" in doc
+
+
 @pytest.mark.parametrize(
     ("path", "accept"),
     [

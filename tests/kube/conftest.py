@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from labeler.metrics import agent_metrics
 from labeler.profiles import oci_rdma
 from labeler.sources import Source
 from tests.fakekube import FakeKube
+from tests.kube import servers
 
 P = oci_rdma()
 
@@ -53,3 +55,9 @@ def running(fake_kube: FakeKube) -> Iterator[Callable[..., Agent]]:
         agent.shutdown()
         thread.join(2)
         assert not thread.is_alive()
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """An HTTPS server on loopback with a self-signed certificate for 127.0.0.1."""
+    yield from servers.tls_server(tmp_path)

@@ -5,22 +5,13 @@ over TLS with a self-signed certificate made for the test."""
 
 from __future__ import annotations
 
-import contextlib
-import http.server
 import json
-import shutil
-import socket
 import ssl
-import subprocess
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from labeler.kube import official
 from labeler.kube.client import Api, for_host
 from labeler.kube.errors import Conflict, Retryable
 from labeler.kube.nodes import LabelWriter, get_node, list_node_labels
@@ -28,6 +19,7 @@ from labeler.kube.raw import call_json
 from labeler.kube.wire import BrokenAnswer
 from labeler.plan import Desired
 from tests.fakekube import FakeKube
+from tests.kube.servers import CHUNKED, Scripted, Silent, ok, tls_api
 
 
 def test_api_faults_become_typed_errors_and_retries(fake_kube: FakeKube) -> None:
@@ -65,65 +57,6 @@ def test_cut_off_and_dropped_answers_are_retried(fake_kube: FakeKube) -> None:
     with pytest.raises(BrokenAnswer):
         api.send("GET", "/api/v1/nodes/node-00000")
     assert get_node(api, "node-00000").name == "node-00000"  # the client still works
-
-
-# --- a scripted HTTP server: exact bytes, several connections ------------------------
-
-
-class Scripted:
-    """Answers each request with the next scripted answer; ``close`` after an answer
-    closes that connection. Counts the connections accepted."""
-
-    def __init__(self, answers: list[tuple[bytes, bool]]) -> None:
-        self.answers = list(answers)
-        self.connections = 0
-        self.closed = threading.Semaphore(0)  # released when the server closes a connection
-        self.requests: list[bytes] = []
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while self.answers:
-            conn, _ = self.sock.accept()
-            self.connections += 1
-            with contextlib.ExitStack() as stack:
-                stack.callback(self.closed.release)
-                stack.enter_context(conn)
-                rfile = stack.enter_context(conn.makefile("rb"))
-                while self.answers:
-                    head = b""
-                    while not head.endswith(b"\r\n\r\n"):
-                        line = rfile.readline()
-                        if not line:
-                            break
-                        head += line
-                    if not head:
-                        break
-                    length = next(
-                        (
-                            int(h.split(b":")[1])
-                            for h in head.split(b"\r\n")
-                            if h.lower().startswith(b"content-length:")
-                        ),
-                        0,
-                    )
-                    self.requests.append(head + rfile.read(length))
-                    answer, close = self.answers.pop(0)
-                    conn.sendall(answer)
-                    if close:
-                        break
-
-
-def ok(body: bytes, *extra: bytes) -> bytes:
-    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + b"".join(extra)
-    return head + b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
-CHUNKED = (
-    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-    b'4;ext=1\r\n{"a"\r\n5\r\n: [1,\r\n4\r\n 2]}\r\n0\r\nX-Trailer: t\r\n\r\n'
-)
 
 
 def test_chunked_answers_and_keep_alive() -> None:
@@ -201,25 +134,6 @@ def test_a_write_is_sent_again_on_a_closed_kept_connection_only_if_repeatable(
         assert len(server.requests) == 1
 
 
-class Silent:
-    """Accepts connections (TLS with ``context``) and never answers."""
-
-    def __init__(self, context: ssl.SSLContext | None = None) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.context = context
-        self.held: list[socket.socket] = []
-        scheme = "https" if context else "http"
-        self.url = f"{scheme}://127.0.0.1:{self.sock.getsockname()[1]}"
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            conn, _ = self.sock.accept()
-            if self.context is not None:
-                conn = self.context.wrap_socket(conn, server_side=True)
-            self.held.append(conn)
-
-
 def _times_out(api: Api, read_timeout: float) -> float:
     start = time.monotonic()
     with pytest.raises(TimeoutError):
@@ -240,86 +154,24 @@ def test_a_server_that_never_answers_times_out_at_the_read_timeout() -> None:
     assert 0.25 <= _times_out(api, 0.3) < 5.0
 
 
-# --- TLS -----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def tls_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """An HTTPS server on loopback with a self-signed certificate for 127.0.0.1."""
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is needed to make the test's certificate")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subject = ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "1",
-            *subject,
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-        ],
-        check=True,
-        capture_output=True,
-    )
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_GET(self) -> None:
-            body = json.dumps({"path": self.path, "auth": self.headers["Authorization"]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(cert, key)
-    httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"https://127.0.0.1:{httpd.server_address[1]}", cert
-    httpd.shutdown()
-    httpd.server_close()
-
-
-def _tls_api(url: str, **settings: Any) -> Api:
-    cfg = official.configuration().Configuration(host=url)
-    cfg.api_key = {"authorization": "t0ken"}
-    cfg.api_key_prefix = {"authorization": "Bearer"}
-    for k, v in settings.items():
-        setattr(cfg, k, v)
-    return Api(cfg)
-
-
 def test_a_tls_server_that_never_answers_times_out(tls_server: tuple[str, Path]) -> None:
     _, cert = tls_server
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, cert.with_name("key.pem"))
     server = Silent(ctx)
-    api = _tls_api(server.url, ssl_ca_cert=str(cert))
+    api = tls_api(server.url, ssl_ca_cert=str(cert))
     api = Api(api.configuration, request_timeout=(5.0, 0.3))
     assert 0.25 <= _times_out(api, 0.3) < 5.0
 
 
 def test_tls_verifies_the_server_with_the_configured_ca(tls_server: tuple[str, Path]) -> None:
     url, cert = tls_server
-    api = _tls_api(url, ssl_ca_cert=str(cert))
+    api = tls_api(url, ssl_ca_cert=str(cert))
     for i in range(2):
         answer = json.loads(api.send("GET", f"/v{i}"))
         assert answer == {"path": f"/v{i}", "auth": "Bearer t0ken"}
-    unverified = _tls_api(url, verify_ssl=False)
+    unverified = tls_api(url, verify_ssl=False)
     assert json.loads(unverified.send("GET", "/any"))["path"] == "/any"
-    untrusted = _tls_api(url)  # the system CAs do not know the test's certificate
+    untrusted = tls_api(url)  # the system CAs do not know the test's certificate
     with pytest.raises(ssl.SSLError):
         untrusted.send("GET", "/v")
