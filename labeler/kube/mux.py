@@ -228,7 +228,7 @@ class Mux:
         else:
             self._drop(slot)
         if status >= 400:
-            self._advance(task, None, ApiStatus(status, reason, body, headers))
+            self._advance(task, None, ApiStatus(status, reason, body, headers.all()))
         else:
             self._advance(task, body, None)
 

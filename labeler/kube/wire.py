@@ -26,6 +26,7 @@ the kernel gave up on when the socket is blocking, so a kernel timeout would nev
 from __future__ import annotations
 
 import contextlib
+import functools
 import select
 import socket
 import ssl
@@ -48,9 +49,9 @@ SAFE_METHODS = ("GET", "HEAD")  # may always be sent twice
 # request is retried once on a new connection when that is safe (see Wire.send).
 _IDLE = 1.0
 T = TypeVar("T")
-_ACCEPT_JSON = b"Accept: application/json\r\n"
 
 
+@functools.lru_cache(maxsize=16)
 def _accept_line(accept: str) -> bytes:
     return f"Accept: {accept}\r\n".encode("latin-1")
 
@@ -179,21 +180,13 @@ class Wire:
         content_type: str,
         accept: str = "application/json",
     ) -> bytes:
-        """A whole request as it goes on the wire."""
-        parts = [f"{method} {self._prefix}{target} HTTP/1.1\r\n".encode("latin-1")]
-        parts.append(self._header_bytes())
-        # Its own line, out of the cached header bytes: one request's Accept may differ.
-        parts.append(_ACCEPT_JSON if accept == "application/json" else _accept_line(accept))
+        """A whole request as it goes on the wire (header order does not matter: the
+        request's own lines first, then the cached shared ones)."""
+        line = f"{method} {self._prefix}{target} HTTP/1.1\r\n"
         if body is not None:
-            parts.append(
-                f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n".encode(
-                    "latin-1"
-                )
-            )
-            parts.append(body)
-        else:
-            parts.append(b"\r\n")
-        return b"".join(parts)
+            line += f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
+        parts = (line.encode("latin-1"), self._header_bytes(), _accept_line(accept), b"\r\n")
+        return b"".join((*parts, body)) if body is not None else b"".join(parts)
 
     def send(
         self,
@@ -245,7 +238,7 @@ class Wire:
         else:
             self._drop()
         if status >= 400:
-            raise ApiStatus(status, reason, data, headers)
+            raise ApiStatus(status, reason, data, headers.all())
         return data
 
 
@@ -296,11 +289,50 @@ def _until(buf: bytes, pos: int, sep: bytes, why: str) -> Reader[tuple[bytes, by
     return buf[pos:at], buf, at + len(sep)
 
 
-Answer = tuple[int, str, dict[str, str], bytes, bool]
+class Fields:
+    """An answer's header fields as they came. A field is found by its name when asked
+    for: building a dictionary of every field cost more than the rest of reading a
+    PATCH's answer, which needs three fields of seven."""
+
+    __slots__ = ("_lower", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text  # the lines after the status line, each after its CRLF
+        self._lower = text.lower()
+
+    def get(self, name: str) -> str:
+        """The value of the field ``name`` (lower case), "" if absent; a repeated field's
+        values joined by ", "."""
+        key = f"\r\n{name}:"
+        at = self._lower.find(key)
+        values = []
+        while at >= 0:
+            start = at + len(key)
+            end = self._lower.find("\r\n", start)
+            values.append(self._text[start : end if end >= 0 else None].strip())
+            at = self._lower.find(key, start)
+        return ", ".join(values)
+
+    def __contains__(self, name: str) -> bool:
+        return f"\r\n{name}:" in self._lower
+
+    def all(self) -> dict[str, str]:
+        """Every field, names in one spelling (Retry-After, Content-Length)."""
+        fields: dict[str, str] = {}
+        for line in self._text.split("\r\n"):
+            key, sep, value = line.partition(":")
+            if sep:
+                name = key.strip().title()
+                text = value.strip()
+                fields[name] = f"{fields[name]}, {text}" if name in fields else text
+        return fields
+
+
+Answer = tuple[int, str, Fields, bytes, bool]
 
 
 def read_answer(method: str, echo: bool = True) -> Reader[Answer]:
-    """(status, reason, headers, body, connection reusable) of one answer."""
+    """(status, reason, header fields, body, connection reusable) of one answer."""
     buf, pos = b"", 0
     while True:
         if not buf:
@@ -310,54 +342,49 @@ def read_answer(method: str, echo: bool = True) -> Reader[Answer]:
         head, buf, pos = yield from _until(
             buf, pos, b"\r\n\r\n", "the connection ended inside the answer's headers"
         )
-        lines = head.decode("latin-1").split("\r\n")
-        version, _, rest = lines[0].partition(" ")
-        code, _, reason = rest.partition(" ")
+        text = head.decode("latin-1")
+        first, crlf, rest = text.partition("\r\n")
+        version, _, status_text = first.partition(" ")
+        code, _, reason = status_text.partition(" ")
         try:
             status = int(code)
         except ValueError:
-            raise BrokenAnswer(f"not an HTTP status line: {lines[0][:80]!r}") from None
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            key, sep, value = line.partition(":")
-            if sep:
-                # Names are case-insensitive; keep one spelling (Retry-After, Content-Length).
-                name = key.strip().title()
-                text = value.strip()
-                headers[name] = f"{headers[name]}, {text}" if name in headers else text
+            raise BrokenAnswer(f"not an HTTP status line: {first[:80]!r}") from None
+        fields = Fields(crlf + rest)
         if status >= 200 or status == 101:
             break  # 1xx (100 Continue) is followed by the real answer
         buf, pos = buf[pos:], 0
     keep = version == "HTTP/1.1"
-    connection = headers.get("Connection", "").lower()
+    connection = fields.get("connection").lower()
     if "close" in connection:
         keep = False
     elif "keep-alive" in connection:
         keep = True
     if method == "HEAD" or status in _NO_BODY or status < 200:
-        return status, reason, headers, b"", keep and len(buf) == pos
+        return status, reason, fields, b"", keep and len(buf) == pos
     try:
-        data, after, keep = yield from _read_body(buf, pos, headers, keep)
+        data, after, keep = yield from _read_body(buf, pos, fields, keep)
     except BrokenAnswer:
         if echo or status >= 400:
             raise
-        return status, reason, headers, b"", False
-    return status, reason, headers, data, keep and not after
+        return status, reason, fields, b"", False
+    return status, reason, fields, data, keep and not after
 
 
 def _read_body(
-    buf: bytes, pos: int, headers: Mapping[str, str], keep: bool
+    buf: bytes, pos: int, fields: Fields, keep: bool
 ) -> Reader[tuple[bytes, bytes, bool]]:
     """(body, bytes received after it, keep); bytes after the body mean the connection is
     out of step with its answers and cannot be reused."""
-    if "chunked" in headers.get("Transfer-Encoding", "").lower():
+    if "chunked" in fields.get("transfer-encoding").lower():
         body, after = yield from _read_chunked(buf, pos)
         return body, after, keep
-    if "Content-Length" in headers:
+    if "content-length" in fields:
+        value = fields.get("content-length")
         try:
-            length = int(headers["Content-Length"])
+            length = int(value)
         except ValueError:
-            raise BrokenAnswer(f"bad Content-Length {headers['Content-Length']!r}") from None
+            raise BrokenAnswer(f"bad Content-Length {value!r}") from None
         if len(buf) - pos == length:
             return buf[pos:], b"", keep
         why = f"the answer was cut off after {{have}} of {length} bytes"

@@ -16,7 +16,7 @@ from labeler.kube.client import Api, for_host
 from labeler.kube.errors import Conflict, Retryable
 from labeler.kube.nodes import LabelWriter, get_node, list_node_labels
 from labeler.kube.raw import call_json
-from labeler.kube.wire import BrokenAnswer
+from labeler.kube.wire import BrokenAnswer, Fields, feed, read_answer
 from labeler.plan import Desired
 from tests.fakekube import FakeKube
 from tests.kube.servers import CHUNKED, Scripted, Silent, ok, tls_api
@@ -175,3 +175,20 @@ def test_tls_verifies_the_server_with_the_configured_ca(tls_server: tuple[str, P
     untrusted = tls_api(url)  # the system CAs do not know the test's certificate
     with pytest.raises(ssl.SSLError):
         untrusted.send("GET", "/v")
+
+
+def test_header_fields_are_found_by_name_in_any_case() -> None:
+    fields = Fields("\r\nContent-TYPE: a/b\r\nretry-after:  7 \r\nX-A: 1\r\nx-a: 2")
+    assert fields.get("content-type") == "a/b"
+    assert fields.get("retry-after") == "7"
+    assert fields.get("x-a") == "1, 2"  # a repeated field: its values joined
+    assert fields.get("connection") == "" and "connection" not in fields
+    assert "x-a" in fields and "x" not in fields  # a name, not a prefix of one
+    assert fields.all() == {"Content-Type": "a/b", "Retry-After": "7", "X-A": "1, 2"}
+
+
+def test_two_different_content_lengths_are_a_broken_answer() -> None:
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}"
+    with pytest.raises(BrokenAnswer, match="bad Content-Length '2, 3'"):
+        chunks = iter([answer, b""])
+        feed(read_answer("GET"), lambda size: next(chunks))
