@@ -170,6 +170,12 @@ def _label_tool(args: argparse.Namespace) -> int:
     except LabelerError as e:
         print(f"Error: {e}")
         return Exit.ERROR
+    if report.interrupted:  # Ctrl-C or SIGTERM: the writes under way finished, no other
+        print(
+            f"\nInterrupted: {len(report.written)} node(s) written, {report.not_written} "
+            "not; run the same command again to finish."
+        )
+        return report.interrupted
     missing = [d.node for d in plan.missing]
     failed = {node: _NOT_FOUND.format(node) for node in missing}
     failed.update((o.node, o.error or "") for o in report.failed)
