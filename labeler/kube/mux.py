@@ -25,7 +25,6 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from labeler.kube import steps
@@ -264,6 +263,8 @@ class Mux:
     def _open_first(self) -> None:
         """Open the connections in parallel: one after another, each a TCP and a TLS
         handshake, they would delay the first writes by ``width`` round trips."""
+        from concurrent.futures import ThreadPoolExecutor  # ~12 ms to import; only here
+
         with ThreadPoolExecutor(self.width) as pool:
             opened = list(pool.map(lambda _: self._connect(), range(self.width)))
         for slot in opened:
