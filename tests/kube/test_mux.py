@@ -5,6 +5,7 @@ where the API has no connections of its own."""
 from __future__ import annotations
 
 import json
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -143,3 +144,14 @@ def test_without_own_connections_threads_give_the_same_results(
     paths = [f"/api/v1/nodes/node-{i:05d}" for i in range(6)]
     results = gather(api, [fetch(p, attempts=2) for p in paths], width)
     assert sorted(r["metadata"]["name"] for r in results) == [p.rsplit("/", 1)[1] for p in paths]
+
+
+def test_a_server_that_is_not_there_fails_each_task_after_its_retries() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    api = for_host(f"http://127.0.0.1:{port}")
+    results = gather(api, [fetch(f"/{i}", attempts=2) for i in range(5)], width=3)
+    assert len(results) == 5
+    assert all(isinstance(r, KubeError) and "Connection refused" in str(r) for r in results)
+    assert all("gave up after 2 attempts" in str(r) for r in results)
