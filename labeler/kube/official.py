@@ -11,7 +11,9 @@ imported from the package.
 So the package modules are put in ``sys.modules`` as bare namespaces while the few modules
 we need are imported, then taken out again: a later ``import kubernetes`` (a test, a
 plug-in) runs the real package ``__init__`` files, which find the modules imported here
-already loaded and reuse them, so there is still one ``Configuration`` class. The client
+already loaded and reuse them, so there is still one ``Configuration`` class. The OAuth2
+libraries the kubeconfig loader imports for OIDC token refresh are stood in for the same
+way, and loaded for real only when a refresh happens. The client
 version is pinned to one major in pyproject.toml; tests/cli/test_startup.py checks that
 the generated classes stay out of the process.
 """
@@ -57,6 +59,9 @@ def _load_bare(name: str) -> types.ModuleType:
         module.__path__ = [str(root.joinpath(*package.split(".")[1:]))]
         module.__package__ = package
         sys.modules[package] = stand_ins[package] = module
+    if name == "kubernetes.config.kube_config":
+        for module_name, module in _oauth_stand_ins().items():
+            sys.modules[module_name] = stand_ins[module_name] = module
     try:
         configuration = importlib.import_module("kubernetes.client.configuration")
         client = sys.modules["kubernetes.client"]
@@ -68,6 +73,33 @@ def _load_bare(name: str) -> types.ModuleType:
     finally:
         for package in stand_ins:
             del sys.modules[package]
+
+
+def _oauth_stand_ins() -> dict[str, types.ModuleType]:
+    """kube_config.py imports requests_oauthlib (and with it requests) and oauthlib at its
+    top, ~90 ms of every command that reads a kubeconfig, for one use: refreshing an
+    expired OIDC id-token. While it loads, these stand in for them; the real modules are
+    imported when that refresh happens."""
+    if "oauthlib" in sys.modules or "requests_oauthlib" in sys.modules:
+        return {}  # already loaded: nothing to save
+    session = types.ModuleType("requests_oauthlib")
+    setattr(session, "OAuth2Session", _oauth2_session)  # noqa: B010 (a module built here)
+    oauth2 = types.ModuleType("oauthlib.oauth2")
+    # Read only when a refresh fails (``except oauthlib.oauth2.rfc6749.errors...``).
+    setattr(oauth2, "__getattr__", _real_oauth2)  # noqa: B010
+    oauthlib = types.ModuleType("oauthlib")
+    setattr(oauthlib, "oauth2", oauth2)  # noqa: B010
+    return {"requests_oauthlib": session, "oauthlib": oauthlib, "oauthlib.oauth2": oauth2}
+
+
+def _oauth2_session(*args: Any, **kwargs: Any) -> Any:
+    from requests_oauthlib import OAuth2Session  # type: ignore[import-untyped]  # the real one
+
+    return OAuth2Session(*args, **kwargs)
+
+
+def _real_oauth2(attr: str) -> Any:
+    return getattr(importlib.import_module("oauthlib.oauth2"), attr)
 
 
 def _full_api_client(*args: Any, **kwargs: Any) -> Any:

@@ -9,9 +9,12 @@ that talk to the API load the client's configuration and transport modules only.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.fakekube import FakeKube
 
@@ -104,6 +107,8 @@ def test_api_commands_load_configuration_and_transport_not_the_generated_api(
     }
     assert generated == set()
     assert "kubernetes.client.api_client" not in kube
+    # The kubeconfig loader's OIDC refresh (requests, OAuth2) is loaded only for a refresh.
+    assert not {"requests", "requests_oauthlib", "oauthlib"} & modules
 
 
 def test_the_full_client_still_imports_after_the_lean_one(tmp_path: Path) -> None:
@@ -123,3 +128,100 @@ print("ok")
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=False
     )
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
+
+
+OIDC_PROBE = """
+import json, sys
+from labeler.kube.client import ClusterOptions, connect
+api = connect(ClusterOptions(sys.argv[1]))
+print(json.dumps([api.headers()["authorization"], sorted(sys.modules)]))
+"""
+
+
+def _jwt(claims: dict[str, object]) -> str:
+    import base64
+
+    def part(doc: dict[str, object]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(doc).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'none'})}.{part(claims)}.sig"
+
+
+@pytest.mark.parametrize("issuer_agrees", [True, False])
+def test_an_expired_oidc_token_is_refreshed_by_the_official_loader(
+    tmp_path: Path, issuer_agrees: bool
+) -> None:
+    """The kubeconfig loader refreshes an expired OIDC id-token at the issuer's token
+    endpoint (OAuth2 refresh grant), however lean our import of it is; a refused refresh
+    (oauthlib's InvalidClientIdError, which the loader catches) keeps the old token."""
+    import http.server
+    import threading
+    import time
+
+    fresh = _jwt({"exp": int(time.time()) + 3600, "sub": "me"})
+    asked: list[str] = []
+
+    class Issuer(http.server.BaseHTTPRequestHandler):
+        def _json(self, doc: dict[str, str]) -> None:
+            body = json.dumps(doc).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            asked.append(f"GET {self.path}")
+            self._json({"token_endpoint": f"http://127.0.0.1:{port}/token"})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            asked.append(f"POST {self.path} {self.rfile.read(length).decode()}")
+            if issuer_agrees:
+                self._json({"id_token": fresh, "refresh_token": "r2", "access_token": "a"})
+            else:
+                self._json({"error": "invalid_request"})
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Issuer)
+    port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    expired = _jwt({"exp": int(time.time()) - 60, "sub": "me"})
+    kubeconfig = tmp_path / "kubeconfig"
+    oidc = {
+        "client-id": "cid",
+        "client-secret": "secret",
+        "id-token": expired,
+        "refresh-token": "r1",
+        "idp-issuer-url": f"http://127.0.0.1:{port}",
+    }
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": "http://127.0.0.1:1"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+        "users": [{"name": "u", "user": {"auth-provider": {"name": "oidc", "config": oidc}}}],
+    }
+    kubeconfig.write_text(json.dumps(config))  # JSON is YAML
+    env = {"OAUTHLIB_INSECURE_TRANSPORT": "1"}  # the test issuer speaks plain HTTP
+    try:
+        p = subprocess.run(
+            [sys.executable, "-c", OIDC_PROBE, str(kubeconfig)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+            check=False,
+            env={**os.environ, **env},
+        )
+    finally:
+        server.shutdown()
+    assert p.returncode == 0, p.stderr
+    token, modules = json.loads(p.stdout.splitlines()[-1])
+    assert token == f"Bearer {fresh if issuer_agrees else expired}"
+    assert "requests_oauthlib" in modules  # the real one, loaded for the refresh
+    assert asked[0] == "GET /.well-known/openid-configuration"
+    assert asked[1].startswith("POST /token") and "refresh_token=r1" in asked[1]
