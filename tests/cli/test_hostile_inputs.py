@@ -12,6 +12,7 @@ import pytest
 
 from labeler.cli import main
 from labeler.errors import Exit
+from tests import xlsx_books
 from tests.fakekube import FakeKube
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -237,18 +238,7 @@ def test_a_profile_with_too_many_levels_is_refused_early(
 def test_an_xlsx_used_to_xfd1048576_is_read_cell_by_cell(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    rows = "".join(f'<row r="{r}"><c r="XFD{r}" s="0"/></row>' for r in range(3, 200_000))
-    xml = (
-        '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
-        '<dimension ref="A1:XFD1048576"/><sheetData>'
-        '<row r="1"><c r="A1" t="inlineStr"><is><t>主机名称</t></is></c>'
-        '<c r="B1" t="inlineStr"><is><t>机框编号</t></is></c></row>'
-        '<row r="2"><c r="A2" t="inlineStr"><is><t>n1</t></is></c><c r="B2"><v>1</v></c></row>'
-        + rows
-        + '<row r="1048576"><c r="XFD1048576" t="inlineStr"><is><t>x</t></is></c></row>'
-        "</sheetData></worksheet>"
-    ).encode()
-    book = _xlsx(tmp_path / "lld.xlsx", xml)
+    book = xlsx_books.book(tmp_path / "lld.xlsx", {"A3超节点规划": xlsx_books.HUGE_USED_RANGE})
     out = tmp_path / "out.csv"
     code = main(["lld", "--input", str(book), "--topotree-name", "t", "-o", str(out)])
     assert code == Exit.OK
