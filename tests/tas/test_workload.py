@@ -294,58 +294,32 @@ def admitted(
     }
 
 
+def admitted_main(name: str, pods: int, flavor: str, assignment: dict[str, Any]) -> dict[str, Any]:
+    """An admitted Workload of one PodSet "main" (1 CPU a pod) on ``flavor``."""
+    return admitted(
+        name,
+        [podset("main", pods, {"cpu": "1"})],
+        [{"name": "main", "flavors": {"cpu": flavor}, "topologyAssignment": assignment}],
+    )
+
+
 def test_admitted_workloads_hold_capacity_v1beta1_and_v1beta2() -> None:
     nodes = [node(f"h{i}", {RACK: "r1"}, allocatable=res("4")) for i in (1, 2)]
-    old = admitted(
-        "old",
-        [podset("main", 3, {"cpu": "1"})],
-        [
+    domains = {"levels": [HOST], "domains": [{"values": ["h1"], "count": 3}]}
+    old = admitted_main("old", 3, "tas", domains)
+    slices = {
+        "levels": [HOST],
+        "slices": [
             {
-                "name": "main",
-                "flavors": {"cpu": "tas"},
-                "topologyAssignment": {
-                    "levels": [HOST],
-                    "domains": [{"values": ["h1"], "count": 3}],
-                },
+                "domainCount": 2,
+                "valuesPerLevel": [{"individual": {"prefix": "h", "roots": ["1", "2"]}}],
+                "podCounts": {"universal": 1},
             }
         ],
-    )
-    new = admitted(
-        "new",
-        [podset("main", 2, {"cpu": "1"})],
-        [
-            {
-                "name": "main",
-                "flavors": {"cpu": "tas"},
-                "topologyAssignment": {
-                    "levels": [HOST],
-                    "slices": [
-                        {
-                            "domainCount": 2,
-                            "valuesPerLevel": [
-                                {"individual": {"prefix": "h", "roots": ["1", "2"]}}
-                            ],
-                            "podCounts": {"universal": 1},
-                        }
-                    ],
-                },
-            }
-        ],
-    )
-    other = admitted(
-        "other-flavor",
-        [podset("main", 4, {"cpu": "1"})],
-        [
-            {
-                "name": "main",
-                "flavors": {"cpu": "other"},
-                "topologyAssignment": {
-                    "levels": [HOST],
-                    "domains": [{"values": ["h2"], "count": 4}],
-                },
-            }
-        ],
-    )
+    }
+    new = admitted_main("new", 2, "tas", slices)
+    elsewhere = {"levels": [HOST], "domains": [{"values": ["h2"], "count": 4}]}
+    other = admitted_main("other-flavor", 4, "other", elsewhere)
     held = admitted_usage([old, new, other], flavor="tas")
     assert held.workloads == 2
     assert held.by_leaf["h1"] == {"cpu": 4000, "pods": 4}
