@@ -23,7 +23,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from labeler.bulk.sheet import CsvRow, LabelSheet
-from labeler.errors import Exit, InputError
+from labeler.errors import Exit, InputError, Terminated
 from labeler.kube.errors import KubeError
 from labeler.kube.mux import run_many
 from labeler.kube.nodes import LabelWriter, list_node_labels
@@ -300,10 +300,11 @@ def execute(
 
 
 class StopOnSignal:
-    """While writing, the first Ctrl-C or SIGTERM only asks the writes to stop (a write
-    under way is never cut in the middle of its bookkeeping); a second one acts at once, as
-    it did before. Signals can be handled only in the main thread; elsewhere this does
-    nothing."""
+    """While writing, the first Ctrl-C or SIGTERM (kubectl delete of a Job's pod, systemd,
+    a timeout) only asks the writes to stop: a write under way is never cut in the middle
+    of its bookkeeping, and the report of what was written comes before exit 130/143. A
+    second one stops at once (KeyboardInterrupt, or Terminated for SIGTERM). Signals can be
+    handled only in the main thread; elsewhere this does nothing."""
 
     def __init__(self) -> None:
         self.exit_code = 0
@@ -313,13 +314,9 @@ class StopOnSignal:
         return bool(self.exit_code)
 
     def _stop(self, signum: int, frame: Any) -> None:
+        if self.exit_code:
+            raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
         self.exit_code = Exit.TERMINATED if signum == signal.SIGTERM else Exit.INTERRUPTED
-        self._restore()
-
-    def _restore(self) -> None:
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
-        self._previous = {}
 
     def __enter__(self) -> StopOnSignal:
         if threading.current_thread() is threading.main_thread():
@@ -328,7 +325,8 @@ class StopOnSignal:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._restore()
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
 
 
 class WritesInterrupted(Exception):

@@ -8,12 +8,9 @@ written then); 2 bad flags; 3 done, but conflicts were left in place (as ``agent
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
 import logging
-import signal
 import sys
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 from labeler.commands._base import (
@@ -25,7 +22,7 @@ from labeler.commands._base import (
     cluster,
     slinky_from_args,
 )
-from labeler.errors import Exit, Terminated, UsageError
+from labeler.errors import Exit, UsageError
 from labeler.profiles import load_profile
 
 if TYPE_CHECKING:
@@ -267,8 +264,7 @@ def _write(args: argparse.Namespace) -> int:
     # collector does not walk their objects again on each of its passes during the writes.
     gc.freeze()
     try:
-        with sigterm_as_interrupt():
-            report = bulk.run(api, plan, concurrency=args.concurrency, qps=args.qps, on_done=done)
+        report = bulk.run(api, plan, concurrency=args.concurrency, qps=args.qps, on_done=done)
     finally:
         progress.close()
     for failure in report.failed:
@@ -282,21 +278,6 @@ def _write(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return report.exit_code
-
-
-@contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """While writing, SIGTERM (kubectl delete of a Job's pod, systemd, timeout) stops the
-    run like Ctrl-C, so the report of what was written is printed before exiting 143."""
-
-    def stop(signum: int, frame: Any) -> None:
-        raise Terminated()
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def run_export(args: argparse.Namespace) -> int:

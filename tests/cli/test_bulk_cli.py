@@ -6,16 +6,21 @@ runs the real command lines as subprocesses.
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import openpyxl
 import pytest
 
+from labeler.bulk.apply import StopOnSignal
 from labeler.cli import main
 from labeler.commands.mindcluster import label_tool_main, lld_parser_main
+from labeler.errors import Terminated
 from labeler.kube.nodes import METADATA_LIST
 from tests.cli.conftest import Result
 from tests.fakekube import FakeKube
@@ -358,8 +363,6 @@ def interrupted(
 ) -> tuple[int, str, str, int]:
     """Run ``command`` (given the CSV) on 40 slow nodes and send ``sig`` once 4 patches
     came: (exit code, stdout, stderr, nodes labelled)."""
-    import signal
-    import time
 
     names = fake_kube.seed_nodes(40)
     csv = tmp_path / "c.csv"
@@ -407,3 +410,20 @@ def test_an_interrupted_twin_does_not_call_unwritten_nodes_successful(
     assert rc == code, err
     assert f"Interrupted: {written} node(s) written, {40 - written} not" in out
     assert "completed successfully" not in out and "Successful nodes" not in out
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "second"),
+    [(signal.SIGINT, 130, KeyboardInterrupt), (signal.SIGTERM, 143, Terminated)],
+)
+def test_a_first_signal_asks_the_writes_to_stop_a_second_stops_at_once(
+    signum: int, code: int, second: type[BaseException]
+) -> None:
+    before = signal.getsignal(signum)
+    with StopOnSignal() as stop:
+        assert not stop.requested()
+        os.kill(os.getpid(), signum)  # handled in this (the main) thread, at once
+        assert stop.requested() and stop.exit_code == code
+        with pytest.raises(second):
+            os.kill(os.getpid(), signum)
+    assert signal.getsignal(signum) is before  # put back as it was
