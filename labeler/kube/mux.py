@@ -30,7 +30,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from labeler.kube import steps
 from labeler.kube.errors import ApiStatus
 from labeler.kube.steps import Call, Pause, Steps
-from labeler.kube.wire import SAFE_METHODS, Answer, BrokenAnswer, Reader, Wire, read_answer
+from labeler.kube.wire import (
+    GONE,
+    SAFE_METHODS,
+    Answer,
+    Reader,
+    Wire,
+    read_answer,
+    read_timeout,
+)
 
 if TYPE_CHECKING:
     from labeler.kube.client import Api
@@ -38,9 +46,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _TICK = 0.1  # the longest wait without looking at ``stopping()`` and the deadlines
 _WANT = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
-# The connection went away under a request: if nothing of the answer came, a request
-# that may be sent twice is sent again on a new connection.
-_GONE = (BrokenAnswer, ConnectionResetError, BrokenPipeError)
 
 
 class _Slot:
@@ -140,9 +145,7 @@ class Mux:
         if now >= self._check:
             self._check = now + _TICK
             for slot in [s for s in self._busy if s.deadline <= now]:
-                timeout = self.wire.timeout[1]
-                error = TimeoutError(f"no answer within the read timeout ({timeout:g} s)")
-                self._fail(slot, error)
+                self._fail(slot, read_timeout(self.wire.timeout[1]))
 
     def _advance(self, task: Steps[Any], answer: Any, error: BaseException | None) -> None:
         """Give ``task`` what it waited for; start what it asks for next."""
@@ -236,7 +239,7 @@ class Mux:
         call, again = slot.call, slot.again and slot.reused and slot.got == 0
         task = self._release(slot)
         self._drop(slot)
-        if again and isinstance(error, _GONE):
+        if again and isinstance(error, GONE):
             try:
                 fresh = self._take()
             except Exception as exc:

@@ -60,6 +60,15 @@ class BrokenAnswer(ConnectionError):
     """The connection ended before the whole answer came: nothing can be read from it."""
 
 
+# The connection went away under a request: if nothing of the answer came, a request
+# that may be sent twice is sent again on a new connection (Wire.send, labeler.kube.mux).
+GONE = (BrokenAnswer, ConnectionResetError, BrokenPipeError)
+
+
+def read_timeout(seconds: float | None) -> TimeoutError:
+    return TimeoutError(f"no answer within the read timeout ({seconds:g} s)")
+
+
 class _Conn:
     """One open connection, its unread bytes and its timeout."""
 
@@ -101,7 +110,7 @@ class _Conn:
         try:
             data = self.sock.recv(size)
         except BlockingIOError:  # SO_RCVTIMEO ran out: the kernel says EAGAIN
-            raise TimeoutError(f"no answer within the read timeout ({self.timeout:g} s)") from None
+            raise read_timeout(self.timeout) from None
         self.got += len(data)
         return data
 
@@ -223,7 +232,7 @@ class Wire:
                 conn.set_timeout(read)
                 conn.sendall(payload)
                 status, reason, headers, data, keep = feed(read_answer(method, echo), conn.recv)
-            except (BrokenAnswer, ConnectionResetError, BrokenPipeError):
+            except GONE:
                 self._drop()  # whatever is left on it would be read as the next answer
                 if again and reused and conn.got == 0:
                     again = False
