@@ -18,8 +18,6 @@ from labeler.emit import hypernodes
 from tests.emit.test_golden import outputs
 from tests.helpers import cli_env
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def _crd_check() -> Path | None:
     env = os.environ.get("CRD_CHECK")
