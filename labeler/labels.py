@@ -24,6 +24,11 @@ DEFAULT_HASH_LENGTH = 16
 _NAME_RE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 DNS1123_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")  # characters only, no length
+# A valid node name (DNS-1123 subdomain, at most 253 characters), in one match; anything
+# else gets dns1123_subdomain_problems' reasons.
+NODE_NAME_RE = re.compile(
+    r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+)
 
 
 class LabelError(LabelerError):

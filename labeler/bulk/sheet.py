@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,15 +21,10 @@ from typing import TextIO
 
 from labeler.errors import InputError
 from labeler.files import read_bytes, write_atomic
-from labeler.labels import dns1123_subdomain_problems, key_problems, value_problems
+from labeler.labels import NODE_NAME_RE, dns1123_subdomain_problems, key_problems, value_problems
 
 NODE_NAME_HEADER = "nodeName"
 BOM = "\ufeff"
-# A valid node name (DNS-1123 subdomain, at most 253 characters): the common case, checked
-# in one match; anything else gets dns1123_subdomain_problems' reasons.
-_NODE_NAME_OK = re.compile(
-    r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-)
 
 
 @dataclass(frozen=True)
@@ -281,7 +275,7 @@ def parse_label_csv(
         if not node.strip():
             problems.append(f"{where}: the row has values but no node name; fill in column 1")
             continue
-        bad = [] if _NODE_NAME_OK.fullmatch(node) else dns1123_subdomain_problems(node)
+        bad = [] if NODE_NAME_RE.fullmatch(node) else dns1123_subdomain_problems(node)
         if bad:
             problems.append(
                 f"{where}: {node!r} is not a valid node name: {'; '.join(bad)}; "

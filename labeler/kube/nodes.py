@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -20,6 +19,7 @@ from labeler.kube.errors import ApiStatus, Expired, KubeError, retrying, transla
 from labeler.kube.errors import Conflict as ApiConflict
 from labeler.kube.raw import abandon, iter_lines, list_pages
 from labeler.kube.steps import Call, Steps
+from labeler.labels import NODE_NAME_RE
 from labeler.node import (
     OWNED_ANNOTATION,
     OWNED_ANNOTATIONS_ANNOTATION,
@@ -56,13 +56,10 @@ METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v
 METADATA_ONE = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 
-# A valid node name (a DNS subdomain) needs no quoting; checked first, as quoting costs
-# more than the rest of building a request.
-_PLAIN = re.compile(r"[a-z0-9.-]+").fullmatch
-
-
 def node_path(name: str) -> str:
-    return f"{NODES}/{name if _PLAIN(name) else quote(name, safe='')}"
+    # A valid node name needs no quoting; checked first, as quoting costs more than the
+    # rest of building a request.
+    return f"{NODES}/{name if NODE_NAME_RE.fullmatch(name) else quote(name, safe='')}"
 
 
 def get_node(api: Api, name: str) -> NodeInfo:
