@@ -152,8 +152,14 @@ class Encoding:
         return _ENCODERS[self.kind](self, key, source_id)
 
 
+def digest(text: str, length: int) -> str:
+    """The first ``length`` hex digits of the SHA-256 of ``text``: the one hash behind every
+    hashed label value and generated name, so that the same input always maps the same way."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
+
+
 def _hash(enc: Encoding, key: str, source_id: str) -> str:
-    return hashlib.sha256(source_id.encode("utf-8")).hexdigest()[: enc.length]
+    return digest(source_id, enc.length)
 
 
 def _suffix(enc: Encoding, key: str, source_id: str) -> str:

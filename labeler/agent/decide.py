@@ -7,13 +7,12 @@ that acts on them is in loop.py.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
 from labeler.errors import Exit
-from labeler.labels import Encoding, check_value
+from labeler.labels import Encoding, check_value, digest
 from labeler.model import PLACEHOLDERS
 from labeler.node import NodeLabels
 from labeler.plan import Desired, LabelPlan, change_lines
@@ -33,7 +32,7 @@ ISOLATED_PREFIX = "isolated-"
 
 def isolated_value(node: str) -> str:
     """A value unique to one node, so an isolated node never looks close to another."""
-    return ISOLATED_PREFIX + hashlib.sha256(node.encode("utf-8")).hexdigest()[:16]
+    return ISOLATED_PREFIX + digest(node, 16)
 
 
 def desired_from_outcome(

@@ -13,7 +13,6 @@ set: Volcano's discovery controller deletes HyperNodes carrying it that it did n
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from collections import Counter, defaultdict
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from labeler.errors import InputError
+from labeler.labels import digest
 from labeler.model import Level, NodePosition, Topology
 from labeler.positions import DEFAULT_TREE
 
@@ -65,10 +65,6 @@ def prefix_problems(prefix: str) -> list[str]:
     ]
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_LEN]
-
-
 def _slug(text: str) -> str:
     return _DASHES.sub("-", _SLUG_BAD.sub("-", text.lower())).strip("-")
 
@@ -77,8 +73,8 @@ def dns_name(text: str) -> str:
     """``text`` as a DNS label (≤ 63 characters): slugged, hashed when too long or empty."""
     slug = _slug(text)
     if len(slug) > MAX_NAME:
-        slug = f"{slug[: MAX_NAME - HASH_LEN - 1].rstrip('-')}-{_digest(text)}"
-    return slug or _digest(text)
+        slug = f"{slug[: MAX_NAME - HASH_LEN - 1].rstrip('-')}-{digest(text, HASH_LEN)}"
+    return slug or digest(text, HASH_LEN)
 
 
 def owner_value(profile_name: str, tree_name: str) -> str:
@@ -92,11 +88,13 @@ def hypernode_name(level: Level, value: str, prefix: str = "") -> str:
     if (
         value_slug != value or not value
     ):  # lossy (case, dots, underscores, empty): keep names distinct
-        value_slug = f"{value_slug}-{_digest(value)}" if value_slug else _digest(value)
+        value_slug = (
+            f"{value_slug}-{digest(value, HASH_LEN)}" if value_slug else digest(value, HASH_LEN)
+        )
     name = f"{prefix}{_slug(level.name)}-{value_slug}"
     if len(name) > MAX_NAME:
         keep = MAX_NAME - HASH_LEN - 1
-        name = f"{name[:keep].rstrip('-')}-{_digest(prefix + level.key + chr(0) + value)}"
+        name = f"{name[:keep].rstrip('-')}-{digest(prefix + level.key + chr(0) + value, HASH_LEN)}"
     return name
 
 

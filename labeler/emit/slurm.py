@@ -24,7 +24,6 @@ with dots in ``SLURM_TOPOLOGY_ADDR``.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import logging
 import re
 from collections import defaultdict
@@ -37,6 +36,7 @@ import hostlist
 from labeler.emit.hypernodes import choose_parents, dns_name
 from labeler.emit.yamlio import dump
 from labeler.errors import InputError
+from labeler.labels import digest
 from labeler.model import Level, NodePosition, Topology
 from labeler.node import SLINKY_ANNOTATION
 from labeler.plan import Desired
@@ -67,10 +67,6 @@ def topology_names(topology: Topology, base: str) -> SlurmNames:
     return SlurmNames(tree=name, block=f"{name}-block" if topology.block_level else None)
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_LEN]
-
-
 def switch_name(level: Level, value: str) -> str:
     """``<level name>-<value>``: stable, at most 64 characters, safe in a hostlist."""
     lname = re.sub(r"[^A-Za-z0-9_-]+", "_", level.name) or "level"
@@ -81,7 +77,7 @@ def switch_name(level: Level, value: str) -> str:
     # values that clean up to the same text still get distinct names.
     clean = re.sub(r"[^A-Za-z0-9_-]+", "_", name)
     keep = MAX_NAME - HASH_LEN - 1
-    return f"{clean[:keep]}-{_digest(level.key + chr(0) + value)}"
+    return f"{clean[:keep]}-{digest(level.key + chr(0) + value, HASH_LEN)}"
 
 
 def node_spec(topology: Topology, values: Sequence[str | None], names: SlurmNames) -> str | None:
