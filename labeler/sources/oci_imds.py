@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labeler.profiles import Profile, Roles
-from labeler.sources import NoData, Reading, SourceError, SourceKind
+from labeler.sources import NoData, Reading, SourceError, SourceKind, nested_levels
 from labeler.sources.metadata_http import (
     MAX_DOCUMENT_BYTES,
     HttpOptions,
@@ -199,9 +199,7 @@ class OciImdsSource:
     # --- parsing ------------------------------------------------------------------
 
     def _from_rdma(self, doc: Mapping[str, Any], where: str) -> Reading:
-        ids, unknown = _levels(
-            {role: (doc, RDMA_FIELDS[role]) for role in LEVELS}, where, source="rdma"
-        )
+        ids, unknown = _levels(doc, RDMA_FIELDS, where)
         _put(ids, unknown, HOST, doc, RDMA_FIELDS[HOST], where)
         fabric = _optional_string(doc, FABRIC_FIELD, where, empty_ok=True)
         if fabric:
@@ -224,12 +222,8 @@ class OciImdsSource:
                 "neither rdmaTopologyData nor networkBlockId"
             )
         # /host has no island: the network block stands for it, as oci-hpc-oke does.
-        fields = {
-            ISLAND: (doc, "networkBlockId"),
-            NETWORK_BLOCK: (doc, "networkBlockId"),
-            LOCAL_BLOCK: (doc, "rackId"),
-        }
-        ids, unknown = _levels(fields, HOST_PATH, source="host")
+        names = {ISLAND: "networkBlockId", NETWORK_BLOCK: "networkBlockId", LOCAL_BLOCK: "rackId"}
+        ids, unknown = _levels(doc, names, HOST_PATH)
         _put(ids, unknown, HOST, doc, "id", HOST_PATH)
         return Reading(ids=ids, details={"document": HOST_PATH, "source": "host"}, unknown=unknown)
 
@@ -269,20 +263,19 @@ class OciImdsSource:
 
 
 def _levels(
-    fields: Mapping[str, tuple[Mapping[str, Any], str]], where: str, *, source: str
+    doc: Mapping[str, Any], names: Mapping[str, str], where: str
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """The level IDs widest first. A missing field makes its level unknown, and every
-    narrower one too: a block cannot be placed under a parent nobody knows, and no
-    placeholder is written (a shared fake value would group unrelated hosts)."""
-    ids: dict[str, str] = {}
-    unknown: dict[str, str] = {}
+    """The level IDs widest first (``names``: level role → field of ``doc``). A missing
+    field makes its level unknown, and every narrower one too (not read at all): a block
+    cannot be placed under a parent nobody knows, and no placeholder is written (a shared
+    fake value would group unrelated hosts)."""
+    found: dict[str, str] = {}
     for role in LEVELS:
-        doc, name = fields[role]
-        if unknown:
-            unknown[role] = f"IMDS {where}: a wider level is unknown ({next(iter(unknown))})"
-            continue
-        _put(ids, unknown, role, doc, name, where)
-    return ids, unknown
+        value = _optional_string(doc, names[role], where)
+        if value is None:
+            break
+        found[role] = value
+    return nested_levels(LEVELS, found, lambda role: _missing(where, names[role]))
 
 
 def _put(
@@ -295,12 +288,16 @@ def _put(
 ) -> None:
     value = _optional_string(doc, name, where)
     if value is None:
-        unknown[role] = (
-            f"IMDS {where}: field {name} is missing; its label is kept as it is "
-            "until the metadata service publishes it"
-        )
+        unknown[role] = _missing(where, name)
     else:
         ids[role] = value
+
+
+def _missing(where: str, name: str) -> str:
+    return (
+        f"IMDS {where}: field {name} is missing; its label is kept as it is "
+        "until the metadata service publishes it"
+    )
 
 
 def _plain(value: Any, name: str) -> str:
