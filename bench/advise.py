@@ -27,7 +27,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from labeler.profiles import oci_rdma  # noqa: E402
+from labeler.core.profiles import oci_rdma  # noqa: E402
 from labeler.tas.advice import advise, make_job  # noqa: E402
 from labeler.tas.inputs import read_snapshot  # noqa: E402
 from labeler.tas.inventory import inventory  # noqa: E402

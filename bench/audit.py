@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from labeler.profiles import oci_rdma  # noqa: E402
+from labeler.core.profiles import oci_rdma  # noqa: E402
 
 KEYS = oci_rdma().topology.keys
 OWNED = "topology-labeler.io/owned-labels"
@@ -119,10 +119,9 @@ def wait(cond, timeout: float) -> float:  # type: ignore[no-untyped-def]
 
 
 def in_process_recompute(nodes: int) -> float:
-    from labeler.audit.facts import node_facts
-    from labeler.audit.report import build_report
-    from labeler.node import NodeInfo
-    from labeler.scope import Scope
+    from labeler.core.node import NodeInfo
+    from labeler.core.scope import Scope
+    from labeler.core.states import build_report, node_facts
 
     prof = oci_rdma()
     infos = [

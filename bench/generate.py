@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from labeler.check import check_positions
+from labeler.core.check import check_positions
+from labeler.core.positions import read_csv
+from labeler.core.profiles import oci_rdma
 from labeler.emit import bundle, hypernodes
-from labeler.positions import read_csv
-from labeler.profiles import oci_rdma
 
 
 def write_csv(path: Path, n: int) -> None:

@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from labeler.node import Taint
-from labeler.profiles import oci_rdma
-from labeler.scope import Scope
-from labeler.tas.cluster import Node
+from labeler.core.capacity import Node
+from labeler.core.node import Taint
+from labeler.core.profiles import oci_rdma
+from labeler.core.scope import Scope
 from labeler.topomap.model import build_map, details_from_nodes, facts_from_nodes
 from labeler.topomap.render import render_html
 from tests.topomap.browser import start_browser

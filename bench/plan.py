@@ -23,9 +23,9 @@ import time
 
 import labeler
 from labeler.bulk.apply import BulkOptions, plan_bulk
-from labeler.bulk.sheet import CsvRow, LabelSheet
-from labeler.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, NodeLabels
-from labeler.plan import BULK
+from labeler.core.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, NodeLabels
+from labeler.core.plan import BULK
+from labeler.core.sheet import CsvRow, LabelSheet
 
 G = "huawei.com/topotree.groupid"
 T = "huawei.com/topotree"

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 import openpyxl  # noqa: E402
 
-from labeler.profiles import oci_rdma  # noqa: E402
+from labeler.core.profiles import oci_rdma  # noqa: E402
 from tests.e2e.fake_imds import RDMA, FakeImds, rdma_doc  # noqa: E402
 from tests.fakekube import FakeKube  # noqa: E402
 

@@ -1,3 +1,9 @@
-"""topology-labeler: keep GPU/NPU topology labels on Kubernetes nodes."""
+"""topology-labeler: keep GPU/NPU topology labels on Kubernetes nodes.
 
-__version__ = "0.1.0"
+Layers, lowest first (docs/architecture.md; tests/unit/test_layers.py enforces them):
+``base`` → ``core`` → ``kube`` | ``sources`` → the features → ``commands`` → ``cli``.
+"""
+
+from labeler.base.version import __version__
+
+__all__ = ["__version__"]

@@ -11,10 +11,10 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from labeler import __version__
+from labeler.base.errors import Exit, LabelerError, Terminated
+from labeler.base.logs import setup_logging
+from labeler.base.version import __version__
 from labeler.commands import command_modules
-from labeler.errors import Exit, LabelerError, Terminated
-from labeler.logs import setup_logging
 
 
 def common_options() -> argparse.ArgumentParser:

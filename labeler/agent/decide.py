@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from labeler.errors import Exit
-from labeler.labels import Encoding, check_value, digest
-from labeler.model import PLACEHOLDERS
-from labeler.node import NodeLabels
-from labeler.plan import Desired, LabelPlan, change_lines
-from labeler.profiles import Profile
+from labeler.base.errors import Exit
+from labeler.core.labels import Encoding, check_value, digest
+from labeler.core.model import PLACEHOLDERS
+from labeler.core.node import NodeLabels
+from labeler.core.plan import Desired, LabelPlan, change_lines
+from labeler.core.profiles import Profile
 from labeler.sources import NoData, Reading
 
 

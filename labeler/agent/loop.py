@@ -41,21 +41,21 @@ from labeler.agent.decide import (
     unknown_levels,
 )
 from labeler.agent.health import Heartbeats
-from labeler.backoff import Backoff
-from labeler.errors import Exit, LabelerError
+from labeler.base.backoff import Backoff
+from labeler.base.errors import Exit, LabelerError
+from labeler.base.metrics import AgentMetrics
+from labeler.core.labels import Encoding
+from labeler.core.node import NodeInfo
+from labeler.core.plan import Conflict, Desired, change_lines
+from labeler.core.profiles import Profile
 from labeler.kube import readiness
 from labeler.kube.errors import KubeError, NotFound
 from labeler.kube.events import NodeEvents
 from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
-from labeler.labels import Encoding
-from labeler.metrics import AgentMetrics
-from labeler.node import NodeInfo
-from labeler.plan import Conflict, Desired, change_lines
-from labeler.profiles import Profile
 from labeler.sources import NoData, Reading, Source, SourceError
 
 if TYPE_CHECKING:
-    from labeler.emit.slurm import Slinky  # the Slurm writer loads only with --slinky-topology
+    from labeler.core.slinky import Slinky
 
 log = logging.getLogger(__name__)
 
@@ -601,7 +601,7 @@ def _condition(ready: bool, result: ReconcileResult) -> tuple[str, str, str]:
 
 def serve(agent: Agent, *, port: int, address: str = "") -> int:
     """Run the agent with its HTTP endpoints until SIGTERM/SIGINT; 0 on a clean stop."""
-    from labeler.http import ProbeServer, flag_probe, serve_until_signal
+    from labeler.base.http import ProbeServer, flag_probe, serve_until_signal
 
     server = ProbeServer(
         agent.metrics.registry,

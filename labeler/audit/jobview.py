@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from labeler.model import Level, Topology
-from labeler.node import TERMINATED_PHASES
+from labeler.core.model import Level, Topology
+from labeler.core.node import TERMINATED_PHASES
 
 log = logging.getLogger(__name__)
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from labeler.audit.jobview import JobPlacement
-from labeler.audit.report import AuditReport
-from labeler.check import INCONSISTENT, LABELED, NODE_STATES, PARTIAL, UNLABELED
-from labeler.text import a_few, left_out, table
+from labeler.base.text import a_few, left_out, table
+from labeler.core.check import INCONSISTENT, LABELED, NODE_STATES, PARTIAL, UNLABELED
+from labeler.core.states import AuditReport
 
 MAX_LISTED = 20
 

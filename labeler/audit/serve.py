@@ -12,23 +12,22 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from labeler.audit.report import AuditFigures, AuditReport, build_report
 from labeler.audit.store import NodeStore
-from labeler.backoff import Backoff
+from labeler.base.backoff import Backoff
+from labeler.base.metrics import AuditFigures, audit_metrics
+from labeler.core.profiles import Profile
+from labeler.core.scope import Scope
+from labeler.core.states import AuditReport, NodeFacts, build_report
 from labeler.kube.errors import Expired, KubeError
 from labeler.kube.nodes import list_nodes, watch_nodes
-from labeler.metrics import audit_metrics
-from labeler.profiles import Profile
-from labeler.scope import Scope
 
 log = logging.getLogger(__name__)
-
-PAGE_REFRESH = 30  # seconds between reloads of the /topology page in the browser
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +37,23 @@ class ExporterOptions:
     page_size: int = 500
     first_backoff: float = 1.0  # after a failed LIST or WATCH; doubles up to max_backoff
     max_backoff: float = 30.0
+
+
+def audit_figures(report: AuditReport, last_sync: float | None) -> AuditFigures:
+    """The numbers the exporter publishes (no per-node series)."""
+    levels = report.topology.levels
+    per_level = Counter(v.level.name for v in report.nesting)
+    domains = report.check.domain_sizes
+    return AuditFigures(
+        states=report.counts(),
+        unlabeled_accelerators={
+            r: report.unusable_accelerators.get(r, 0) for r in report.accelerators
+        },
+        nesting_violations={lv.name: per_level.get(lv.name, 0) for lv in levels},
+        domains={lv.name: len(domains.get(lv.key, {})) for lv in levels},
+        foreign_nodes=len(report.foreign),
+        last_sync=last_sync,
+    )
 
 
 class AuditExporter:
@@ -52,8 +68,12 @@ class AuditExporter:
         options: ExporterOptions | None = None,
         registry: CollectorRegistry | None = None,
         clock: Callable[[], float] = time.time,
+        page: Callable[[Sequence[NodeFacts]], str] | None = None,
     ) -> None:
+        """``page`` renders the watched facts as the ``/topology`` page (the command hands
+        in the map's renderer); without it there is no page."""
         self.api = api
+        self.page = page
         self.profile = profile
         self.scope = scope
         self.options = options or ExporterOptions()
@@ -78,25 +98,14 @@ class AuditExporter:
         report = self._report
         if report is None:
             return None
-        return report.figures(self._last_sync)
+        return audit_figures(report, self._last_sync)
 
     def topology_page(self) -> tuple[bool, str]:
-        """The live map (``/topology``), from the watched facts: no API call of its own."""
-        from labeler.topomap.model import build_map
-        from labeler.topomap.render import render_html
-
-        if self._report is None:
+        """The live page (``/topology``), from the watched facts: no API call of its own."""
+        if self._report is None or self.page is None:
             return self.readyz()
         _, facts = self.store.snapshot()
-        topo = build_map(
-            self.profile.topology,
-            facts,
-            profile=self.profile.name,
-            scope=self.scope.describe(),
-            origin="the audit exporter's node watch (free capacity is not watched)",
-            refresh=PAGE_REFRESH,
-        )
-        return True, render_html(topo)
+        return True, self.page(facts)
 
     def healthz(self) -> tuple[bool, str]:
         dead = [t.name for t in self._threads if not t.is_alive()]

@@ -2,7 +2,7 @@
 
 A watch event replaces one node's facts; only when the facts actually change (most node
 updates are status heartbeats that touch no label) is the recomputation woken. The
-recomputation is a single linear pass (:func:`labeler.audit.report.build_report`) run at
+recomputation is a single linear pass (:func:`labeler.core.states.build_report`) run at
 most once per debounce interval, so a burst of 1,000 label writes costs a few passes, not
 1,000 — and a single change is still published well within a second.
 """
@@ -12,10 +12,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-from labeler.audit.facts import NodeFacts, node_facts
-from labeler.model import Topology
-from labeler.node import NodeInfo
-from labeler.scope import Scope
+from labeler.core.model import Topology
+from labeler.core.node import NodeInfo
+from labeler.core.scope import Scope
+from labeler.core.states import NodeFacts, node_facts
 
 
 class NodeStore:

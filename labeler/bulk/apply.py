@@ -1,10 +1,10 @@
 """Bulk labeling from a CSV: plan (a diff per node against one LIST), then apply or delete.
 
-The flow is one-way and validated up front: the whole CSV is checked (labeler.bulk.sheet),
+The flow is one-way and validated up front: the whole CSV is checked (labeler.core.sheet),
 the nodes are listed once, every node's change is planned with the ownership rules
-(labeler.plan, docs/architecture.md), missing nodes stop the run before the first write, and only
-nodes whose plan is not a no-op get one patch each. So a re-run of the same CSV makes zero
-writes, and a label the project does not own is never overwritten or removed without
+(labeler.core.plan, docs/architecture.md), missing nodes stop the run before the first
+write, and only nodes whose plan is not a no-op get one patch each. So a re-run of the same
+CSV makes zero writes, and a label the project does not own is never overwritten or removed without
 ``--adopt``.
 
 Planning and formatting here are pure; ``execute`` is the only part that talks to the
@@ -22,18 +22,18 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from labeler.bulk.sheet import CsvRow, LabelSheet
-from labeler.errors import Exit, InputError, Terminated
+from labeler.base.errors import Exit, InputError, Terminated
+from labeler.core.node import NodeLabels
+from labeler.core.plan import BULK, Conflict, Desired, LabelPlan, change_lines, plan_labels
+from labeler.core.profiles import Profile
+from labeler.core.sheet import CsvRow, LabelSheet
 from labeler.kube.errors import KubeError
 from labeler.kube.mux import run_many
 from labeler.kube.nodes import LabelWriter, list_node_labels
 from labeler.kube.steps import Pause, Steps
-from labeler.node import NodeLabels
-from labeler.plan import BULK, Conflict, Desired, LabelPlan, change_lines, plan_labels
-from labeler.profiles import Profile
 
 if TYPE_CHECKING:
-    from labeler.emit.slurm import Slinky
+    from labeler.core.slinky import Slinky
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +194,7 @@ def plan_bulk(
 
 
 def describe(plan: LabelPlan, current: Mapping[str, str]) -> list[str]:
-    """``node: add k=v``, one line per change or conflict (labeler.plan.change_lines)."""
+    """``node: add k=v``, one line per change or conflict (labeler.core.plan.change_lines)."""
     return [f"{plan.node}: {line}" for line in change_lines(plan, current)]
 
 

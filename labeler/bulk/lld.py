@@ -26,11 +26,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from labeler.bulk.sheet import write_label_csv_file
+from labeler.base.errors import FlagValuesError, InputError
 from labeler.bulk.xlsx import SheetData, Workbook, XlsxError, column_letter
-from labeler.errors import FlagValuesError, InputError
-from labeler.labels import dns1123_subdomain_problems, value_problems
-from labeler.profiles import ASCEND_GROUP, ASCEND_TREE_LABEL
+from labeler.core.labels import dns1123_subdomain_problems, value_problems
+from labeler.core.profiles import ASCEND_GROUP, ASCEND_TREE_LABEL
+from labeler.core.sheet import write_label_csv_file
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 from xml.etree.ElementTree import Element, ParseError, iterparse
 
-from labeler.errors import InputError
+from labeler.base.errors import InputError
 
 _REL = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
 _DOC_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"

@@ -14,18 +14,18 @@ import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from labeler.errors import Exit, InputError, UsageError, one_line
-from labeler.labels import key_problems, value_problems
-from labeler.profiles import BUILTIN, Profile
+from labeler.base.errors import Exit, InputError, UsageError, one_line
+from labeler.core.labels import key_problems, value_problems
+from labeler.core.profiles import BUILTIN, Profile
 
 # What --profile takes, in every command.
 PROFILE_HELP = f"{', '.join(BUILTIN)}, or a profile YAML file"
 
 if TYPE_CHECKING:
-    from labeler.emit.slurm import Slinky
+    from labeler.core.node import NodeInfo
+    from labeler.core.scope import Scope
+    from labeler.core.slinky import Slinky
     from labeler.kube.client import Api
-    from labeler.node import NodeInfo
-    from labeler.scope import Scope
 
 # Exit codes shared by every command; each command names what 0 (and 3) mean for it.
 EXIT_ERROR = "error: invalid input, cluster or API failure (the message says what to do)"
@@ -204,10 +204,10 @@ def add_source(
 def add_scope(p: argparse.ArgumentParser, *, when: str = "") -> None:
     """``--node-selector`` and ``--resource``: which cluster nodes are looked at.
 
-    The default is :class:`labeler.scope.Scope`'s: the accelerator nodes, so that CPU and
+    The default is :class:`labeler.core.scope.Scope`'s: the accelerator nodes, so that CPU and
     control-plane nodes, which nobody labels, are not reported as unlabeled.
     """
-    from labeler.scope import DEFAULT_RESOURCES, Scope
+    from labeler.core.scope import DEFAULT_RESOURCES, Scope
 
     g = p.add_argument_group("node scope" + (f" ({when})" if when else ""))
     g.add_argument(
@@ -227,8 +227,8 @@ def add_scope(p: argparse.ArgumentParser, *, when: str = "") -> None:
 
 def node_scope(args: argparse.Namespace) -> Scope:
     """The Scope of ``--node-selector`` / ``--resource``."""
-    from labeler.scope import DEFAULT_RESOURCES, Scope
-    from labeler.selector import parse_selector
+    from labeler.core.scope import DEFAULT_RESOURCES, Scope
+    from labeler.core.selector import parse_selector
 
     selector = parse_selector(args.node_selector) if args.node_selector is not None else None
     resources = tuple(args.resource) if args.resource else DEFAULT_RESOURCES
@@ -294,7 +294,7 @@ def add_slinky(p: argparse.ArgumentParser) -> None:
 
 
 def slinky_from_args(args: argparse.Namespace, profile: Profile | None) -> Slinky | None:
-    from labeler.emit.slurm import Slinky, topology_names
+    from labeler.core.slinky import Slinky, topology_names
 
     if not args.slinky_topology:
         if args.slurm_topology_name:

@@ -12,6 +12,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
+from labeler.base.errors import Exit, InputError, UsageError
 from labeler.commands._base import (
     PROFILE_HELP,
     add_command,
@@ -23,8 +24,7 @@ from labeler.commands._base import (
     parse_pairs,
     volcano_version,
 )
-from labeler.errors import Exit, InputError, UsageError
-from labeler.profiles import Profile, load_profile
+from labeler.core.profiles import Profile, load_profile
 
 if TYPE_CHECKING:
     from labeler.tas.tree import PodShape, Tree
@@ -172,7 +172,7 @@ def _slice_options(p: argparse.ArgumentParser) -> None:
 
 
 def parse_requests(values: list[str]) -> dict[str, int]:
-    from labeler.quantity import QuantityError, quantity_units
+    from labeler.core.quantity import QuantityError, quantity_units
 
     out: dict[str, int] = {}
     for res, qty in parse_pairs(values, "--request", labels=False).items():
@@ -304,10 +304,20 @@ def run_advise(args: argparse.Namespace) -> int:
     )
     _emit(args, advice_text(topology, result, shape.requests), advice_dict(topology, result))
     if args.html:
-        from labeler.topomap.advice import write_advice_map
+        from labeler.tas.overlay import job_overlay
+        from labeler.topomap.advice import advice_map
+        from labeler.topomap.render import write_html
 
-        origin = args.from_snapshot or "the cluster"
-        out = write_advice_map(args.html, profile, tree, shape, result, origin=origin)
+        overlay = job_overlay(topology, tree, shape, result)
+        page = advice_map(
+            profile,
+            tree.nodes,
+            shape.requests,
+            overlay,
+            origin=args.from_snapshot or "the cluster",
+            title=f"advise: {result.job.count} pod(s) on {profile.name}",
+        )
+        out = write_html(args.html, page)
         print(f"map with the placement written to {out}", file=sys.stderr)
     return Exit.OK if result.outcome.fits else Exit.INCOMPLETE
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import yaml
 
+from labeler.base.errors import Exit, InputError, UsageError, yaml_problem
 from labeler.commands._base import cluster, parse_pairs
-from labeler.errors import Exit, InputError, UsageError, yaml_problem
-from labeler.profiles import load_profile
+from labeler.core.profiles import load_profile
 from labeler.tas import kubeyaml
 from labeler.tas.admit import add_usage, place_workload
 from labeler.tas.cluster import Snapshot

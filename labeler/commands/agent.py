@@ -10,6 +10,8 @@ import threading
 from typing import Any
 
 from labeler.agent.decide import OnMissing, Status
+from labeler.base.errors import Exit, UsageError
+from labeler.base.flags import positive_number
 from labeler.commands._base import (
     PROFILE_HELP,
     add_command,
@@ -19,9 +21,7 @@ from labeler.commands._base import (
     flag_value,
     slinky_from_args,
 )
-from labeler.errors import Exit, UsageError
-from labeler.flags import positive_number
-from labeler.labels import dns1123_subdomain_problems, key_problems, parse_encoding
+from labeler.core.labels import dns1123_subdomain_problems, key_problems, parse_encoding
 from labeler.sources.select import add_flags as add_source_flags
 
 DEFAULT_GATE_TAINT = "topology-labeler.io/not-ready"
@@ -111,9 +111,9 @@ def run_agent(args: argparse.Namespace) -> int:
     from prometheus_client import CollectorRegistry
 
     from labeler.agent.loop import Agent, AgentConfig, serve
+    from labeler.base.metrics import agent_metrics
+    from labeler.core.profiles import load_profile
     from labeler.kube.events import NodeEvents
-    from labeler.metrics import agent_metrics
-    from labeler.profiles import load_profile
     from labeler.sources.select import make_source
 
     node = args.node_name or os.environ.get("NODE_NAME", "")

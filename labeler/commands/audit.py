@@ -8,8 +8,10 @@ import json
 import logging
 import sys
 import threading
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from labeler.base.errors import Exit, UsageError
 from labeler.commands._base import (
     add_command,
     add_profile,
@@ -18,11 +20,11 @@ from labeler.commands._base import (
     cluster,
     node_scope,
 )
-from labeler.errors import Exit, UsageError
-from labeler.profiles import Profile, load_profile
+from labeler.core.profiles import Profile, load_profile
 
 if TYPE_CHECKING:
-    from labeler.scope import Scope
+    from labeler.core.scope import Scope
+    from labeler.core.states import NodeFacts
 
 log = logging.getLogger(__name__)
 
@@ -77,9 +79,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from labeler.audit.facts import node_facts
     from labeler.audit.render import render_table
-    from labeler.audit.report import build_report
+    from labeler.core.states import build_report, node_facts
 
     profile = load_profile(args.profile, tree_name=args.topotree_name)
     scope = node_scope(args)
@@ -106,7 +107,7 @@ def run_audit(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
     from labeler.audit.serve import AuditExporter, ExporterOptions
-    from labeler.http import ProbeServer, serve_until_signal
+    from labeler.base.http import ProbeServer, serve_until_signal
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a TCP port (0–65535)")
@@ -115,6 +116,7 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
         profile,
         scope,
         options=ExporterOptions(debounce=args.debounce, watch_timeout=args.watch_timeout),
+        page=live_map(profile, scope),
     )
     server = ProbeServer(
         exporter.registry,
@@ -135,6 +137,29 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
     serve_until_signal(server, threading.Event())
     exporter.stop()
     return Exit.OK
+
+
+PAGE_REFRESH = 30  # seconds between reloads of the exporter's /topology page in the browser
+
+
+def live_map(profile: Profile, scope: Scope) -> Callable[[Sequence[NodeFacts]], str]:
+    """The exporter's ``/topology`` page: the map of the watched facts, reloading itself."""
+
+    def render(facts: Sequence[NodeFacts]) -> str:
+        from labeler.topomap.model import build_map
+        from labeler.topomap.render import render_html
+
+        topo = build_map(
+            profile.topology,
+            facts,
+            profile=profile.name,
+            scope=scope.describe(),
+            origin="the audit exporter's node watch (free capacity is not watched)",
+            refresh=PAGE_REFRESH,
+        )
+        return render_html(topo)
+
+    return render
 
 
 def run_placement(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
+from labeler.base.errors import Exit, UsageError
 from labeler.commands._base import (
     PROFILE_HELP,
     add_command,
@@ -22,8 +23,7 @@ from labeler.commands._base import (
     cluster,
     slinky_from_args,
 )
-from labeler.errors import Exit, UsageError
-from labeler.profiles import load_profile
+from labeler.core.profiles import load_profile
 
 if TYPE_CHECKING:
     from labeler.bulk import apply as bulk
@@ -209,7 +209,7 @@ def _print_plan(plan: bulk.BulkPlan, show_unchanged: bool, out: TextIO) -> int:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    from labeler.bulk.sheet import read_label_csv
+    from labeler.core.sheet import read_label_csv
 
     sheet = read_label_csv(args.config_path)  # a bad CSV is reported before the engine loads
     from labeler.bulk import apply as bulk
@@ -227,9 +227,9 @@ def run_delete(args: argparse.Namespace) -> int:
 
 
 def _write(args: argparse.Namespace) -> int:
+    from labeler.base.progress import Progress
     from labeler.bulk import apply as bulk
-    from labeler.bulk.sheet import read_label_csv
-    from labeler.progress import Progress
+    from labeler.core.sheet import read_label_csv
 
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
@@ -282,7 +282,7 @@ def _write(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     from labeler.bulk import apply as bulk
-    from labeler.bulk.sheet import write_label_csv, write_label_csv_file
+    from labeler.core.sheet import write_label_csv, write_label_csv_file
 
     profile = load_profile(args.profile)
     export = bulk.cluster_export(_api(args), profile, label_selector=args.selector)
@@ -305,7 +305,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_lld(args: argparse.Namespace) -> int:
     from labeler.bulk import lld
-    from labeler.bulk.sheet import write_label_csv
+    from labeler.core.sheet import write_label_csv
 
     table = lld.read_lld(
         args.input,

@@ -1,7 +1,7 @@
 """``generate`` and ``check``: scheduler configuration that matches the labels.
 
 Parsing and printing only; the objects come from :mod:`labeler.emit`, the verdict from
-:mod:`labeler.check`, positions from :mod:`labeler.positions`.
+:mod:`labeler.core.check`, positions from :mod:`labeler.core.positions`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from labeler.base.errors import Exit, InputError, UsageError
+from labeler.base.files import read_text, write_atomic
 from labeler.commands._base import (
     add_command,
     add_profile,
@@ -27,24 +29,22 @@ from labeler.commands._base import (
     scoped_nodes,
     volcano_version,
 )
-from labeler.errors import Exit, InputError, UsageError
-from labeler.files import read_text, write_atomic
-from labeler.profiles import Profile, load_profile
+from labeler.core.profiles import Profile, load_profile
 
 if TYPE_CHECKING:
-    from labeler.check import CheckReport
+    from labeler.core.check import CheckReport
+    from labeler.core.positions import PositionSet
     from labeler.emit import bundle
-    from labeler.positions import PositionSet
 
 
 SNIPPETS_DIR = "config-snippets"  # under --output-dir: fragments to merge, not objects
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    from labeler.core.labels import dns1123_subdomain_problems
     from labeler.emit import hypernodes, kueue
     from labeler.emit.kinds import ALL_KINDS, KINDS
     from labeler.emit.volcano import discovery_name_problems
-    from labeler.labels import dns1123_subdomain_problems
 
     g = add_command(
         sub,
@@ -181,7 +181,7 @@ def _source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
 
 
 def _positions(args: argparse.Namespace, profile: Profile) -> PositionSet | None:
-    from labeler.positions import read_csv, select
+    from labeler.core.positions import read_csv, select
 
     if not args.from_cluster and (args.node_selector is not None or args.resource):
         raise UsageError("--node-selector and --resource choose cluster nodes: add --from-cluster")
@@ -198,13 +198,13 @@ def _positions(args: argparse.Namespace, profile: Profile) -> PositionSet | None
 
 
 def _check(pset: PositionSet, profile: Profile) -> CheckReport:
-    from labeler.check import check_positions
+    from labeler.core.check import check_positions
 
     return check_positions(profile.topology, pset.positions, pset.tree_labels, pset.other_trees)
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from labeler.check import render_text, to_json
+    from labeler.core.check import render_text, to_json
     from labeler.tas.multilevel import check_affinity_flag
 
     profile = load_profile(args.profile, tree_name=args.topotree_name)

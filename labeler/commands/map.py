@@ -7,6 +7,7 @@ import argparse
 import logging
 from typing import TYPE_CHECKING, Any
 
+from labeler.base.errors import Exit
 from labeler.commands._base import (
     add_command,
     add_profile,
@@ -15,8 +16,7 @@ from labeler.commands._base import (
     cluster,
     node_scope,
 )
-from labeler.errors import Exit
-from labeler.profiles import load_profile
+from labeler.core.profiles import load_profile
 
 if TYPE_CHECKING:
     from labeler.topomap.model import TopologyMap
@@ -48,14 +48,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run_map(args: argparse.Namespace) -> int:
-    from labeler.audit.facts import NodeFacts
+    from labeler.core.states import NodeFacts
     from labeler.topomap.model import build_map, details_from_nodes, facts_from_nodes
     from labeler.topomap.render import write_html
 
     profile = load_profile(args.profile, tree_name=args.topotree_name)
     topology = profile.topology
     if args.from_csv:
-        from labeler.positions import read_csv
+        from labeler.core.positions import read_csv
 
         positions = read_csv(args.from_csv, topology)
         facts = [NodeFacts(position=p, foreign=(), accelerators=()) for p in positions.positions]

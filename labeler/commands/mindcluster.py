@@ -20,19 +20,19 @@ import argparse
 import os
 from collections.abc import Callable, Sequence
 
+from labeler.base.errors import Exit, LabelerError
+from labeler.base.logs import setup_logging
 from labeler.bulk import apply as bulk
 from labeler.bulk import lld
-from labeler.bulk.sheet import (
+from labeler.commands._base import cluster
+from labeler.core.plan import conflict_line
+from labeler.core.sheet import (
     LIKE_MINDCLUSTER,
     BadFirstHeader,
     LabelSheet,
     TooFewRows,
     read_label_csv,
 )
-from labeler.commands._base import cluster
-from labeler.errors import Exit, LabelerError
-from labeler.logs import setup_logging
-from labeler.plan import conflict_line
 
 
 class _NoAnswer(Exception):

@@ -10,7 +10,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from labeler.check import shared_across_trees
+from labeler.base.errors import UsageError
+from labeler.core.check import shared_across_trees
+from labeler.core.labels import dns_name
+from labeler.core.model import NodePosition, Topology
+from labeler.core.slinky import topology_names
 from labeler.emit import hypernodes, kueue, volcano
 from labeler.emit.kinds import ALL_KINDS as ALL_KINDS
 from labeler.emit.kinds import DISCOVERY as DISCOVERY
@@ -20,8 +24,6 @@ from labeler.emit.kinds import KUEUE as KUEUE
 from labeler.emit.kinds import SLURM as SLURM
 from labeler.emit.kinds import VOLCANO as VOLCANO
 from labeler.emit.yamlio import dump
-from labeler.errors import UsageError
-from labeler.model import NodePosition, Topology
 
 SLURM_DIR = "slurm"  # under --output-dir: files for the Slurm controller, not for kubectl
 HYPERNODES_FILE = "volcano-hypernodes.yaml"
@@ -69,7 +71,7 @@ class GenerateOptions:
     def kueue_topology_name(self) -> str:
         """``--topology-name``, else the profile name made DNS-safe (``lab_fabric`` →
         ``lab-fabric``): a profile name is free text, an object name is not."""
-        return self.topology_name or hypernodes.dns_name(self.profile_name)
+        return self.topology_name or dns_name(self.profile_name)
 
 
 def parse_kinds(text: str) -> tuple[str, ...]:
@@ -171,7 +173,7 @@ def build(opts: GenerateOptions, positions: Sequence[NodePosition] | None) -> li
     if SLURM in opts.kinds and positions is not None:
         from labeler.emit import slurm  # its hostlist library costs start-up for every other output
 
-        names = slurm.topology_names(topo, opts.slurm_topology_name or opts.profile_name)
+        names = topology_names(topo, opts.slurm_topology_name or opts.profile_name)
         files = slurm.build(topo, positions, names)
         out.append(
             Output(

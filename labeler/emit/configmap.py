@@ -18,6 +18,9 @@ from typing import Any
 
 import yaml
 
+from labeler.base.errors import InputError, yaml_problem
+from labeler.base.yamlsafe import parse
+from labeler.core.model import Topology
 from labeler.emit.volcano import (
     INIT_PARAMS,
     RESOURCE_LEVEL_CONFIG,
@@ -27,9 +30,6 @@ from labeler.emit.volcano import (
     resource_level_config_string,
 )
 from labeler.emit.yamlio import dump
-from labeler.errors import InputError, yaml_problem
-from labeler.model import Topology
-from labeler.yamlsafe import parse
 
 NETWORK_TOPOLOGY_PLUGIN = "network-topology-aware"
 ASCEND_PLUGIN_PREFIX = "volcano-npu"  # ascend-for-volcano's plugin: volcano-npu_<version>...

@@ -20,23 +20,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from labeler.errors import InputError
-from labeler.labels import digest
-from labeler.model import Level, NodePosition, Topology
-from labeler.positions import DEFAULT_TREE
+from labeler.base.errors import InputError
+from labeler.core.labels import NAME_HASH_LENGTH as HASH_LEN
+from labeler.core.labels import digest, dns_name, slug
+from labeler.core.model import Level, NodePosition, Topology
+from labeler.core.positions import DEFAULT_TREE
 
 log = logging.getLogger(__name__)
 
 API_VERSION = "topology.volcano.sh/v1alpha1"
 MAX_NAME = 63
-HASH_LEN = 8
 MANAGED_BY = {"app.kubernetes.io/managed-by": "topology-labeler"}
 LEVEL_ANNOTATION = "topology-labeler.io/level-label"
 OWNER_LABEL = "topology-labeler.io/topology"
 DISCOVERY_SOURCE_LABEL = "volcano.sh/network-topology-source"  # never set (see module doc)
 TIER_NAME_SINCE = (1, 14)
-_SLUG_BAD = re.compile(r"[^a-z0-9-]+")
-_DASHES = re.compile(r"-{2,}")
 _PREFIX_RE = re.compile(r"^[a-z0-9][-a-z0-9]{0,39}$")
 
 
@@ -65,18 +63,6 @@ def prefix_problems(prefix: str) -> list[str]:
     ]
 
 
-def _slug(text: str) -> str:
-    return _DASHES.sub("-", _SLUG_BAD.sub("-", text.lower())).strip("-")
-
-
-def dns_name(text: str) -> str:
-    """``text`` as a DNS label (≤ 63 characters): slugged, hashed when too long or empty."""
-    slug = _slug(text)
-    if len(slug) > MAX_NAME:
-        slug = f"{slug[: MAX_NAME - HASH_LEN - 1].rstrip('-')}-{digest(text, HASH_LEN)}"
-    return slug or digest(text, HASH_LEN)
-
-
 def owner_value(profile_name: str, tree_name: str) -> str:
     """A label value naming one generated topology: profile, plus tree when not default."""
     return dns_name(profile_name if tree_name == "default" else f"{profile_name}-{tree_name}")
@@ -84,14 +70,14 @@ def owner_value(profile_name: str, tree_name: str) -> str:
 
 def hypernode_name(level: Level, value: str, prefix: str = "") -> str:
     """``<prefix><level-name>-<value>``, DNS-safe, at most 63 characters, stable."""
-    value_slug = _slug(value)
+    value_slug = slug(value)
     if (
         value_slug != value or not value
     ):  # lossy (case, dots, underscores, empty): keep names distinct
         value_slug = (
             f"{value_slug}-{digest(value, HASH_LEN)}" if value_slug else digest(value, HASH_LEN)
         )
-    name = f"{prefix}{_slug(level.name)}-{value_slug}"
+    name = f"{prefix}{slug(level.name)}-{value_slug}"
     if len(name) > MAX_NAME:
         keep = MAX_NAME - HASH_LEN - 1
         name = f"{name[:keep].rstrip('-')}-{digest(prefix + level.key + chr(0) + value, HASH_LEN)}"

@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from labeler.errors import InputError
-from labeler.labels import dns1123_subdomain_problems, key_problems, value_problems
-from labeler.model import HOSTNAME_LABEL, Topology
+from labeler.base.errors import InputError
+from labeler.core.labels import dns1123_subdomain_problems, key_problems, value_problems
+from labeler.core.model import HOSTNAME_LABEL, Topology
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 MAX_LEVELS = 16

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from labeler.base.errors import LabelerError
+from labeler.base.text import a_few
 from labeler.emit import hypernodes
 from labeler.emit.bundle import Output
-from labeler.errors import LabelerError
-from labeler.text import a_few
 
 if TYPE_CHECKING:
     from labeler.kube.custom import CustomObjects

@@ -14,10 +14,10 @@ import json
 import re
 from typing import Any
 
-from labeler.errors import InputError, UsageError
-from labeler.labels import DNS1123_LABEL_RE
-from labeler.model import Topology
-from labeler.profiles import ASCEND_TREE_LABEL  # the only tree label ascend-for-volcano reads
+from labeler.base.errors import InputError, UsageError
+from labeler.core.labels import DNS1123_LABEL_RE
+from labeler.core.model import Topology
+from labeler.core.profiles import ASCEND_TREE_LABEL  # the only tree label ascend-for-volcano reads
 
 INIT_PARAMS = "init-params"
 RESOURCE_LEVEL_CONFIG = "resource-level-config"

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from labeler import __version__
-from labeler.errors import InputError, UsageError
-from labeler.files import read_text
+from labeler.base.errors import InputError, UsageError
+from labeler.base.files import read_text
+from labeler.base.version import __version__
 from labeler.kube import official
 from labeler.kube.errors import ApiStatus
 from labeler.kube.steps import Call
@@ -266,7 +266,7 @@ def configuration(opts: ClusterOptions) -> Any:
 def _check_kubeconfig(path: str) -> None:
     """Refuse a file that is not a YAML mapping (or is an alias bomb) before the client's
     loader, which reads it with no such checks and fails with a traceback."""
-    from labeler import yamlsafe
+    from labeler.base import yamlsafe
 
     doc = yamlsafe.load(
         read_text(path, MAX_KUBECONFIG_BYTES, what="the kubeconfig"),

@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from labeler.backoff import Backoff
-from labeler.errors import LabelerError
+from labeler.base.backoff import Backoff
+from labeler.base.errors import LabelerError
 from labeler.kube import steps
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""Read nodes and write their labels with ownership (labeler.plan).
+"""Read nodes and write their labels with ownership (labeler.core.plan).
 
 Nodes are read as plain JSON into :class:`NodeInfo`: at 10,000 nodes the client's model
 deserialisation would cost more than the API calls, and we need only a few fields.
@@ -13,14 +13,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from labeler.kube import steps
-from labeler.kube.client import JSON, Api
-from labeler.kube.errors import ApiStatus, Expired, KubeError, retrying, translate
-from labeler.kube.errors import Conflict as ApiConflict
-from labeler.kube.raw import abandon, iter_lines, list_pages
-from labeler.kube.steps import Call, Steps
-from labeler.labels import NODE_NAME_RE
-from labeler.node import (
+from labeler.core.labels import NODE_NAME_RE
+from labeler.core.node import (
     OWNED_ANNOTATION,
     OWNED_ANNOTATIONS_ANNOTATION,
     OWNERS_ANNOTATION,
@@ -29,7 +23,13 @@ from labeler.node import (
     NodeInfo,
     NodeLabels,
 )
-from labeler.plan import Desired, LabelPlan, plan_labels
+from labeler.core.plan import Desired, LabelPlan, plan_labels
+from labeler.kube import steps
+from labeler.kube.client import JSON, Api
+from labeler.kube.errors import ApiStatus, Expired, KubeError, retrying, translate
+from labeler.kube.errors import Conflict as ApiConflict
+from labeler.kube.raw import abandon, iter_lines, list_pages
+from labeler.kube.steps import Call, Steps
 
 log = logging.getLogger(__name__)
 

@@ -15,10 +15,10 @@ import json
 import logging
 from datetime import UTC, datetime
 
+from labeler.core.node import Taint
 from labeler.kube.client import Api
 from labeler.kube.nodes import node_path
 from labeler.kube.raw import call_discard
-from labeler.node import Taint
 
 log = logging.getLogger(__name__)
 

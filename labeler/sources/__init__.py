@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from labeler.errors import LabelerError
-from labeler.profiles import Profile, Roles
+from labeler.base.errors import LabelerError
+from labeler.core.profiles import Profile, Roles
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from labeler.profiles import Profile, Roles
+from labeler.core.profiles import Profile, Roles
 from labeler.sources import NoData, Reading, SourceError, SourceKind, nested_levels
 from labeler.sources.metadata_http import (
     HttpOptions,

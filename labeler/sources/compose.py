@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from labeler.profiles import Profile, Roles
+from labeler.core.profiles import Profile, Roles
 from labeler.sources import NoData, Reading, Source
 
 

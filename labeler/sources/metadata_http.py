@@ -23,9 +23,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from labeler.backoff import Backoff
-from labeler.errors import UsageError
-from labeler.flags import positive_number
+from labeler.base.backoff import Backoff
+from labeler.base.errors import UsageError
+from labeler.base.flags import positive_number
 from labeler.sources import SourceError
 
 if TYPE_CHECKING:

@@ -27,8 +27,8 @@ import tempfile
 import threading
 from dataclasses import dataclass
 
-from labeler.flags import positive_number
-from labeler.profiles import Profile, Roles
+from labeler.base.flags import positive_number
+from labeler.core.profiles import Profile, Roles
 from labeler.sources import NoData, Reading, SourceError, SourceKind
 
 NAME = "nvidia-smi"

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from labeler.profiles import Profile, Roles
+from labeler.core.profiles import Profile, Roles
 from labeler.sources import NoData, Reading, SourceError, SourceKind, nested_levels
 from labeler.sources.metadata_http import (
     MAX_DOCUMENT_BYTES,

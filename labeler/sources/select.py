@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import threading
 
-from labeler.errors import UsageError
-from labeler.profiles import Profile
+from labeler.base.errors import UsageError
+from labeler.core.profiles import Profile
 from labeler.sources import Source, SourceKind, ascend, azure, gce, nvlink, oci_imds
 
 KINDS: tuple[SourceKind, ...] = (oci_imds.KIND, ascend.KIND, gce.KIND, azure.KIND, nvlink.KIND)

@@ -7,5 +7,5 @@
 - ``report``: text and JSON rendering.
 - ``inputs``: the only I/O: a snapshot file, or the cluster through ``labeler.kube``.
 
-Quantities are parsed by ``labeler.quantity``.
+Quantities are parsed by ``labeler.core.quantity``.
 """

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from labeler.quantity import PODS
+from labeler.core.quantity import PODS
 from labeler.tas.assign import REQUIRED, Job, NodeAssignment, Outcome, simulate
 from labeler.tas.tree import Capacity, ExclusionStats, Tree, leaf_capacity
 from labeler.tas.workload import PodSet, Workload, to_job

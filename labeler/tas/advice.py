@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from labeler.errors import UsageError
-from labeler.model import HOSTNAME_LABEL, Topology
-from labeler.profiles import ASCEND_TREE_LABEL
+from labeler.base.errors import UsageError
+from labeler.core.model import HOSTNAME_LABEL, Topology
+from labeler.core.profiles import ASCEND_TREE_LABEL
 from labeler.tas.assign import (
     PREFERRED,
     REQUIRED,

@@ -14,9 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from labeler.errors import InputError
-from labeler.node import TERMINATED_PHASES, NodeInfo, Taint
-from labeler.quantity import PODS, QuantityError, quantity_units
+from labeler.base.errors import InputError
+from labeler.core.capacity import Node, node_from_object, resource_map
+from labeler.core.node import TERMINATED_PHASES, Taint
+from labeler.core.quantity import PODS
 
 SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")
 # kueue ``utiltas.IsTAS``: a pod with one of these annotations is a TAS pod
@@ -81,44 +82,6 @@ def first_untolerated(taints: Sequence[Taint], tolerations: Sequence[Toleration]
     return None
 
 
-@dataclass(frozen=True)
-class Node:
-    """One node as the simulator needs it. Capacities are in Kueue units (see quantity)."""
-
-    name: str
-    labels: Mapping[str, str] = field(default_factory=dict)
-    allocatable: Mapping[str, int] = field(default_factory=dict)
-    used: Mapping[str, int] = field(default_factory=dict)
-    taints: tuple[Taint, ...] = ()
-    ready: bool = True
-    unschedulable: bool = False
-    resident: Mapping[str, int] = field(default_factory=dict)
-    """Part of ``used`` that stays when the cluster drains: DaemonSet and static pods."""
-
-    def free(self, *, empty: bool = False) -> dict[str, int]:
-        """Allocatable minus what pods use; on an "empty" cluster, minus only what
-        DaemonSet and static pods use (they come back on every node)."""
-        out = dict(self.allocatable)
-        for res, amount in (self.resident if empty else self.used).items():
-            out[res] = out.get(res, 0) - amount
-        return out
-
-
-def _units(resource: str, raw: Any, where: str) -> int:
-    try:
-        return quantity_units(resource, str(raw))
-    except QuantityError as e:
-        raise InputError(f"{where}: {resource}: {e}") from e
-
-
-def _resource_map(raw: Any, where: str) -> dict[str, int]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, Mapping):
-        raise InputError(f"{where}: expected a mapping of resource name to quantity")
-    return {str(k): _units(str(k), v, f"{where}") for k, v in raw.items()}
-
-
 def _add(into: dict[str, int], other: Mapping[str, int]) -> None:
     for k, v in other.items():
         into[k] = into.get(k, 0) + v
@@ -141,12 +104,12 @@ def pod_requests(pod: Mapping[str, Any], where: str = "pod") -> dict[str, int]:
     total: dict[str, int] = {}
     for i, c in enumerate(spec.get("containers") or []):
         reqs = ((c or {}).get("resources") or {}).get("requests")
-        _add(total, _resource_map(reqs, f"{where}: containers[{i}].resources.requests"))
+        _add(total, resource_map(reqs, f"{where}: containers[{i}].resources.requests"))
     sidecars: dict[str, int] = {}
     init_peak: dict[str, int] = {}
     for i, c in enumerate(spec.get("initContainers") or []):
         c = c or {}
-        reqs = _resource_map(
+        reqs = resource_map(
             (c.get("resources") or {}).get("requests"),
             f"{where}: initContainers[{i}].resources.requests",
         )
@@ -161,41 +124,9 @@ def pod_requests(pod: Mapping[str, Any], where: str = "pod") -> dict[str, int]:
     _max_into(total, init_peak)
     pod_level = (spec.get("resources") or {}).get("requests")
     if pod_level:
-        total.update(_resource_map(pod_level, f"{where}: spec.resources.requests"))
-    _add(total, _resource_map(spec.get("overhead"), f"{where}: spec.overhead"))
+        total.update(resource_map(pod_level, f"{where}: spec.resources.requests"))
+    _add(total, resource_map(spec.get("overhead"), f"{where}: spec.overhead"))
     return total
-
-
-def node_from_info(info: NodeInfo, where: str) -> Node:
-    """A NodeInfo (from the API or a snapshot) → Node in Kueue units, without usage.
-
-    ``where`` names the node in errors (a bad allocatable quantity is an InputError).
-    """
-    return Node(
-        name=info.name,
-        labels={str(k): "" if v is None else str(v) for k, v in info.labels.items()},
-        allocatable=_resource_map(info.allocatable, f"{where}: allocatable"),
-        taints=info.taints,
-        ready=info.ready,
-        unschedulable=info.unschedulable,
-    )
-
-
-def node_from_object(obj: Mapping[str, Any], where: str = "node") -> Node:
-    """A Node object (dict) → Node, without usage; the fields the simulator needs are
-    checked first, so a hand-written snapshot gets an error naming the item."""
-    meta = obj.get("metadata") or {}
-    name = meta.get("name")
-    if not isinstance(name, str) or not name:
-        raise InputError(f"{where}: a Node needs metadata.name")
-    if not isinstance(meta.get("labels") or {}, Mapping):
-        raise InputError(f"{where} ({name}): metadata.labels must be a mapping")
-    allocatable = (obj.get("status") or {}).get("allocatable")
-    if allocatable is not None and not isinstance(allocatable, Mapping):
-        raise InputError(
-            f"{where} ({name}): allocatable: expected a mapping of resource name to quantity"
-        )
-    return node_from_info(NodeInfo.from_dict(obj), f"{where} ({name})")
 
 
 def is_resident(pod: Mapping[str, Any]) -> bool:

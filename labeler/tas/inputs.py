@@ -12,18 +12,12 @@ from typing import Any
 
 import yaml
 
-from labeler.errors import InputError, yaml_problem
-from labeler.files import read_text
-from labeler.node import TERMINATED_PHASES
+from labeler.base.errors import InputError, yaml_problem
+from labeler.base.files import read_text
+from labeler.core.capacity import Node, node_from_info
+from labeler.core.node import TERMINATED_PHASES
 from labeler.tas import kubeyaml
-from labeler.tas.cluster import (
-    Node,
-    Snapshot,
-    node_from_info,
-    snapshot_from_objects,
-    usage_by_node,
-    with_usage,
-)
+from labeler.tas.cluster import Snapshot, snapshot_from_objects, usage_by_node, with_usage
 
 # kubectl's YAML for 10,000 nodes and their pods is a few hundred MB.
 MAX_SNAPSHOT_BYTES = 1 << 30

@@ -7,7 +7,7 @@ per line, plain or quoted. This module parses that subset line by line and hands
 item of the List that uses anything else (block scalars, multi-line or flow values,
 anchors, tags, floats, timestamps, comments after a value) to PyYAML, so the result is
 always what ``yaml.safe_load`` gives; only the time differs. What PyYAML reads is
-checked for alias bombs (:mod:`labeler.yamlsafe`); the line parser makes no aliases.
+checked for alias bombs (:mod:`labeler.base.yamlsafe`); the line parser makes no aliases.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
-from labeler.yamlsafe import FAST_LOADER as _LOADER
-from labeler.yamlsafe import checked
+from labeler.base.yamlsafe import FAST_LOADER as _LOADER
+from labeler.base.yamlsafe import checked
 
 _RESOLVERS = yaml.SafeLoader.yaml_implicit_resolvers
 _BOOL_TAG = "tag:yaml.org,2002:bool"

@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from labeler.errors import UsageError
-from labeler.model import Topology
-from labeler.profiles import ASCEND_TREE_LABEL
+from labeler.base.errors import UsageError
+from labeler.core.model import Topology
+from labeler.core.profiles import ASCEND_TREE_LABEL
 from labeler.tas.assign import REQUIRED, Job
 
 SCHEDULE_POLICY_ANNOTATION = "huawei.com/schedule_policy"

@@ -12,13 +12,13 @@ from typing import Any
 
 import yaml
 
-from labeler.model import Topology
-from labeler.quantity import format_units
+from labeler.base.text import left_out, table
+from labeler.core.model import Topology
+from labeler.core.quantity import format_units
 from labeler.tas.advice import Advice, level_key, level_name
 from labeler.tas.assign import UNCONSTRAINED
 from labeler.tas.inventory import LevelInfo
 from labeler.tas.tree import ExclusionStats, Outside
-from labeler.text import left_out, table
 
 MAX_OUTSIDE_LINES = 20
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from labeler.model import HOSTNAME_LABEL, Topology
-from labeler.quantity import PODS
+from labeler.core.capacity import Node
+from labeler.core.model import HOSTNAME_LABEL, Topology
+from labeler.core.quantity import PODS
 from labeler.tas.affinity import NodeAffinity
-from labeler.tas.cluster import Node, Toleration, first_untolerated
+from labeler.tas.cluster import Toleration, first_untolerated
 
 
 class Domain:

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from labeler.errors import InputError
-from labeler.quantity import PODS
+from labeler.base.errors import InputError
+from labeler.core.quantity import PODS
 from labeler.tas.cluster import Toleration, pod_requests
 from labeler.tas.workload import toleration_from_dict
 

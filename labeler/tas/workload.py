@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from labeler.errors import InputError
+from labeler.base.errors import InputError
 from labeler.tas.advice import (
     PREFERRED_ANNOTATION,
     REQUIRED_ANNOTATION,

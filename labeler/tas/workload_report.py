@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from labeler.base.text import table
 from labeler.tas.admit import PodSetResult, WorkloadResult
 from labeler.tas.assign import UNCONSTRAINED
 from labeler.tas.report import MAX_OUTSIDE_LINES, request_text, stats_dict
 from labeler.tas.tree import Tree
-from labeler.text import table
 
 
 def _key(tree: Tree, level: int | None) -> str | None:

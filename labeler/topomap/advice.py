@@ -1,102 +1,36 @@
-"""``advise --html``: the map with the simulator's placement drawn over it.
+"""``advise --html``: the map of the simulated nodes with a placement drawn over it.
 
-Everything comes from the simulator (:mod:`labeler.tas`): the pods per node are the
-advice's assignment, the highlighted domain is the one holding that assignment at the
-advice's level, and for a job that does not fit the best domain is the one with the most
-free pod slots at the requested level (the ``domains`` inventory's count), with what keeps
-each other node from taking a pod (full, a taint, outside the topology).
+The overlay is the simulator's (``JobOverlay``); this module only chooses what the map
+shows of the nodes: the audit's scope (accelerator nodes) plus any extended resource the
+pods request.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from pathlib import Path
+from collections.abc import Iterable, Mapping
 
-from labeler.model import Topology
-from labeler.profiles import Profile
-from labeler.scope import DEFAULT_RESOURCES, Scope
-from labeler.tas.advice import Advice, level_name
-from labeler.tas.inventory import inventory
-from labeler.tas.tree import PodShape, Tree, leaf_capacity
-from labeler.topomap.model import (
-    JobOverlay,
-    TopologyMap,
-    build_map,
-    details_from_nodes,
-    facts_from_nodes,
-)
-from labeler.topomap.render import write_html
-
-
-def job_overlay(topology: Topology, tree: Tree, shape: PodShape, advice: Advice) -> JobOverlay:
-    outcome = advice.outcome
-    narrowest = len(topology.levels) - 1
-    now = leaf_capacity(tree, shape)
-    blocked = {
-        leaf.node.name: why
-        for leaf, why in zip(tree.leaves, now.blocked, strict=True)
-        if why and leaf.node is not None
-    }
-    for o in tree.outside:
-        blocked[o.node] = f"outside the topology: {o.reason}"
-    domain: tuple[str, ...] | None = None
-    if outcome.fits:
-        role = "placement"
-        if advice.level is not None and outcome.assignment:
-            domain = outcome.assignment[0].values[: min(advice.level, narrowest) + 1]
-        where = (
-            "spread over several top-level domains"
-            if advice.level is None
-            else f"within one {level_name(topology, advice.level)} domain"
-        )
-        headline = f"FITS now: {outcome.total} pod(s) {where}"
-    else:
-        role = "best"
-        level = min(advice.job.level if advice.job.level is not None else 0, narrowest)
-        levels = inventory(tree, now, leaf_capacity(tree, shape, empty=True))
-        candidates = levels[level].domains if level < len(levels) else ()
-        if candidates:
-            best = max(candidates, key=lambda d: d.free)  # first of equals: sorted by path
-            domain = best.values
-            headline = (
-                f"does NOT fit now ({advice.job.count} pod(s)); best "
-                f"{topology.levels[level].name} {best.value} has {best.free} free pod slot(s)"
-            )
-        else:
-            headline = f"does NOT fit now ({advice.job.count} pod(s)); no domain in the topology"
-    kinds = Counter(_kind(why) for why in blocked.values())
-    notes = tuple(f"{n} node(s) {kind}" for kind, n in sorted(kinds.items()))
-    return JobOverlay(
-        fits=outcome.fits,
-        headline=headline,
-        message="" if outcome.fits else outcome.message,
-        pods={a.node: a.count for a in outcome.assignment},
-        domain=domain,
-        domain_role=role,
-        blocked=blocked,
-        notes=notes,
-    )
-
-
-def _kind(why: str) -> str:
-    if why.startswith("full"):
-        return "full"
-    if why.startswith("taint"):
-        return "tainted"
-    if why.startswith("outside"):
-        return "outside the topology"
-    return "not matching the nodeSelector"
+from labeler.core.capacity import Node
+from labeler.core.overlay import JobOverlay
+from labeler.core.profiles import Profile
+from labeler.core.scope import DEFAULT_RESOURCES, Scope
+from labeler.topomap.model import TopologyMap, build_map, details_from_nodes, facts_from_nodes
 
 
 def advice_map(
-    profile: Profile, tree: Tree, shape: PodShape, advice: Advice, *, origin: str
+    profile: Profile,
+    nodes: Iterable[Node],
+    requests: Mapping[str, int],
+    job: JobOverlay,
+    *,
+    origin: str,
+    title: str,
 ) -> TopologyMap:
-    """The map of the simulated nodes with the advice drawn over it. The scope is the
-    audit's (accelerator nodes) plus any extended resource the pods request."""
+    """The map of ``nodes`` with ``job`` drawn over it; ``requests`` are one pod's."""
+    nodes = list(nodes)
     topology = profile.topology
-    extended = tuple(r for r in sorted(shape.requests) if "/" in r)
+    extended = tuple(r for r in sorted(requests) if "/" in r)
     scope = Scope(resources=tuple(dict.fromkeys((*DEFAULT_RESOURCES, *extended))))
-    facts = facts_from_nodes(topology, scope, tree.nodes)
+    facts = facts_from_nodes(topology, scope, nodes)
     resources = {f.name: [r for r, _ in f.accelerators] for f in facts}
     return build_map(
         topology,
@@ -104,14 +38,7 @@ def advice_map(
         profile=profile.name,
         scope=scope.describe(),
         origin=origin,
-        details=details_from_nodes(tree.nodes, resources),
-        job=job_overlay(topology, tree, shape, advice),
-        title=f"advise: {advice.job.count} pod(s) on {profile.name}",
+        details=details_from_nodes(nodes, resources),
+        job=job,
+        title=title,
     )
-
-
-def write_advice_map(
-    path: str, profile: Profile, tree: Tree, shape: PodShape, advice: Advice, *, origin: str
-) -> Path:
-    """Write the advice's map to ``path``; the path written."""
-    return write_html(path, advice_map(profile, tree, shape, advice, origin=origin))

@@ -1,9 +1,9 @@
 """The map's model: nodes → nested domains, each node with its audit state and free capacity.
 
 Pure. The states and what a partial node misses are the audit's own
-(:func:`labeler.audit.report.build_report`), so the map, ``audit`` and the exporter's
+(:func:`labeler.core.states.build_report`), so the map, ``audit`` and the exporter's
 metrics can never disagree. Free accelerators are allocatable minus what bound pods
-request (:meth:`labeler.tas.cluster.Node.free`, the numbers ``domains`` starts from).
+request (:meth:`labeler.core.capacity.Node.free`, the numbers ``domains`` starts from).
 
 Nodes with every level label are drawn inside the domain their path of values names (a
 domain is its whole path, as Kueue identifies it, so an inconsistent node shows up in a
@@ -17,14 +17,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from labeler.audit.facts import NodeFacts, node_facts
-from labeler.audit.report import AuditReport, build_report
-from labeler.check import NODE_STATES, UNLABELED
-from labeler.model import Topology
-from labeler.node import NodeInfo
-from labeler.quantity import format_units
-from labeler.scope import Scope
-from labeler.tas.cluster import Node
+from labeler.core.capacity import Node
+from labeler.core.check import NODE_STATES, UNLABELED
+from labeler.core.model import Topology
+from labeler.core.node import NodeInfo
+from labeler.core.overlay import JobOverlay
+from labeler.core.quantity import format_units
+from labeler.core.scope import Scope
+from labeler.core.states import AuditReport, NodeFacts, build_report, node_facts
 
 
 @dataclass(frozen=True)
@@ -34,20 +34,6 @@ class NodeDetail:
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[str, ...] = ()
     free: Mapping[str, int] | None = None  # accelerator resource -> free; None: not known
-
-
-@dataclass(frozen=True)
-class JobOverlay:
-    """A proposed placement drawn over the map (``advise --html``)."""
-
-    fits: bool
-    headline: str  # the verdict, one line
-    message: str  # Kueue's message when it does not fit, else ""
-    pods: Mapping[str, int]  # node -> pods placed on it
-    domain: tuple[str, ...] | None  # path of the domain that holds (or would best hold) the job
-    domain_role: str  # "placement" or "best"
-    blocked: Mapping[str, str]  # node -> why it takes no pod (full, taint, outside...)
-    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from labeler.files import write_atomic
+from labeler.base.files import write_atomic
 from labeler.topomap.model import TopologyMap
 
 _PAGE = """<!doctype html>

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from labeler.cli import main
-from labeler.profiles import ASCEND_GROUP, ASCEND_SUPERPOD, ASCEND_TREE_LABEL, oci_rdma
+from labeler.core.profiles import ASCEND_GROUP, ASCEND_SUPERPOD, ASCEND_TREE_LABEL, oci_rdma
 from tests.helpers import cli_env
 from tests.tas.objects import gpu_nodes, node, pod, write_snapshot
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from labeler.cli import main
-from labeler.profiles import oci_rdma
+from labeler.core.profiles import oci_rdma
 from tests.fakekube import FakeKube
 
 ISLAND, NB, LB = oci_rdma().topology.keys

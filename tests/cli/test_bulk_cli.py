@@ -17,10 +17,10 @@ from pathlib import Path
 import openpyxl
 import pytest
 
+from labeler.base.errors import Terminated
 from labeler.bulk.apply import StopOnSignal
 from labeler.cli import main
 from labeler.commands.mindcluster import label_tool_main, lld_parser_main
-from labeler.errors import Terminated
 from labeler.kube.nodes import METADATA_LIST
 from tests.cli.conftest import Result
 from tests.fakekube import FakeKube
@@ -327,7 +327,7 @@ def test_the_real_command_lines(fake_kube: FakeKube, kubeconfig: Path, tmp_path:
 def test_apply_keeps_the_slinky_annotation(
     fake_kube: FakeKube, kubeconfig: Path, tmp_path: Path, cli: Callable[..., Result]
 ) -> None:
-    from labeler.emit.slurm import SLINKY_ANNOTATION
+    from labeler.core.node import SLINKY_ANNOTATION
 
     fake_kube.add_node("n1")
     fake_kube.add_node("n2", annotations={SLINKY_ANNOTATION: "theirs:s9"})

@@ -6,10 +6,10 @@ import argparse
 
 import pytest
 
+from labeler.base.errors import UsageError
 from labeler.cli import build_parser, main
 from labeler.commands import COMMANDS, MODULES
 from labeler.commands._base import parse_pairs
-from labeler.errors import UsageError
 
 
 def test_parse_pairs_repeated_and_comma_separated() -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 import openpyxl
 import pytest
 
+from labeler.base.errors import Exit
 from labeler.cli import main
-from labeler.errors import Exit
 from tests import xlsx_books
 from tests.fakekube import FakeKube
 
@@ -143,7 +143,7 @@ def test_a_huge_quantity_in_a_snapshot_is_a_one_line_error(
 def test_a_csv_read_is_bounded(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from labeler.bulk import sheet
+    from labeler.core import sheet
 
     monkeypatch.setattr(sheet, "MAX_CSV_BYTES", 1024)
     big = tmp_path / "big.csv"

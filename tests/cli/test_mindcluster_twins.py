@@ -20,7 +20,7 @@ import openpyxl
 import pytest
 
 from labeler.commands.mindcluster import label_tool_main, label_tool_parser, lld_parser_main
-from labeler.node import OWNED_ANNOTATION
+from labeler.core.node import OWNED_ANNOTATION
 from tests.cli.conftest import Result
 from tests.fakekube import FakeKube
 

@@ -16,8 +16,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
-from labeler.profiles import oci_rdma
+from labeler.core.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION
+from labeler.core.profiles import oci_rdma
 from labeler.sources.oci_imds import ROLES
 from tests.e2e.fake_imds import HOST, INSTANCE, RDMA, Answer, FakeImds, rdma_doc
 from tests.fakekube import FakeKube
@@ -401,7 +401,7 @@ def test_readiness_gate_opens_only_once_every_level_label_is_on_the_node(
 def test_slinky_annotation_names_the_leaf_switch_of_the_generated_topology(
     fake_kube: FakeKube, imds: FakeImds, runner: Runner, tmp_path: Path
 ) -> None:
-    from labeler.emit.slurm import SLINKY_ANNOTATION
+    from labeler.core.node import SLINKY_ANNOTATION
 
     fake_kube.add_node("s1")
     imds.set("s1", RDMA, rdma_doc("i", "nb", "lb1", "h1"))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from labeler.node import OWNED_ANNOTATION, OWNERS_ANNOTATION
+from labeler.core.node import OWNED_ANNOTATION, OWNERS_ANNOTATION
 from tests.e2e.fake_imds import RDMA, FakeImds, rdma_doc
 from tests.e2e.test_agent import K, Runner, annotations, labels
 from tests.fakekube import FakeKube

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from labeler.node import OWNED_ANNOTATION, OWNERS_ANNOTATION
-from labeler.profiles import (
+from labeler.core.node import OWNED_ANNOTATION, OWNERS_ANNOTATION
+from labeler.core.profiles import (
     ASCEND_GROUP,
     ASCEND_RACK,
     ASCEND_SERVER,

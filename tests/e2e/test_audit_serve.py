@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from labeler.profiles import oci_rdma
+from labeler.core.profiles import oci_rdma
 from tests.fakekube import FakeKube
 from tests.helpers import cli_env, free_port, http_get, wait_for
 

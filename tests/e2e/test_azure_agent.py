@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from labeler.profiles import (
+from labeler.core.profiles import (
     AZURE_INTERCONNECT_GROUP,
     AZURE_INTERCONNECT_SUBGROUP,
     AZURE_PLACEMENT_GROUP,

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from labeler.cli import main
-from labeler.profiles import NVIDIA_CLIQUE, OCI_HOST_ID, oci_rdma_nvlink
+from labeler.core.profiles import NVIDIA_CLIQUE, OCI_HOST_ID, oci_rdma_nvlink
 from tests.e2e.fake_imds import RDMA, Answer, FakeImds, rdma_doc
 from tests.fakekube import FakeKube
 from tests.helpers import cli_env

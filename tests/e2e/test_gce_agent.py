@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from labeler.profiles import GCE_BLOCK, GCE_HOST, GCE_SUBBLOCK
+from labeler.core.profiles import GCE_BLOCK, GCE_HOST, GCE_SUBBLOCK
 from labeler.sources.gce import HOST_PATH, TOPOLOGY_PATH
 from tests.e2e.fake_imds import Answer, FakeImds
 from tests.e2e.once import agents_once, labels

@@ -7,9 +7,9 @@ import json
 import pytest
 import yaml
 
+from labeler.base.errors import InputError
+from labeler.core.profiles import ascend_superpod, oci_rdma
 from labeler.emit.configmap import merge_resource_level_config
-from labeler.errors import InputError
-from labeler.profiles import ascend_superpod, oci_rdma
 
 CM = """apiVersion: v1
 kind: ConfigMap

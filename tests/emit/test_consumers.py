@@ -19,12 +19,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from labeler.base.errors import InputError
 from labeler.cli import main
-from labeler.emit import hypernodes
-from labeler.emit.configmap import merge_resource_level_config
-from labeler.errors import InputError
-from labeler.model import NodePosition
-from labeler.profiles import (
+from labeler.core.model import NodePosition
+from labeler.core.profiles import (
     ASCEND_GROUP,
     ASCEND_SUPERPOD,
     ASCEND_TREE_LABEL,
@@ -32,6 +30,8 @@ from labeler.profiles import (
     oci_rdma,
     parse_profile,
 )
+from labeler.emit import hypernodes
+from labeler.emit.configmap import merge_resource_level_config
 from labeler.tas.advice import ascend_annotations, make_job, volcano_network_topology
 from labeler.tas.assign import REQUIRED
 from labeler.tas.multilevel import affinity_problems

@@ -63,7 +63,7 @@ def test_generated_objects_pass_the_crds(case: str, tmp_path: Path) -> None:
 
 
 def test_long_names_pass_on_every_volcano_version(tmp_path: Path) -> None:
-    from labeler.model import Level, NodePosition, Topology
+    from labeler.core.model import Level, NodePosition, Topology
 
     topo = Topology("t", (Level("x/a", "a" * 30), Level("x/b", "b" * 30)))
     ps = [NodePosition("n" * 70 + ".local", ("V" * 63, "W" * 63))]

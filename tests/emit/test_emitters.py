@@ -6,10 +6,10 @@ import re
 
 import pytest
 
+from labeler.base.errors import InputError
+from labeler.core.model import Level, NodePosition, Topology
+from labeler.core.profiles import ASCEND_GROUP, ASCEND_SUPERPOD, ascend_superpod, oci_rdma
 from labeler.emit import hypernodes, kueue, volcano
-from labeler.errors import InputError
-from labeler.model import Level, NodePosition, Topology
-from labeler.profiles import ASCEND_GROUP, ASCEND_SUPERPOD, ascend_superpod, oci_rdma
 
 DNS = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from labeler.check import check_positions
+from labeler.core.check import check_positions
+from labeler.core.positions import read_csv
+from labeler.core.profiles import load_profile
 from labeler.emit import bundle, hypernodes, kueue
-from labeler.positions import read_csv
-from labeler.profiles import load_profile
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 INPUTS = GOLDEN / "inputs"

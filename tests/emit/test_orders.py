@@ -8,8 +8,8 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from labeler.core.model import HOSTNAME_LABEL, Level, NodePosition, Topology
 from labeler.emit import hypernodes, kueue, volcano
-from labeler.model import HOSTNAME_LABEL, Level, NodePosition, Topology
 
 _names = st.lists(
     st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True), min_size=1, max_size=15, unique=True

@@ -1,6 +1,6 @@
 """The CSV placement reader: format, BOM, errors with line numbers, tree scope.
 
-The file is read by labeler.bulk.sheet (the bulk tool's validator), so the messages are its
+The file is read by labeler.core.sheet (the bulk tool's validator), so the messages are its
 ``file:line:column`` ones.
 """
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from labeler.errors import InputError
-from labeler.positions import parse_csv, read_csv
-from labeler.profiles import ascend_superpod, oci_rdma
+from labeler.base.errors import InputError
+from labeler.core.positions import parse_csv, read_csv
+from labeler.core.profiles import ascend_superpod, oci_rdma
 
 OCI = oci_rdma().topology
 K = "oci.oraclecloud.com/rdma."

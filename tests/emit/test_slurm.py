@@ -19,10 +19,11 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from labeler.core import slinky
+from labeler.core.model import Level, NodePosition, Topology
+from labeler.core.positions import read_csv
+from labeler.core.profiles import oci_rdma
 from labeler.emit import slurm
-from labeler.model import Level, NodePosition, Topology
-from labeler.positions import read_csv
-from labeler.profiles import oci_rdma
 from tests.helpers import ROOT, free_port
 
 OCI = oci_rdma().topology
@@ -60,7 +61,7 @@ def parse_conf(text: str) -> dict[str, tuple[str, list[str]]]:
         m = CONF_LINE.fullmatch(line)
         assert m, line
         name, kind, members = m.groups()
-        assert len(name) <= slurm.MAX_NAME and "." not in name and name not in out
+        assert len(name) <= slinky.MAX_NAME and "." not in name and name not in out
         out[name] = (kind, hostlist.expand_hostlist(members))
     return out
 
@@ -86,7 +87,7 @@ def check_block_sizes(sizes: list[int], block_node_counts: list[int]) -> None:
 
 def test_topology_conf_grammar_and_tree() -> None:
     ps = _positions()
-    files = slurm.build(OCI, ps, slurm.topology_names(OCI, "oci-rdma"))
+    files = slurm.build(OCI, ps, slinky.topology_names(OCI, "oci-rdma"))
     switches = parse_conf(files.conf)
     check_tree(switches, {p.node for p in ps})
     assert switches["root"][0] == "Switches"
@@ -98,7 +99,7 @@ def test_topology_conf_grammar_and_tree() -> None:
 
 def test_topology_yaml_tree_matches_conf_and_has_no_block_without_a_block_level() -> None:
     ps = _positions()
-    files = slurm.build(OCI, ps, slurm.topology_names(OCI, "oci-rdma"))
+    files = slurm.build(OCI, ps, slinky.topology_names(OCI, "oci-rdma"))
     doc = yaml.safe_load(files.yaml)
     assert len(doc) == 1 and next(iter(doc[0])) == "topology"  # "must be the first attribute"
     topo = doc[0]
@@ -117,7 +118,7 @@ def test_topology_yaml_tree_matches_conf_and_has_no_block_without_a_block_level(
 @pytest.mark.parametrize(("racks", "per_rack"), [(4, 18), (3, 8), (1, 5), (2, 2)])
 def test_block_topology_for_the_block_level(racks: int, per_rack: int) -> None:
     ps = _nvl_positions(racks, per_rack)
-    names = slurm.topology_names(NVL, "gb200")
+    names = slinky.topology_names(NVL, "gb200")
     doc = yaml.safe_load(slurm.build(NVL, ps, names).yaml)
     assert [d["topology"] for d in doc] == ["gb200", "gb200-block"]
     block = doc[1]
@@ -148,21 +149,21 @@ def test_block_sizes_rules() -> None:
 @given(st.text(min_size=1, max_size=200), st.text(min_size=1, max_size=80))
 def test_switch_names_are_short_safe_and_stable(value: str, level_name: str) -> None:
     level = Level("x/k", level_name)
-    name = slurm.switch_name(level, value)
-    assert len(name) <= slurm.MAX_NAME and re.fullmatch(r"[A-Za-z0-9_-]+", name)
-    assert slurm.switch_name(level, value) == name
+    name = slinky.switch_name(level, value)
+    assert len(name) <= slinky.MAX_NAME and re.fullmatch(r"[A-Za-z0-9_-]+", name)
+    assert slinky.switch_name(level, value) == name
     assert hostlist.expand_hostlist(name) == [name]
 
 
 def test_lossy_values_keep_distinct_names() -> None:
     level = Level("x/k", "rack")
-    assert slurm.switch_name(level, "a.b") != slurm.switch_name(level, "a_b")
-    assert slurm.switch_name(level, "abc") == "rack-abc"
+    assert slinky.switch_name(level, "a.b") != slinky.switch_name(level, "a_b")
+    assert slinky.switch_name(level, "abc") == "rack-abc"
 
 
 def test_names_do_not_move_when_nodes_are_added() -> None:
     ps = _positions()
-    names = slurm.topology_names(OCI, "oci-rdma")
+    names = slinky.topology_names(OCI, "oci-rdma")
     before = parse_conf(slurm.build(OCI, ps[:6], names).conf)
     after = parse_conf(slurm.build(OCI, ps, names).conf)
     assert set(before) - {"root"} <= set(after)
@@ -173,7 +174,7 @@ def test_names_do_not_move_when_nodes_are_added() -> None:
 
 def test_node_spec_matches_the_files() -> None:
     ps = _nvl_positions(2, 4)
-    names = slurm.topology_names(NVL, "gb200")
+    names = slinky.topology_names(NVL, "gb200")
     doc = yaml.safe_load(slurm.build(NVL, ps, names).yaml)
     leaf_of = {
         n: s["switch"]
@@ -187,26 +188,26 @@ def test_node_spec_matches_the_files() -> None:
         for n in hostlist.expand_hostlist(b["nodes"])
     }
     for p in ps:
-        spec = slurm.node_spec(NVL, p.values, names)
+        spec = slinky.node_spec(NVL, p.values, names)
         assert spec == f"gb200:{leaf_of[p.node]},gb200-block:{block_of[p.node]}"
-    assert slurm.node_spec(NVL, ("i", "r", None), names) is None
-    assert slurm.node_spec(NVL, ("i", None, "l"), names) is None
+    assert slinky.node_spec(NVL, ("i", "r", None), names) is None
+    assert slinky.node_spec(NVL, ("i", None, "l"), names) is None
 
 
 def test_bad_node_names_and_long_lines_are_errors() -> None:
-    from labeler.errors import InputError
+    from labeler.base.errors import InputError
 
     with pytest.raises(InputError, match="Slurm node names"):
-        slurm.build(OCI, [NodePosition("a,b", ("1", "2", "3"))], slurm.topology_names(OCI, "x"))
+        slurm.build(OCI, [NodePosition("a,b", ("1", "2", "3"))], slinky.topology_names(OCI, "x"))
     many = [NodePosition(f"host{i:05d}x{i}", ("1", "2", "3")) for i in range(400)]
     with pytest.raises(InputError, match=r"topology\.yaml"):
-        slurm.build(OCI, many, slurm.topology_names(OCI, "x"))
+        slurm.build(OCI, many, slinky.topology_names(OCI, "x"))
 
 
 def test_nodes_without_the_narrowest_value_are_left_out(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING)  # an earlier CLI test may have raised the root level
     ps = [NodePosition("a", ("1", "2", "3")), NodePosition("b", ("1", "2", None))]
-    switches = parse_conf(slurm.build(OCI, ps, slurm.topology_names(OCI, "x")).conf)
+    switches = parse_conf(slurm.build(OCI, ps, slinky.topology_names(OCI, "x")).conf)
     check_tree(switches, {"a"})
     assert "left out" in caplog.text
 
@@ -223,7 +224,7 @@ def test_slurmctld_loads_the_generated_topology_conf(tmp_path: Path) -> None:
     it is stopped as soon as it has logged the switch table it built from our file."""
     assert SLURMCTLD is not None, "CI must install slurmctld"
     ps = _positions()
-    conf = slurm.build(OCI, ps, slurm.topology_names(OCI, "oci-rdma")).conf
+    conf = slurm.build(OCI, ps, slinky.topology_names(OCI, "oci-rdma")).conf
     ours = parse_conf(conf)
     (tmp_path / "topology.conf").write_text(conf)
     (tmp_path / "state").mkdir()
@@ -278,8 +279,8 @@ PartitionName=all Nodes=ALL Default=YES
 
 
 def test_profile_marks_one_block_level() -> None:
-    from labeler.errors import InputError
-    from labeler.profiles import parse_profile
+    from labeler.base.errors import InputError
+    from labeler.core.profiles import parse_profile
 
     levels = [{"key": "x/rack", "name": "rack", "block": True}, {"key": "x/leaf"}]
     p = parse_profile({"name": "p", "levels": levels}, origin="p.yaml")

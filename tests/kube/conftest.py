@@ -11,10 +11,10 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from labeler.agent.loop import Agent, AgentConfig
+from labeler.base.metrics import agent_metrics
+from labeler.core.labels import parse_encoding
+from labeler.core.profiles import oci_rdma
 from labeler.kube.events import NodeEvents
-from labeler.labels import parse_encoding
-from labeler.metrics import agent_metrics
-from labeler.profiles import oci_rdma
 from labeler.sources import Source
 from tests.fakekube import FakeKube
 from tests.kube import servers

@@ -15,11 +15,11 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from labeler.agent.loop import Agent, AgentConfig
+from labeler.base.metrics import agent_metrics
+from labeler.core.labels import parse_encoding
+from labeler.core.node import OWNED_ANNOTATION
+from labeler.core.profiles import oci_rdma
 from labeler.kube.events import NodeEvents
-from labeler.labels import parse_encoding
-from labeler.metrics import agent_metrics
-from labeler.node import OWNED_ANNOTATION
-from labeler.profiles import oci_rdma
 from labeler.sources import NoData, Reading, SourceError
 from labeler.sources.oci_imds import ISLAND, LOCAL_BLOCK, NETWORK_BLOCK, ROLES
 from tests.fakekube import FakeKube
@@ -262,7 +262,7 @@ def test_a_409_replans_from_the_fresh_node_so_a_tree_set_meanwhile_is_kept(
     """The agent fills in a tree label only where there is none. If bulk apply sets the
     tree between the agent's GET and PATCH, the re-plan after 409 must see it, not send
     the stale "tree := default" over the planning sheet's tree."""
-    from labeler.profiles import ASCEND_SUPERPOD, ASCEND_TREE_LABEL, ascend_superpod
+    from labeler.core.profiles import ASCEND_SUPERPOD, ASCEND_TREE_LABEL, ascend_superpod
     from labeler.sources import ascend
 
     fake_kube.add_node("n1")

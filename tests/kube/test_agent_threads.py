@@ -14,10 +14,10 @@ from prometheus_client import CollectorRegistry
 
 from labeler.agent import loop
 from labeler.agent.loop import Agent, AgentConfig
-from labeler.http import ProbeServer, flag_probe
-from labeler.labels import parse_encoding
-from labeler.metrics import agent_metrics
-from labeler.profiles import oci_rdma
+from labeler.base.http import ProbeServer, flag_probe
+from labeler.base.metrics import agent_metrics
+from labeler.core.labels import parse_encoding
+from labeler.core.profiles import oci_rdma
 from labeler.sources import NoData, Reading
 from labeler.sources.oci_imds import ISLAND, LOCAL_BLOCK, NETWORK_BLOCK, ROLES
 from tests.fakekube import FakeKube

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from labeler.audit.serve import AuditExporter, ExporterOptions
+from labeler.base.http import ProbeServer
 from labeler.cli import main
-from labeler.http import ProbeServer
-from labeler.node import OWNED_ANNOTATION
-from labeler.profiles import oci_rdma
-from labeler.scope import Scope
+from labeler.core.node import OWNED_ANNOTATION
+from labeler.core.profiles import oci_rdma
+from labeler.core.scope import Scope
 from tests.fakekube import FakeKube
 from tests.helpers import wait_for
 

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from labeler.base.errors import InputError
 from labeler.bulk import apply as bulk
 from labeler.bulk.apply import Action, BulkOptions
-from labeler.bulk.sheet import parse_label_csv
-from labeler.errors import InputError
-from labeler.node import OWNED_ANNOTATION
-from labeler.profiles import ascend_superpod
+from labeler.core.node import OWNED_ANNOTATION
+from labeler.core.profiles import ascend_superpod
+from labeler.core.sheet import parse_label_csv
 from tests.fakekube import FakeKube
 
 G = "huawei.com/topotree.groupid"
@@ -176,7 +176,7 @@ def test_export_then_apply_restores_the_topology(fake: FakeKube) -> None:
     assert [n for n, _ in ex.rows] == [f"node-0000{i}" for i in range(4)]
     import io
 
-    from labeler.bulk.sheet import write_label_csv
+    from labeler.core.sheet import write_label_csv
 
     buf = io.StringIO()
     write_label_csv(buf, ex.keys, ex.rows)

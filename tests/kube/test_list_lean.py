@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from labeler.core.node import OWNED_ANNOTATION
 from labeler.kube.nodes import METADATA_LIST, list_node_labels, list_nodes
-from labeler.node import OWNED_ANNOTATION
 from tests.fakekube import FakeKube
 
 G = "huawei.com/topotree.groupid"

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from labeler.core.plan import Desired
 from labeler.kube.client import for_host
 from labeler.kube.errors import KubeError, retrying
 from labeler.kube.mux import run_many
 from labeler.kube.nodes import METADATA_ONE, LabelWriter, WriteResult, labels_of
 from labeler.kube.steps import Call, Steps
-from labeler.plan import Desired
 from tests.fakekube import FakeKube
 from tests.kube.servers import CHUNKED, Scripted, Silent, ok, tls_api
 

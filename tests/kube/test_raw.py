@@ -7,11 +7,11 @@ by requests that follow on the same client and by the connections its pool had t
 
 from __future__ import annotations
 
+from labeler.core.plan import Desired
 from labeler.kube.client import Api
 from labeler.kube.custom import CustomObjects
 from labeler.kube.errors import Expired
 from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
-from labeler.plan import Desired
 from tests.fakekube import FakeKube
 
 # Answers bigger than http.client's read buffer (8 KiB), as real Nodes are (status.images):

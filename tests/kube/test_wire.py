@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from labeler.core.plan import Desired
 from labeler.kube.client import Api, for_host
 from labeler.kube.errors import Conflict, Retryable
 from labeler.kube.nodes import LabelWriter, get_node, list_node_labels
 from labeler.kube.raw import call_json
 from labeler.kube.wire import BrokenAnswer, Fields, feed, read_answer
-from labeler.plan import Desired
 from tests.fakekube import FakeKube
 from tests.kube.servers import CHUNKED, Scripted, Silent, ok, tls_api
 

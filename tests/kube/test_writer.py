@@ -6,11 +6,11 @@ import time
 
 import pytest
 
+from labeler.core.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
+from labeler.core.plan import Desired
 from labeler.kube.client import ClusterOptions, connect
 from labeler.kube.errors import Expired, Forbidden, Invalid
 from labeler.kube.nodes import LabelWriter, get_node, list_node_labels, list_nodes, watch_nodes
-from labeler.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
-from labeler.plan import Desired
 from tests.fakekube import FakeKube
 
 ISLAND, BLOCK, RACK = "x.io/island", "x.io/block", "x.io/rack"

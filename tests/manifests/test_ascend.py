@@ -9,8 +9,8 @@ from typing import Any
 import celpy
 import pytest
 
-from labeler.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION
-from labeler.profiles import ASCEND_GROUP, ascend_superpod
+from labeler.core.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION
+from labeler.core.profiles import ASCEND_GROUP, ascend_superpod
 from tests.manifests.helpers import (
     GATE_REMOVALS,
     MANIFESTS,

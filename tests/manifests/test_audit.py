@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from labeler.audit.report import build_report
-from labeler.metrics import AuditCollector
-from labeler.profiles import oci_rdma
+from labeler.audit.serve import audit_figures
+from labeler.base.metrics import AuditCollector
+from labeler.core.profiles import oci_rdma
+from labeler.core.states import build_report
 from tests.manifests.helpers import MANIFESTS, by_kind, render, validate_all
 
 AUDIT = MANIFESTS / "audit"
@@ -91,7 +92,7 @@ def test_prometheus_rule_is_separate_and_names_published_metrics() -> None:
     )
     # Every metric an alert uses is one the exporter publishes.
     prof = oci_rdma()
-    fig = build_report(prof.name, "x", prof.topology, []).figures(1.0)
+    fig = audit_figures(build_report(prof.name, "x", prof.topology, []), 1.0)
     published = {m.name for m in AuditCollector(prof.name, lambda: fig).collect()}
     for alert in alerts.values():
         used = {w for w in _words(alert["expr"]) if w.startswith("topology_labeler_")}

@@ -15,14 +15,14 @@ import celpy
 import pytest
 import yaml
 
-from labeler.node import (
+from labeler.core.node import (
     OWNED_ANNOTATION,
     OWNED_ANNOTATIONS_ANNOTATION,
     OWNERS_ANNOTATION,
     SLINKY_ANNOTATION,
     SOURCE_IDS_ANNOTATION,
 )
-from labeler.profiles import oci_rdma
+from labeler.core.profiles import oci_rdma
 from tests.manifests.helpers import (
     GATE_REMOVALS,
     LABELED,

@@ -10,7 +10,7 @@ from typing import Any
 import celpy
 import pytest
 
-from labeler.profiles import Profile, azure, gce
+from labeler.core.profiles import Profile, azure, gce
 from tests.manifests.helpers import MANIFESTS, Policy, by_kind, render, validate_all
 
 K8S_VERSION = "1.32.0"

@@ -9,8 +9,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from labeler.audit.report import AuditFigures
-from labeler.metrics import agent_metrics, audit_metrics
+from labeler.base.metrics import AuditFigures, agent_metrics, audit_metrics
 from tests.manifests.helpers import MANIFESTS, by_kind, render
 
 DASHBOARD = MANIFESTS / "audit" / "grafana-dashboard.json"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from labeler.errors import UsageError
-from labeler.profiles import (
+from labeler.base.errors import UsageError
+from labeler.core.profiles import (
     ASCEND_GROUP,
     ASCEND_RACK,
     ASCEND_SERVER,

@@ -8,7 +8,7 @@ import pytest
 import responses
 from responses import matchers
 
-from labeler.profiles import (
+from labeler.core.profiles import (
     AZURE_INTERCONNECT_GROUP,
     AZURE_INTERCONNECT_SUBGROUP,
     AZURE_PLACEMENT_GROUP,

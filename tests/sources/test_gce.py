@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import responses
 
-from labeler.profiles import GCE_BLOCK, GCE_HOST, GCE_SUBBLOCK, gce
+from labeler.core.profiles import GCE_BLOCK, GCE_HOST, GCE_SUBBLOCK, gce
 from labeler.sources import NoData, Reading, SourceError
 from labeler.sources import gce as src
 from labeler.sources.gce import HOST_PATH, ROLES, TOPOLOGY_PATH, GceOptions, GceSource

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from labeler.profiles import NVIDIA_CLIQUE, nvlink
+from labeler.core.profiles import NVIDIA_CLIQUE, nvlink
 from labeler.sources import NoData, Reading, SourceError
 from labeler.sources.nvlink import (
     CLIQUE,

@@ -9,9 +9,9 @@ import pytest
 import requests
 import responses
 
-from labeler.errors import UsageError
-from labeler.model import Level, Topology
-from labeler.profiles import OCI_GPU_MEMORY_FABRIC, OCI_HOST_ID, OCI_PREFIX, Profile, oci_rdma
+from labeler.base.errors import UsageError
+from labeler.core.model import Level, Topology
+from labeler.core.profiles import OCI_GPU_MEMORY_FABRIC, OCI_HOST_ID, OCI_PREFIX, Profile, oci_rdma
 from labeler.sources import NoData, Reading, SourceError
 from labeler.sources import oci_imds as imds
 from labeler.sources.oci_imds import HOST_PATH, RDMA_PATH, ROLES, ImdsOptions, OciImdsSource

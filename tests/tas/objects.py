@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from labeler.model import Level, Topology
+from labeler.core.model import Level, Topology
 from labeler.tas.cluster import snapshot_from_objects
 from labeler.tas.tree import Tree, build_tree
 

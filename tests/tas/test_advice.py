@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from labeler.errors import UsageError
-from labeler.profiles import oci_rdma
+from labeler.base.errors import UsageError
+from labeler.core.profiles import oci_rdma
 from labeler.tas.advice import (
     SLICE_CONSTRAINTS_ANNOTATION,
     advise,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from labeler.errors import InputError
-from labeler.node import Taint
+from labeler.base.errors import InputError
+from labeler.core.node import Taint
 from labeler.tas.cluster import (
     Toleration,
     first_untolerated,

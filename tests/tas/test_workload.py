@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from labeler.errors import InputError
+from labeler.base.errors import InputError
 from labeler.tas.admit import WorkloadResult, place_workload
 from labeler.tas.cluster import snapshot_from_objects
 from labeler.tas.tree import Tree, build_tree_for_levels

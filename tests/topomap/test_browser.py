@@ -12,10 +12,11 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from labeler.audit.serve import AuditExporter, ExporterOptions
+from labeler.base.http import ProbeServer
 from labeler.cli import main
-from labeler.http import ProbeServer
-from labeler.profiles import oci_rdma
-from labeler.scope import Scope
+from labeler.commands.audit import live_map
+from labeler.core.profiles import oci_rdma
+from labeler.core.scope import Scope
 from tests.fakekube import FakeKube
 from tests.helpers import http_get, wait_for
 from tests.kube.test_audit_fake import seed_mixed
@@ -193,8 +194,13 @@ def test_advise_html_shows_the_best_domain_and_blockers(
 
 def test_exporter_serves_the_live_map(chrome: Any, fake_kube: FakeKube) -> None:
     seed_mixed(fake_kube)
+    profile = oci_rdma()
     exporter = AuditExporter(
-        fake_kube.cluster(), oci_rdma(), Scope(), options=ExporterOptions(debounce=0.01)
+        fake_kube.cluster(),
+        profile,
+        Scope(),
+        options=ExporterOptions(debounce=0.01),
+        page=live_map(profile, Scope()),
     )
     server = ProbeServer(
         exporter.registry,

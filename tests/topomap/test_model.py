@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from labeler.audit.facts import NodeFacts
 from labeler.cli import main
-from labeler.model import NodePosition
-from labeler.profiles import oci_rdma
-from labeler.scope import Scope
-from labeler.tas.cluster import Node
+from labeler.core.capacity import Node
+from labeler.core.model import NodePosition
+from labeler.core.profiles import oci_rdma
+from labeler.core.scope import Scope
+from labeler.core.states import NodeFacts
 from labeler.topomap.model import build_map, details_from_nodes, facts_from_nodes
 from labeler.topomap.render import render_html
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from labeler.agent.confirm import Confirmation, Signature, recorded_signature, signature
-from labeler.node import NodeLabels
-from labeler.plan import Desired, plan_labels
+from labeler.core.node import NodeLabels
+from labeler.core.plan import Desired, plan_labels
 from labeler.sources import Reading
 
 LEVELS = ("island", "block")

@@ -14,10 +14,10 @@ from labeler.agent.decide import (
     isolated_value,
     node_is_labeled,
 )
-from labeler.labels import InvalidLabelValue, parse_encoding
-from labeler.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
-from labeler.plan import LabelPlan, plan_labels
-from labeler.profiles import (
+from labeler.core.labels import InvalidLabelValue, parse_encoding
+from labeler.core.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
+from labeler.core.plan import LabelPlan, plan_labels
+from labeler.core.profiles import (
     ASCEND_GROUP,
     ASCEND_SUPERPOD,
     ASCEND_TREE_LABEL,

@@ -9,18 +9,18 @@ from typing import Any
 
 import pytest
 
-from labeler.audit.facts import node_facts
 from labeler.audit.jobview import job_placement
 from labeler.audit.render import render_table
-from labeler.audit.report import build_report
+from labeler.audit.serve import audit_figures
 from labeler.audit.store import NodeStore
-from labeler.errors import UsageError
-from labeler.node import OWNED_ANNOTATION, NodeInfo
-from labeler.positions import select
-from labeler.profiles import ascend_superpod, oci_rdma
-from labeler.quantity import parse_count
-from labeler.scope import Scope
-from labeler.selector import parse_selector
+from labeler.base.errors import UsageError
+from labeler.core.node import OWNED_ANNOTATION, NodeInfo
+from labeler.core.positions import select
+from labeler.core.profiles import ascend_superpod, oci_rdma
+from labeler.core.quantity import parse_count
+from labeler.core.scope import Scope
+from labeler.core.selector import parse_selector
+from labeler.core.states import build_report, node_facts
 
 PROFILE = oci_rdma()
 TOPO = PROFILE.topology
@@ -108,7 +108,7 @@ def test_a_placeholder_value_is_a_missing_label_not_a_domain() -> None:
 
 def test_figures_have_every_state_and_level_even_when_zero() -> None:
     r = report_of([node("a1", full("i1", "n1", "l1"))])
-    fig = r.figures(123.0)
+    fig = audit_figures(r, 123.0)
     assert fig.states == {"labeled": 1, "partial": 0, "unlabeled": 0, "inconsistent": 0}
     assert fig.unlabeled_accelerators == {"nvidia.com/gpu": 0}
     assert fig.nesting_violations == {"hpc_island": 0, "network_block": 0, "local_block": 0}
@@ -279,7 +279,7 @@ def test_an_empty_scope_says_nothing_was_audited() -> None:
 
 def test_the_pure_report_does_not_import_the_prometheus_client() -> None:
     code = (
-        "import sys, labeler.audit.report, labeler.audit.render; "
+        "import sys, labeler.core.states, labeler.audit.render; "
         "sys.exit('prometheus_client' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from labeler.backoff import Backoff
+from labeler.base.backoff import Backoff
 
 
 def test_doubles_from_the_first_delay_up_to_the_cap() -> None:

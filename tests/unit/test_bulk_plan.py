@@ -10,9 +10,9 @@ from labeler.bulk.apply import (
     export_rows,
     plan_bulk,
 )
-from labeler.bulk.sheet import parse_label_csv
-from labeler.node import OWNED_ANNOTATION, NodeLabels
-from labeler.profiles import ascend_superpod, oci_rdma
+from labeler.core.node import OWNED_ANNOTATION, NodeLabels
+from labeler.core.profiles import ascend_superpod, oci_rdma
+from labeler.core.sheet import parse_label_csv
 
 G = "huawei.com/topotree.groupid"
 T = "huawei.com/topotree"

@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labeler.check import (
+from labeler.core.check import (
     INCONSISTENT,
     LABELED,
     NODE_STATES,
@@ -11,8 +11,8 @@ from labeler.check import (
     UNLABELED,
     check_positions,
 )
-from labeler.model import Level, NodePosition, Topology
-from labeler.profiles import ascend_superpod
+from labeler.core.model import Level, NodePosition, Topology
+from labeler.core.profiles import ascend_superpod
 
 TOPO = Topology(
     "t", (Level("x/island", "island"), Level("x/block", "block"), Level("x/rack", "rack"))

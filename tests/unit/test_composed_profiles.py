@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from labeler.errors import InputError
-from labeler.profiles import GCE_SUBBLOCK, NVIDIA_CLIQUE, OCI_HOST_ID, load_profile
+from labeler.base.errors import InputError
+from labeler.core.profiles import GCE_SUBBLOCK, NVIDIA_CLIQUE, OCI_HOST_ID, load_profile
 from labeler.sources.compose import ComposedSource
 from labeler.sources.select import add_flags, make_source
 

@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from labeler.bulk.sheet import parse_label_csv, read_label_csv, write_label_csv
-from labeler.errors import InputError
+from labeler.base.errors import InputError
+from labeler.core.sheet import parse_label_csv, read_label_csv, write_label_csv
 
 G = "huawei.com/topotree.groupid"
 T = "huawei.com/topotree"

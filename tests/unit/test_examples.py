@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from labeler.bulk.sheet import read_label_csv
-from labeler.profiles import load_profile
+from labeler.core.profiles import load_profile
+from labeler.core.sheet import read_label_csv
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from labeler.errors import InputError
-from labeler.files import write_atomic
+from labeler.base.errors import InputError
+from labeler.base.files import write_atomic
 
 
 def test_a_new_file_gets_the_usual_mode_and_no_temporary_file_is_left(tmp_path: Path) -> None:

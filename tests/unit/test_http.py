@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client import CollectorRegistry
 
-from labeler.errors import UsageError
-from labeler.http import ProbeServer, flag_probe, serve_until_signal
-from labeler.metrics import agent_metrics
+from labeler.base.errors import UsageError
+from labeler.base.http import ProbeServer, flag_probe, serve_until_signal
+from labeler.base.metrics import agent_metrics
 from tests.helpers import http_get
 
 

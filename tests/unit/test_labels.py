@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labeler.errors import InputError
-from labeler.labels import (
+from labeler.base.errors import InputError
+from labeler.core.labels import (
     InvalidLabelValue,
     LabelValueTooLong,
     check_key,

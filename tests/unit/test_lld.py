@@ -14,9 +14,9 @@ from typing import Any
 import openpyxl
 import pytest
 
+from labeler.base.errors import InputError
 from labeler.bulk.lld import read_lld, write_lld_csv
-from labeler.bulk.sheet import read_label_csv
-from labeler.errors import InputError
+from labeler.core.sheet import read_label_csv
 
 G = "huawei.com/topotree.groupid"
 T = "huawei.com/topotree"

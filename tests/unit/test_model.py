@@ -2,8 +2,8 @@
 
 import pytest
 
-from labeler.model import HOSTNAME_LABEL, Level, NodePosition, Topology
-from labeler.profiles import ascend_superpod, oci_rdma
+from labeler.core.model import HOSTNAME_LABEL, Level, NodePosition, Topology
+from labeler.core.profiles import ascend_superpod, oci_rdma
 
 
 def three_levels() -> Topology:

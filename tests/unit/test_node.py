@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from labeler.node import NodeInfo, Taint
+from labeler.core.node import NodeInfo, Taint
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,8 +56,8 @@ def test_pure_modules_do_not_import_the_client() -> None:
     """NodePosition, audit facts and the node model must work without the kubernetes package
     loaded (snapshot files, unit tests, tools)."""
     code = (
-        "import sys, labeler.node, labeler.quantity, labeler.tas.cluster, "
-        "labeler.audit.facts, labeler.audit.jobview; "
+        "import sys, labeler.core.node, labeler.core.quantity, labeler.tas.cluster, "
+        "labeler.core.states, labeler.audit.jobview; "
         "sys.exit('kubernetes' in sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from labeler.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
-from labeler.plan import AGENT, BULK, Desired, plan_labels
+from labeler.core.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
+from labeler.core.plan import AGENT, BULK, Desired, plan_labels
 
 K1, K2, K3 = "x.io/island", "x.io/block", "x.io/rack"
 

@@ -5,7 +5,7 @@ bulk case (each annotation parsed once, parsed values cached by their text, the 
 pass skipped when nothing can come of it). The oracle below is the implementation as it
 was before those fast paths, copied here (helpers renamed, NodeLabels' properties as
 functions, comments dropped) and frozen on purpose: a test oracle,
-not a second implementation to maintain. A rule change is made in labeler/plan.py and
+not a second implementation to maintain. A rule change is made in labeler/core/plan.py and
 here together, with the hand-written cases of test_plan.py saying why.
 
 Any difference — a change, a conflict, their order, an annotation's text — is a failure.
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labeler.node import (
+from labeler.core.node import (
     OWNED_ANNOTATION,
     OWNED_ANNOTATIONS_ANNOTATION,
     OWNERS_ANNOTATION,
@@ -29,7 +29,7 @@ from labeler.node import (
     SOURCE_IDS_ANNOTATION,
     NodeLabels,
 )
-from labeler.plan import AGENT, BULK, Conflict, Desired, LabelPlan, plan_labels
+from labeler.core.plan import AGENT, BULK, Conflict, Desired, LabelPlan, plan_labels
 
 # --- the reference: plan_labels and what it called, as they were ---------------------
 

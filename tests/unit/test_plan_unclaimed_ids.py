@@ -1,8 +1,8 @@
 """Without ``claim`` (bulk apply), a value someone else already set to what we want is not
 claimed, so no write at all. The agent claims such a value instead (test_plan.py)."""
 
-from labeler.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
-from labeler.plan import Desired, plan_labels
+from labeler.core.node import OWNED_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
+from labeler.core.plan import Desired, plan_labels
 
 SP = "huawei.com/topotree.superpodid"
 TREE = "huawei.com/topotree"

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from labeler.errors import InputError
-from labeler.profiles import load_profile
+from labeler.base.errors import InputError
+from labeler.core.profiles import load_profile
 
 
 def write(tmp_path: Path, text: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from labeler.progress import Progress
+from labeler.base.progress import Progress
 
 
 def test_bar_is_cleared_around_result_lines() -> None:

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from labeler.quantity import (
+from labeler.core.quantity import (
     QuantityError,
     format_units,
     parse_count,

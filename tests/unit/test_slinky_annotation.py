@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from labeler.emit.slurm import SLINKY_ANNOTATION, Slinky, topology_names
-from labeler.model import Level, Topology
-from labeler.node import OWNED_ANNOTATIONS_ANNOTATION, NodeLabels
-from labeler.plan import BULK, Desired, plan_labels
+from labeler.core.model import Level, Topology
+from labeler.core.node import OWNED_ANNOTATIONS_ANNOTATION, SLINKY_ANNOTATION, NodeLabels
+from labeler.core.plan import BULK, Desired, plan_labels
+from labeler.core.slinky import Slinky, topology_names
 
 TOPO = Topology("default", (Level("x/rack", "rack", block=True), Level("x/leaf", "leaf")))
 SLINKY = Slinky(TOPO, topology_names(TOPO, "gb"))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from labeler.errors import UsageError
-from labeler.profiles import Profile, ascend_superpod, load_profile, oci_rdma
+from labeler.base.errors import UsageError
+from labeler.core.profiles import Profile, ascend_superpod, load_profile, oci_rdma
 from labeler.sources import ascend, azure, gce, nvlink, oci_imds
 from labeler.sources.ascend import AscendOptions, AscendSource, NpuSmiReader
 from labeler.sources.oci_imds import ImdsOptions, OciImdsSource

@@ -9,9 +9,9 @@ from pathlib import Path
 import openpyxl
 import pytest
 
+from labeler.base.errors import InputError
 from labeler.bulk.lld import read_lld
 from labeler.bulk.xlsx import Workbook, XlsxError, column_letter, split_ref
-from labeler.errors import InputError
 from tests.xlsx_books import HUGE_USED_RANGE, book
 
 

@@ -40,9 +40,9 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from labeler.errors import UsageError
-from labeler.flags import positive_number
-from labeler.profiles import Profile, Roles
+from labeler.base.errors import UsageError
+from labeler.base.flags import positive_number
+from labeler.core.profiles import Profile, Roles
 from labeler.sources import NoData, Reading, SourceKind
 from labeler.sources.ascend.npusmi import DEFAULT_NPU_SMI, DEFAULT_TIMEOUT, NpuSmiReader
 

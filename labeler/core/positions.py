@@ -1,7 +1,7 @@
 """Where nodes sit, read from the bulk tool's CSV or from today's node labels.
 
 The CSV is MindCluster's format (first column ``nodeName``, then label keys), read by
-:mod:`labeler.bulk.sheet`, the same validator ``apply`` uses: the same ``file:line:column``
+:mod:`labeler.core.sheet`, the same validator ``apply`` uses: the same ``file:line:column``
 errors, all reported together before anything is generated, and the same leniency (BOM,
 CRLF, blank rows). An empty cell means "no label". This module only adds the profile's
 demand that every level has a column, and picks the nodes of the tree.
@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labeler.bulk.sheet import LabelSheet, parse_label_csv, read_label_csv
-from labeler.model import NodePosition, Topology, level_values
+from labeler.core.model import NodePosition, Topology, level_values
+from labeler.core.sheet import LabelSheet, parse_label_csv, read_label_csv
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class PositionSet:
     positions: list[NodePosition]
     tree_labels: Mapping[str, str] = field(default_factory=dict)
     out_of_scope: int = 0  # nodes of other trees
-    scope: str | None = None  # from a cluster: which nodes were looked at (labeler.scope)
+    scope: str | None = None  # from a cluster: which nodes were looked at (labeler.core.scope)
     not_in_scope: int = 0  # cluster nodes outside that scope (CPU, control plane, ...)
     # nodes of other trees, by tree name: their values must not reuse this tree's
     other_trees: Mapping[str, tuple[NodePosition, ...]] = field(default_factory=dict)

@@ -26,9 +26,9 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
-from labeler.labels import value_problems
-from labeler.model import Level, NodePosition, Topology
-from labeler.text import a_few
+from labeler.base.text import a_few
+from labeler.core.labels import value_problems
+from labeler.core.model import Level, NodePosition, Topology
 
 LABELED = "labeled"
 PARTIAL = "partial"

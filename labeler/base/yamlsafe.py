@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from labeler.errors import InputError, yaml_problem
+from labeler.base.errors import InputError, yaml_problem
 
 # libyaml when PyYAML has it: the same results as yaml.safe_load, faster, and with its own
 # nesting limit (100,000 "[" is a YAML error there).

@@ -1,6 +1,6 @@
 """Label selectors, matched on our side as the API server matches them.
 
-Used by the node scope (labeler.scope, ``--node-selector``). The audit exporter watches
+Used by the node scope (labeler.core.scope, ``--node-selector``). The audit exporter watches
 every node and keeps its scope itself: a server-side selector on a watch would make a node
 that stops matching vanish without a trace, and a node's accelerators (the default scope)
 cannot be selected server-side at all. The syntax is
@@ -14,8 +14,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from labeler.errors import UsageError
-from labeler.labels import key_problems, value_problems
+from labeler.base.errors import UsageError
+from labeler.core.labels import key_problems, value_problems
 
 _SET_RE = re.compile(r"^\s*(\S+)\s+(in|notin)\s*\(([^)]*)\)\s*$")
 

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from labeler.quantity import parse_count
-from labeler.selector import Selector
+from labeler.core.quantity import parse_count
+from labeler.core.selector import Selector
 
 log = logging.getLogger(__name__)
 

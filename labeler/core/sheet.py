@@ -19,9 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from labeler.errors import InputError
-from labeler.files import read_bytes, write_atomic
-from labeler.labels import NODE_NAME_RE, dns1123_subdomain_problems, key_problems, value_problems
+from labeler.base.errors import InputError
+from labeler.base.files import read_bytes, write_atomic
+from labeler.core.labels import (
+    NODE_NAME_RE,
+    dns1123_subdomain_problems,
+    key_problems,
+    value_problems,
+)
 
 NODE_NAME_HEADER = "nodeName"
 BOM = "\ufeff"

@@ -7,16 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from labeler import __version__
-
-if TYPE_CHECKING:
-    from labeler.audit.report import AuditFigures
+from labeler.base.version import __version__
 
 PREFIX = "topology_labeler"
 
@@ -105,6 +101,19 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
 # Aggregates only, no per-node series: a 10,000-node cluster must not cost 10,000 series.
 # The figures are published from one immutable snapshot per scrape (a custom collector), so
 # a scrape never sees half of one recomputation and half of the next.
+
+
+@dataclass(frozen=True)
+class AuditFigures:
+    """One consistent set of audit numbers, as the exporter publishes them (no per-node
+    series). Plain values: the audit's report fills them without knowing Prometheus."""
+
+    states: Mapping[str, int]  # labeled / partial / unlabeled / inconsistent -> nodes
+    unlabeled_accelerators: Mapping[str, int]  # resource -> on partial + unlabeled nodes
+    nesting_violations: Mapping[str, int]  # level name -> values with several parents
+    domains: Mapping[str, int]  # level name -> distinct values
+    foreign_nodes: int  # nodes with level labels not set by topology-labeler
+    last_sync: float | None  # unix time the state was last known current
 
 
 class AuditCollector(Collector):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from labeler.errors import InputError
+from labeler.base.errors import InputError
 
 
 def size_text(n: int) -> str:

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from labeler.errors import InputError, UsageError
-from labeler.files import read_text
-from labeler.labels import key_problems, parse_encoding, value_problems
-from labeler.model import Level, Topology
+from labeler.base.errors import InputError, UsageError
+from labeler.base.files import read_text
+from labeler.core.labels import key_problems, parse_encoding, value_problems
+from labeler.core.model import Level, Topology
 
 OCI_PREFIX = "oci.oraclecloud.com/"
 OCI_HOST_ID = OCI_PREFIX + "rdma.host_id"
@@ -326,7 +326,7 @@ def load_profile(spec: str, *, tree_name: str | None = None) -> Profile:
         )
     text = read_text(path, MAX_PROFILE_BYTES, what="profile")
     # Imported only for profile files: every command line builds the built-in names.
-    from labeler import yamlsafe
+    from labeler.base import yamlsafe
 
     doc = yamlsafe.load(text, str(path), hint="the profile is not valid YAML")
     profile = parse_profile(doc, origin=str(path), tree_name=tree_name)

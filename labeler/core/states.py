@@ -1,20 +1,26 @@
-"""The audit report: which in-scope nodes the schedulers can use, and what the rest cost.
+"""What the schedulers can see of each in-scope node: its facts and its state.
 
-States (labeled, partial, unlabeled, inconsistent) are exclusive and sum to the nodes in
-scope; the judgement itself is :mod:`labeler.check`'s, so ``check`` and ``audit`` can never
-disagree. "Foreign" — level labels present but not recorded in our owned-labels annotation
-— is a separate dimension: such a node may well be usable, but topology-labeler will not
-maintain its labels."""
+A node's *facts* are what is kept of it: its level values, which of them topology-labeler
+does not own ("foreign"), its accelerators. A Node object is a few kilobytes, its facts a
+few hundred bytes, so the audit exporter keeps only facts (10,000 nodes fit in a few
+megabytes) and decides from them whether a watch event changed anything at all — most
+node updates are status heartbeats that do not.
+
+A node's *state* (labeled, partial, unlabeled, inconsistent) is exclusive, and the states
+sum to the nodes in scope; the judgement itself is :mod:`labeler.core.check`'s, so
+``check``, ``audit``, its metrics and the map can never disagree. "Foreign" is a separate
+dimension: such a node may well be usable, but topology-labeler will not maintain its
+labels.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from labeler.audit.facts import NodeFacts
-from labeler.check import (
+from labeler.core.check import (
     INCONSISTENT,
     LABELED,
     NODE_STATES,
@@ -24,22 +30,53 @@ from labeler.check import (
     NestingViolation,
     check_positions,
 )
-from labeler.model import Topology
+from labeler.core.model import NodePosition, Topology, level_values
+from labeler.core.node import NodeInfo
+from labeler.core.scope import Scope
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFacts:
+    """One in-scope node, reduced to what the audit needs.
+
+    The position is built once per watch event, not once per recomputation.
+    """
+
+    position: NodePosition  # level values widest first (None = missing); tree label in extra
+    foreign: tuple[str, ...]  # topology keys present on the node but not owned by us
+    accelerators: tuple[tuple[str, int], ...]  # (resource, allocatable count > 0)
+
+    @property
+    def name(self) -> str:
+        return self.position.node
+
+
+def node_facts(topology: Topology, scope: Scope, node: NodeInfo) -> NodeFacts | None:
+    """The node's facts, or None when it is out of scope."""
+    accelerators = scope.accelerators(node)
+    if scope.selector is not None:
+        if not scope.selector.matches(node.labels):
+            return None
+    elif not accelerators:
+        return None
+    labels: Mapping[str, str] = node.labels
+    keys: Sequence[str] = topology.keys
+    extra: dict[str, str] = {}
+    if topology.tree_label:
+        keys = (topology.tree_label, *keys)
+        if topology.tree_label in labels:
+            extra[topology.tree_label] = labels[topology.tree_label]
+    owned = node.owned
+    return NodeFacts(
+        position=NodePosition(
+            node=node.name, values=level_values(topology.keys, labels), extra=extra
+        ),
+        foreign=tuple(k for k in keys if k in labels and k not in owned),
+        accelerators=accelerators,
+    )
+
 
 UNUSABLE_STATES = (PARTIAL, UNLABELED)
-
-
-@dataclass(frozen=True)
-class AuditFigures:
-    """One consistent set of audit numbers, as the exporter publishes them (no per-node
-    series). Plain values, so the report stays free of the Prometheus client."""
-
-    states: Mapping[str, int]  # labeled / partial / unlabeled / inconsistent -> nodes
-    unlabeled_accelerators: Mapping[str, int]  # resource -> on partial + unlabeled nodes
-    nesting_violations: Mapping[str, int]  # level name -> values with several parents
-    domains: Mapping[str, int]  # level name -> distinct values
-    foreign_nodes: int  # nodes with level labels not set by topology-labeler
-    last_sync: float | None  # unix time the state was last known current
 
 
 @dataclass(frozen=True)
@@ -71,21 +108,6 @@ class AuditReport:
     @property
     def nesting(self) -> tuple[NestingViolation, ...]:
         return self.check.nesting
-
-    def figures(self, last_sync: float | None) -> AuditFigures:
-        """The numbers the exporter publishes (no per-node series)."""
-        per_level = Counter(v.level.name for v in self.nesting)
-        resources = {r: self.unusable_accelerators.get(r, 0) for r in self.accelerators}
-        return AuditFigures(
-            states=self.counts(),
-            unlabeled_accelerators=resources,
-            nesting_violations={lv.name: per_level.get(lv.name, 0) for lv in self.topology.levels},
-            domains={
-                lv.name: len(self.check.domain_sizes.get(lv.key, {})) for lv in self.topology.levels
-            },
-            foreign_nodes=len(self.foreign),
-            last_sync=last_sync,
-        )
 
     def to_json(self) -> dict[str, Any]:
         levels = self.topology.levels
@@ -165,5 +187,7 @@ __all__ = [
     "PARTIAL",
     "UNLABELED",
     "AuditReport",
+    "NodeFacts",
     "build_report",
+    "node_facts",
 ]

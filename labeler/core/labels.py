@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from labeler.errors import InputError, LabelerError
+from labeler.base.errors import InputError, LabelerError
 
 MAX_VALUE = 63
 MAX_NAME = 63
@@ -150,6 +150,26 @@ class Encoding:
 
     def encode(self, key: str, source_id: str) -> str:
         return _ENCODERS[self.kind](self, key, source_id)
+
+
+_SLUG_BAD = re.compile(r"[^a-z0-9-]+")
+_DASHES = re.compile(r"-{2,}")
+NAME_HASH_LENGTH = 8  # hex digits that keep a shortened object name unique
+
+
+def slug(text: str) -> str:
+    """``text`` lowercased, every run of other characters than ``[a-z0-9-]`` one ``-``."""
+    return _DASHES.sub("-", _SLUG_BAD.sub("-", text.lower())).strip("-")
+
+
+def dns_name(text: str) -> str:
+    """``text`` as a DNS label (≤ 63 characters): slugged, hashed when too long or empty.
+    Names HyperNodes' owner values and Slurm topologies."""
+    name = slug(text)
+    if len(name) > MAX_NAME:
+        keep = MAX_NAME - NAME_HASH_LENGTH - 1
+        name = f"{name[:keep].rstrip('-')}-{digest(text, NAME_HASH_LENGTH)}"
+    return name or digest(text, NAME_HASH_LENGTH)
 
 
 def digest(text: str, length: int) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-from labeler.errors import UsageError
+from labeler.base.errors import UsageError
 
 log = logging.getLogger(__name__)
 
