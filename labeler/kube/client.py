@@ -21,7 +21,8 @@ from urllib.parse import urlencode
 from labeler.base.errors import InputError, UsageError
 from labeler.base.files import read_text
 from labeler.base.version import __version__
-from labeler.kube import official
+from labeler.kube import official, strict
+from labeler.kube.answer import WrongAnswer, check_object
 from labeler.kube.errors import ApiStatus
 from labeler.kube.steps import Call
 from labeler.kube.wire import Wire
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
     import urllib3
 
 JSON = "application/json"
+# Which transport carries whole-answer requests: "own" (labeler.kube.wire, the default) or
+# "official" (the official client's urllib3 pool for every request, as behind a proxy).
+TRANSPORT_ENV = "TOPOLOGY_LABELER_TRANSPORT"
+TRANSPORTS = ("own", "official")
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class Api:
         configuration: Any,
         *,
         request_timeout: tuple[float, float] = ClusterOptions.request_timeout,
+        own_transport: bool = True,
     ) -> None:
         import urllib3  # with the client, not before: offline commands never load either
 
@@ -64,6 +70,7 @@ class Api:
         self._timeout_of = urllib3.Timeout
         rest = official.rest().RESTClientObject(configuration)
         self.pool: urllib3.PoolManager = rest.pool_manager
+        strict.harden(self.pool)  # before the first pool is made: every one reads strictly
         self.host = str(configuration.host).rstrip("/")
         # Without a proxy every request goes to one server: ask its connection pool
         # directly instead of having the pool manager parse each URL and look the pool up
@@ -78,7 +85,7 @@ class Api:
         # Whole-answer requests go on connections of our own that this pool opens (TCP,
         # TLS and its checks as configured); see labeler.kube.wire.
         self.wire: Wire | None = None
-        if self._direct is not None:
+        if self._direct is not None and own_transport:
             pool = self._direct
             self.wire = Wire(
                 lambda connect: _open(pool, connect),
@@ -108,13 +115,15 @@ class Api:
         echo: bool = True,
         repeatable: bool = False,
         accept: str = JSON,
+        name: str = "",
     ) -> bytes:
-        """Send one request and read its whole answer: the body when the status is below
-        400, else :class:`ApiStatus`. A broken connection raises (retry with
+        """Send one request and read its whole answer: the body when the status is 2xx,
+        else :class:`ApiStatus`. A broken connection raises (retry with
         labeler.kube.errors.call); no connection is left half-read. ``echo=False``: the
         body of a successful write is not needed; ``repeatable``: a write that may be sent
         twice (see labeler.kube.wire.Wire.send); ``accept``: the Accept header (a LIST may
-        ask for metadata only, see labeler.kube.nodes)."""
+        ask for metadata only, see labeler.kube.nodes); ``name``: the answer must hold the
+        object of that name (else WrongAnswer, the connection dropped)."""
         if query:
             path += "?" + urlencode(query)
         if self.wire is not None:
@@ -127,17 +136,22 @@ class Api:
                 echo=echo,
                 repeatable=repeatable,
                 accept=accept,
+                name=name,
             )
         resp = self.request(
             method, path, body=body, content_type=content_type, timeout=timeout, accept=accept
         )
         try:
-            if echo:
-                return bytes(resp.data)
-            resp.drain_conn()  # a cut-off echo of a write that took effect is no error
-            return b""
-        finally:
-            resp.release_conn()
+            data, _ = strict.read_body(resp, ok=True)  # a 2xx body is read whole or raises
+            if name:
+                check_object(data, name)
+        except Exception as exc:
+            _done_with(resp, whole=False)
+            if echo or isinstance(exc, WrongAnswer):
+                raise
+            return b""  # a cut-off echo of a write that took effect is no error
+        _done_with(resp, whole=True)
+        return data if echo else b""
 
     def perform(self, call: Call) -> bytes:
         """:meth:`send` for a step of API work (labeler.kube.steps)."""
@@ -149,6 +163,7 @@ class Api:
             echo=call.echo,
             repeatable=call.repeatable,
             accept=call.accept,
+            name=call.name,
         )
 
     def request(
@@ -163,7 +178,8 @@ class Api:
         accept: str = JSON,
     ) -> Any:
         """Send one request; the answer (a urllib3 response, body unread) when its status is
-        below 400, else :class:`ApiStatus` with the body read and the connection released.
+        2xx, else :class:`ApiStatus` with (the start of) the body read and the connection
+        released, or closed when the rest of the body was left unread.
 
         The caller owns the answer's connection: see :mod:`labeler.kube.raw`.
         """
@@ -177,17 +193,26 @@ class Api:
             send, target = self._direct.urlopen, self._prefix + path
             extra = {"redirect": False, "assert_same_host": False}
         else:
-            send, target, extra = self.pool.urlopen, self.host + path, {}
+            send, target, extra = self.pool.urlopen, self.host + path, {"redirect": False}
         resp = send(
             method, target, body=body, headers=headers, timeout=wait, preload_content=False, **extra
         )
-        if resp.status >= 400:
+        if not 200 <= resp.status < 300:
+            whole = False
             try:
-                data = resp.data
+                data, whole = strict.read_body(resp, ok=False)
             finally:
-                resp.release_conn()
+                _done_with(resp, whole)
             raise ApiStatus(resp.status, resp.reason or "", data, resp.headers)
         return resp
+
+
+def _done_with(resp: Any, whole: bool) -> None:
+    """Give a response's connection back to the pool when its body was read to the end,
+    else close it: what is left on it would be read as the next answer."""
+    if not whole:
+        resp.close()
+    resp.release_conn()
 
 
 def _open(pool: Any, connect_timeout: float) -> Any:
@@ -281,8 +306,19 @@ def _check_kubeconfig(path: str) -> None:
 
 
 def connect(opts: ClusterOptions) -> Api:
-    """The :class:`Api` for a cluster, configured as kubectl would be."""
-    return Api(configuration(opts), request_timeout=opts.request_timeout)
+    """The :class:`Api` for a cluster, configured as kubectl would be; the transport as
+    ``$TOPOLOGY_LABELER_TRANSPORT`` says (default: our own)."""
+    transport = os.environ.get(TRANSPORT_ENV) or "own"
+    if transport not in TRANSPORTS:
+        raise UsageError(
+            f"${TRANSPORT_ENV}={transport!r}: give one of {', '.join(TRANSPORTS)} "
+            "(official: the official client's transport for every request)"
+        )
+    return Api(
+        configuration(opts),
+        request_timeout=opts.request_timeout,
+        own_transport=transport == "own",
+    )
 
 
 def for_host(host: str, **kwargs: Any) -> Api:

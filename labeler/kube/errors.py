@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from labeler.base.backoff import Backoff
 from labeler.base.errors import LabelerError
 from labeler.kube import steps
+from labeler.kube.answer import AnswerTooLarge, BadAnswer
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -74,6 +75,11 @@ class Retryable(KubeError):
     retryable = True
 
 
+class Interrupted(KubeError):
+    """The run was asked to stop (Ctrl-C, SIGTERM) before this request's answer came, or
+    before its retry: not retried, and not known to have taken effect."""
+
+
 class ApiStatus(Exception):
     """An answer with an error status, as it came (``labeler.kube.client.Api`` raises it;
     :func:`translate` turns it into one of the errors above)."""
@@ -99,27 +105,56 @@ def _status_body(exc: ApiStatus) -> dict[str, Any]:
 def _retry_after(exc: ApiStatus) -> float | None:
     value = exc.headers.get("Retry-After")
     try:
-        return float(value) if value is not None else None
+        seconds = float(value) if value is not None else None
     except ValueError:
         return None
+    # Seconds, as the API server sends it; "inf", "nan" or a negative number are not.
+    return seconds if seconds is not None and 0 <= seconds < 1e9 else None
+
+
+# A message quoted from an answer is cut to this: a Status message of megabytes from a
+# broken proxy must not become megabytes of output.
+MESSAGE_SHOWN = 300
+
+
+def _short(text: str) -> str:
+    if len(text) <= MESSAGE_SHOWN:
+        return text
+    return f"{text[:MESSAGE_SHOWN]}… ({len(text) - MESSAGE_SHOWN} more characters)"
+
+
+def _found(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """``exc`` or the error inside it of ``kind``: urllib3 wraps what http.client raised
+    (``MaxRetryError.reason``, ``ProtocolError.args``, ``__cause__``)."""
+    seen: list[BaseException] = [exc]
+    for err in seen:
+        if isinstance(err, kind):
+            return err
+        if len(seen) > 16:
+            break
+        inner = [getattr(err, "reason", None), err.__cause__, err.__context__, *err.args]
+        seen.extend(e for e in inner if isinstance(e, BaseException) and e not in seen)
+    return None
 
 
 _ERRNO = re.compile(r"\[Errno -?\d+\] ([^'\")]+)")
 
 
-def _no_answer(exc: BaseException) -> str:
+def _no_answer(exc: BaseException, *, where_only: bool = False) -> str:
     """' at host:port (Connection refused)': urllib3's nested retry/connection errors,
     which repeat the URL and the pool three times, reduced to where and why."""
     # urllib3 2.x calls it ``conn`` (reading the old ``pool`` warns); 1.x only has ``pool``
     pool: Any = getattr(exc, "conn", None) or getattr(exc, "pool", None)
     host = getattr(pool, "host", None)
     where = f" at {host}:{getattr(pool, 'port', '')}" if host else ""
+    if where_only:
+        return where
     reason: BaseException | None = exc
     while getattr(reason, "reason", None) is not None and isinstance(
         getattr(reason, "reason", None), BaseException
     ):
         reason = reason.reason  # type: ignore[union-attr]
-    text = " ".join(str(reason).split())
+    text = _short(" ".join(str(reason).split()))
     m = _ERRNO.search(text)
     why = m.group(1).strip() if m else f"{type(reason).__name__}: {text}"
     return f"{where} ({why})"
@@ -130,6 +165,21 @@ def translate(exc: BaseException, verb: str, resource: str) -> KubeError:
     if isinstance(exc, KubeError):
         return exc
     what = f"{verb} {resource}"
+    kw: dict[str, Any] = {"verb": verb, "resource": resource}
+    too_large = _found(exc, AnswerTooLarge)
+    if too_large is not None:
+        return KubeError(
+            f"{what}: the answer is too large ({too_large}); no API server sends that, so "
+            "something in between did: check the server address (--kubeconfig, --context)",
+            **kw,
+        )
+    bad = _found(exc, BadAnswer)
+    if bad is not None:
+        return Retryable(
+            f"{what}: an answer that is not the API server's{_no_answer(exc, where_only=True)}"
+            f" ({_short(str(bad))}); retried on a new connection",
+            **kw,
+        )
     if not isinstance(exc, ApiStatus):
         return Retryable(
             f"{what}: no answer from the API server{_no_answer(exc)}; "
@@ -139,8 +189,15 @@ def translate(exc: BaseException, verb: str, resource: str) -> KubeError:
         )
     status = exc.status
     body = _status_body(exc)
-    message = str(body.get("message") or exc.reason or "").strip()
-    kw: dict[str, Any] = {"status": status, "verb": verb, "resource": resource}
+    message = _short(str(body.get("message") or exc.reason or "").strip())
+    kw["status"] = status
+    if status < 200 or 300 <= status < 400:
+        return KubeError(
+            f"{what}: {status} {_short(exc.reason)}: an answer the API server never gives "
+            "(it neither redirects nor switches protocols); something in between answered "
+            "instead: check the server address (--kubeconfig, --context) and any proxy",
+            **kw,
+        )
     if status == 401:
         return Unauthorized(
             f"{what}: 401 Unauthorized: the credentials were refused; check --kubeconfig, "
@@ -160,20 +217,22 @@ def translate(exc: BaseException, verb: str, resource: str) -> KubeError:
     if status == 410:
         return Expired(f"{what}: expired: {message}; re-list and start again", **kw)
     if status in (400, 422):
+        details = body.get("details")
+        listed = details.get("causes") if isinstance(details, dict) else None
         causes = [
-            f"{c.get('field', '')}: {c.get('message', '')}".strip(": ")
-            for c in (body.get("details") or {}).get("causes") or []
+            _short(f"{c.get('field', '')}: {c.get('message', '')}".strip(": "))
+            for c in (listed if isinstance(listed, list) else [])[:20]
             if isinstance(c, dict)
         ]
         detail = "; ".join(causes) or message
         return Invalid(f"{what}: rejected by the API server: {detail}", causes=causes, **kw)
     if status == 429 or status >= 500:
         return Retryable(
-            f"{what}: {status} {exc.reason or ''} ({message})".replace("  ", " "),
+            f"{what}: {status} {_short(exc.reason or '')} ({message})".replace("  ", " "),
             retry_after=_retry_after(exc),
             **kw,
         )
-    return KubeError(f"{what}: {status} {exc.reason}: {message}", **kw)
+    return KubeError(f"{what}: {status} {_short(exc.reason)}: {message}", **kw)
 
 
 def call(

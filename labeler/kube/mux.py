@@ -12,6 +12,15 @@ CA, client certificate, hostname check: see labeler.kube.wire) and then used non
 answers are parsed by the same reader as the blocking path (``wire.read_answer``). A
 request in flight on a kept connection the server had just closed is sent again on a new
 one only when that is safe (GET, or a write marked repeatable), as ``Wire.send`` does.
+A kept connection is looked at before each reuse (``wire.idle_and_clean``); every request
+has a deadline for its whole answer (the read timeout); success is a 2xx status; an answer
+that must hold a named object holds that one.
+
+Whatever one reply does, the loop goes on: any exception from a connection or from the
+reader fails that request alone (its task's retries decide), and the other tasks go on.
+Once ``stopping()``: no task starts, a task waiting to retry is ended with
+:class:`~labeler.kube.errors.Interrupted`, and requests in flight get at most
+:data:`STOP_GRACE` more seconds, so a run ends soon after a signal whatever the server does.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import logging
 import queue
 import selectors
 import ssl
@@ -28,24 +38,34 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from labeler.kube import steps
-from labeler.kube.errors import ApiStatus
+from labeler.kube.answer import Answer, Reader, check_object, read_answer
+from labeler.kube.errors import ApiStatus, Interrupted
 from labeler.kube.steps import Call, Pause, Steps
-from labeler.kube.wire import (
-    GONE,
-    SAFE_METHODS,
-    Answer,
-    Reader,
-    Wire,
-    read_answer,
-    read_timeout,
-)
+from labeler.kube.wire import GONE, SAFE_METHODS, Wire, idle_and_clean, read_timeout
 
 if TYPE_CHECKING:
     from labeler.kube.client import Api
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 _TICK = 0.1  # the longest wait without looking at ``stopping()`` and the deadlines
 _WANT = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
+_READS = 64  # receives per wake-up on one TLS connection (decrypted bytes may be pending)
+STOP_GRACE = 10.0  # seconds a request in flight may still take once the run is stopping
+
+
+def stopped_in_flight() -> Interrupted:
+    return Interrupted(
+        "stopped by a signal before the API server answered: this node may or may not have "
+        "the new labels; run the same command again (it writes only what still differs)"
+    )
+
+
+def stopped_before_retry() -> Interrupted:
+    return Interrupted(
+        "stopped by a signal while waiting to retry; run the same command again (it writes "
+        "only what still differs)"
+    )
 
 
 class _Slot:
@@ -95,6 +115,7 @@ class Mux:
         self._seq = itertools.count()
         self._active = 0
         self._check = 0.0  # when the read deadlines are next looked at
+        self._stop_at: float | None = None  # once stopping: the end of the grace
         self._done: Callable[[Any], None] = lambda _: None
 
     def run(
@@ -106,12 +127,15 @@ class Mux:
     ) -> None:
         """Carry out every task (a new one starts as one ends), calling ``done`` with each
         one's result in this thread. Once ``stopping()`` is true no new task starts; those
-        under way finish. A task must not raise (it turns its own errors into a result)."""
+        under way finish within :data:`STOP_GRACE`. A task should not raise (it turns its
+        own errors into a result); one that does is logged and has no result."""
         self._done = done
         try:
             self._open_first()
             while True:
-                while self._active < self.width and not stopping():
+                if self._stop_at is None and stopping():
+                    self._stop()
+                while self._active < self.width and self._stop_at is None:
                     task = next(tasks, None)
                     if task is None:
                         break
@@ -145,41 +169,73 @@ class Mux:
         if now >= self._check:
             self._check = now + _TICK
             for slot in [s for s in self._busy if s.deadline <= now]:
-                self._fail(slot, read_timeout(self.wire.timeout[1]))
+                late = self._stop_at is not None and now >= self._stop_at
+                error = stopped_in_flight() if late else read_timeout(self.wire.timeout[1])
+                self._fail(slot, error)
+
+    def _stop(self) -> None:
+        """Stopping: requests in flight get at most STOP_GRACE more; waits for a retry end."""
+        self._stop_at = time.monotonic() + STOP_GRACE
+        for slot in self._busy:
+            slot.deadline = min(slot.deadline, self._stop_at)
+        paused, self._timers = self._timers, []
+        for _, _, task in paused:
+            self._advance(task, None, stopped_before_retry())
 
     def _advance(self, task: Steps[Any], answer: Any, error: BaseException | None) -> None:
         """Give ``task`` what it waited for; start what it asks for next."""
-        try:
-            step = task.throw(error) if error is not None else task.send(answer)
-        except StopIteration as end:
-            self._active -= 1
-            self._done(end.value)
+        while True:
+            try:
+                step = task.throw(error) if error is not None else task.send(answer)
+            except StopIteration as end:
+                self._active -= 1
+                self._done(end.value)
+                return
+            except Exception:  # a task's own bug: it alone is lost, the others go on
+                log.exception("a write task failed")
+                self._active -= 1
+                return
+            answer, error = None, None
+            if isinstance(step, Pause):
+                if self._stop_at is not None:
+                    error = stopped_before_retry()
+                    continue
+                due = time.monotonic() + step.seconds
+                heapq.heappush(self._timers, (due, next(self._seq), task))
+                return
+            if self._stop_at is not None and time.monotonic() >= self._stop_at:
+                error = stopped_in_flight()
+                continue
+            try:
+                slot = self._take()
+            except Exception as exc:  # no connection: the task's retries decide
+                error = exc
+                continue
+            slot.task, slot.call = task, step
+            slot.again = step.repeatable or step.method in SAFE_METHODS
+            self._begin(slot)
             return
-        if isinstance(step, Pause):
-            heapq.heappush(self._timers, (time.monotonic() + step.seconds, next(self._seq), task))
-            return
-        try:
-            slot = self._take()
-        except Exception as exc:  # no connection: the task's retries decide
-            self._advance(task, None, exc)
-            return
-        slot.task, slot.call = task, step
-        slot.again = step.repeatable or step.method in SAFE_METHODS
-        self._begin(slot)
 
     # --- one request on one connection --------------------------------------------
 
     def _begin(self, slot: _Slot) -> None:
         call = slot.call
         assert call is not None
-        slot.out = self.wire.request_bytes(
-            call.method, call.path, call.body, call.content_type, call.accept
-        )
-        slot.reader = read_answer(call.method, call.echo)
-        slot.want = next(slot.reader)
-        slot.got = 0
-        slot.deadline = time.monotonic() + self.wire.timeout[1]
         self._busy.add(slot)
+        try:
+            slot.out = self.wire.request_bytes(
+                call.method, call.path, call.body, call.content_type, call.accept
+            )
+            slot.reader = read_answer(call.method, call.echo)
+            slot.want = next(slot.reader)
+        except Exception as exc:
+            self._fail(slot, exc)
+            return
+        slot.got = 0
+        now = time.monotonic()
+        slot.deadline = now + self.wire.timeout[1]
+        if self._stop_at is not None:
+            slot.deadline = min(slot.deadline, self._stop_at)
         self._write(slot)
 
     def _write(self, slot: _Slot) -> None:
@@ -187,7 +243,7 @@ class Mux:
             sent = slot.sock.send(slot.out)
         except _WANT:
             sent = 0
-        except OSError as exc:
+        except Exception as exc:
             self._fail(slot, exc)
             return
         slot.out = slot.out[sent:]
@@ -195,17 +251,20 @@ class Mux:
         if writing != slot.writing:  # wait for room to send the rest (rare: small requests)
             slot.writing = writing
             mask = selectors.EVENT_READ | (selectors.EVENT_WRITE if writing else 0)
-            self._sel.modify(slot.sock, mask, slot)
+            try:
+                self._sel.modify(slot.sock, mask, slot)
+            except Exception as exc:
+                self._fail(slot, exc)
 
     def _read(self, slot: _Slot) -> None:
         reader = slot.reader
         assert reader is not None
-        while True:
+        for _ in range(_READS):
             try:
                 data = slot.sock.recv(slot.want)
             except _WANT:
                 return
-            except OSError as exc:
+            except Exception as exc:  # not only OSError: nothing from a socket may escape
                 self._fail(slot, exc)
                 return
             slot.got += len(data)
@@ -223,13 +282,21 @@ class Mux:
 
     def _finish(self, slot: _Slot, answer: Answer) -> None:
         status, reason, headers, body, keep = answer
+        call = slot.call
+        assert call is not None
+        if call.name and 200 <= status < 300:
+            try:
+                check_object(body, call.name)
+            except Exception as exc:
+                self._fail(slot, exc)  # out of step: the connection is dropped
+                return
         task = self._release(slot)
         if keep:
             slot.reused = True
             self._free.append(slot)
         else:
             self._drop(slot)
-        if status >= 400:
+        if not 200 <= status < 300:
             self._advance(task, None, ApiStatus(status, reason, body, headers.all()))
         else:
             self._advance(task, body, None)
@@ -239,7 +306,7 @@ class Mux:
         call, again = slot.call, slot.again and slot.reused and slot.got == 0
         task = self._release(slot)
         self._drop(slot)
-        if again and isinstance(error, GONE):
+        if again and isinstance(error, GONE) and call is not None and self._stop_at is None:
             try:
                 fresh = self._take()
             except Exception as exc:
@@ -257,7 +324,7 @@ class Mux:
         slot.task, slot.call, slot.reader, slot.out = None, None, None, b""
         if slot.writing:
             slot.writing = False
-            with contextlib.suppress(KeyError, ValueError, OSError):
+            with contextlib.suppress(Exception):
                 self._sel.modify(slot.sock, selectors.EVENT_READ, slot)
         return task
 
@@ -282,18 +349,27 @@ class Mux:
             return None
 
     def _take(self) -> _Slot:
-        if self._free:
-            return self._free.pop()
+        """A free connection with nothing waiting on it, or a new one."""
+        while self._free:
+            slot = self._free.pop()
+            if idle_and_clean(slot.sock):
+                return slot
+            self._drop(slot)  # closed by the server, or bytes nobody asked for
         slot = _Slot(self.wire.open(self.wire.timeout[0]))
-        self._sel.register(slot.sock, selectors.EVENT_READ, slot)
+        try:
+            self._sel.register(slot.sock, selectors.EVENT_READ, slot)
+        except Exception:
+            with contextlib.suppress(Exception):
+                slot.conn.close()
+            raise
         return slot
 
     def _drop(self, slot: _Slot) -> None:
-        with contextlib.suppress(KeyError, ValueError):
+        with contextlib.suppress(Exception):
             self._sel.unregister(slot.sock)
         with contextlib.suppress(ValueError):
             self._free.remove(slot)
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(Exception):
             slot.conn.close()
 
     def _close(self) -> None:
@@ -320,15 +396,31 @@ def run_many(
         return
     take = threading.Lock()
     results: queue.SimpleQueue[tuple[T] | None] = queue.SimpleQueue()
+    stop_at: list[float] = []  # once stopping: the end of the grace (as in Mux)
+
+    def perform(call: Call) -> bytes:
+        if stop_at and time.monotonic() >= stop_at[0]:
+            raise stopped_in_flight()
+        return api.perform(call)
+
+    def sleep(seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            if stop_at:
+                raise stopped_before_retry()
+            time.sleep(min(left, _TICK))
 
     def worker() -> None:
         try:
-            while not stopping():
+            while not stop_at:
                 with take:
                     task = next(tasks, None)
                 if task is None:
                     return
-                results.put((steps.run(task, api.perform),))
+                try:
+                    results.put((steps.run(task, perform, sleep),))
+                except Exception:  # a task's own bug: it alone is lost
+                    log.exception("a write task failed")
         finally:
             results.put(None)  # this worker is finished
 
@@ -337,6 +429,10 @@ def run_many(
         thread.start()
     running = len(workers)
     while running:
+        if not stop_at and stopping():
+            stop_at.append(time.monotonic() + STOP_GRACE)
+        if stop_at and time.monotonic() > stop_at[0] + 2 * _TICK:
+            return  # requests still in flight are given up; their threads are daemons
         with contextlib.suppress(queue.Empty):
             result = results.get(timeout=_TICK)  # a timeout: signal handlers run meanwhile
             if result is None:

@@ -67,15 +67,48 @@ def get_node(api: Api, name: str) -> NodeInfo:
 
 
 def read_node(name: str) -> Steps[NodeInfo]:
-    """GET one node, with retries (labeler.kube.steps)."""
+    """GET one node, with retries (labeler.kube.steps). The answer must be that node (the
+    transport checks its name: an answer for another node is dropped with its connection
+    and the GET retried) and a Node as the API serves it, else a KubeError."""
     path = node_path(name)
+    resource = f"nodes/{name}"
 
     def attempt() -> Steps[Any]:
         # Parsed inside the attempt: a body cut off mid-way is retried like a lost answer.
-        return json.loads((yield Call("GET", path)))
+        return json.loads((yield Call("GET", path, name=name)))
 
-    doc = yield from retrying(attempt, verb="get", resource=f"nodes/{name}")
+    doc = yield from retrying(attempt, verb="get", resource=resource)
+    check_node(doc, f"get {resource}")
     return NodeInfo.from_dict(doc)
+
+
+def _strings(value: Any) -> bool:
+    """Is ``value`` absent or a map of strings to strings (labels, annotations)?"""
+    return value is None or (
+        type(value) is dict and all(type(k) is str and type(v) is str for k, v in value.items())
+    )
+
+
+def check_node(doc: Any, what: str) -> None:
+    """KubeError unless ``doc`` has the shape of a Node's metadata that the writers read: a
+    planned write built on anything else would be a guess."""
+    meta = doc.get("metadata") if isinstance(doc, dict) else None
+    if not isinstance(meta, dict):
+        problem = "it has no metadata"
+    elif type(meta.get("name")) is not str or not meta["name"]:
+        problem = "metadata.name is not a name"
+    elif not _strings(meta.get("labels")):
+        problem = "metadata.labels is not a map of strings"
+    elif not _strings(meta.get("annotations")):
+        problem = "metadata.annotations is not a map of strings"
+    else:
+        return
+    raise KubeError(
+        f"{what}: the answer is not a Node as the API server serves one ({problem}); "
+        "nothing written for it",
+        verb=what.split(" ", 1)[0],
+        resource=what.split(" ", 1)[-1],
+    )
 
 
 def list_nodes(
@@ -110,6 +143,7 @@ def list_node_labels(
 
 
 def labels_of(obj: Mapping[str, Any]) -> NodeLabels:
+    check_node(obj, "list nodes")
     meta = obj.get("metadata") or {}
     annotations = meta.get("annotations") or {}
     return NodeLabels(
@@ -137,7 +171,15 @@ def _list(
         query={"labelSelector": label_selector},
         accept=accept,
     ):
-        nodes.extend(map(read, doc.get("items") or []))
+        items = doc.get("items") or []
+        if not isinstance(items, list):
+            raise KubeError(
+                "list nodes: the answer's items are not a list; whatever answered is not "
+                "the API server",
+                verb="list",
+                resource="nodes",
+            )
+        nodes.extend(map(read, items))
         meta = doc.get("metadata") or {}
         resource_version = resource_version or str(meta.get("resourceVersion") or "")
     return nodes, resource_version
@@ -273,8 +315,10 @@ class LabelWriter:
 
     def _patch(self, node: NodeLabels, plan: LabelPlan) -> Steps[None]:
         body = json.dumps(plan.patch(node.resource_version or None)).encode()
+        # The echo (metadata only) is read for its name: an answer for another node, on a
+        # connection out of step, must not count as this write (see labeler.kube.answer).
         patch = Call(
-            "PATCH", node_path(node.name), body, MERGE_PATCH, echo=False, accept=METADATA_ONE
+            "PATCH", node_path(node.name), body, MERGE_PATCH, accept=METADATA_ONE, name=node.name
         )
         resource = f"nodes/{node.name}"
 

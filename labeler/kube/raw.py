@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from labeler.kube.errors import call
+from labeler.kube.errors import KubeError, call
 
 if TYPE_CHECKING:
     from labeler.kube.client import Api
@@ -51,6 +51,12 @@ def iter_lines(resp: Any) -> Iterator[bytes]:
         yield pending
 
 
+# 1,000,000 objects at the default page size: far above any real LIST (a 15,000-node
+# cluster's pods are ~300 pages), low enough that a server handing out new continue tokens
+# forever is stopped within seconds.
+MAX_PAGES = 2000
+
+
 def list_pages(
     api: Api,
     path: str,
@@ -59,22 +65,50 @@ def list_pages(
     page_size: int = 500,
     query: Mapping[str, str | None] | None = None,
     accept: str = "application/json",
+    max_pages: int = MAX_PAGES,
 ) -> Iterator[dict[str, Any]]:
-    """Each page of a paginated LIST as parsed JSON, following ``metadata.continue``.
+    """Each page of a paginated LIST as parsed JSON (a JSON object; anything else is a
+    KubeError), following ``metadata.continue``.
 
     ``query`` parameters with a false value (no selector given) are left out; ``accept``
-    is the Accept header of every page.
+    is the Accept header of every page. A ``continue`` token given twice (the list would
+    go round for ever) or more than ``max_pages`` pages stop the list with a KubeError.
     """
     params: dict[str, Any] = {k: v for k, v in (query or {}).items() if v}
     params["limit"] = page_size
-    while True:
-        doc: dict[str, Any] = call_json(
+    seen: dict[str, int] = {}  # continue token -> the page that gave it
+    for page in range(1, max_pages + 1):
+        doc = call_json(
             lambda: api.send("GET", path, query=params, accept=accept),
             verb="list",
             resource=resource,
         )
+        meta = doc.get("metadata") if isinstance(doc, dict) else None
+        if not isinstance(doc, dict) or not isinstance(meta or {}, dict):
+            raise KubeError(
+                f"list {resource}: page {page} is not a list object (a JSON "
+                f"{type(doc).__name__}); whatever answered is not the API server",
+                verb="list",
+                resource=resource,
+            )
         yield doc
-        token = (doc.get("metadata") or {}).get("continue")
+        token = (meta or {}).get("continue")
         if not token:
             return
+        token = str(token)
+        if token in seen:
+            raise KubeError(
+                f"list {resource}: page {page} gave the continue token of page {seen[token]} "
+                "again, so the list would never end; stopped. Something between us and the "
+                "API server (a cache or proxy that ignores the query) answers for it",
+                verb="list",
+                resource=resource,
+            )
+        seen[token] = page
         params["continue"] = token
+    raise KubeError(
+        f"list {resource}: more than {max_pages} pages of {page_size}; stopped (no cluster "
+        "has that many; a server that hands out new continue tokens for ever does)",
+        verb="list",
+        resource=resource,
+    )

@@ -30,6 +30,8 @@ class Call:
     echo: bool = True
     repeatable: bool = False
     accept: str = "application/json"
+    # The answer must hold the object of this name (``metadata.name``); "" = not checked.
+    name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +57,10 @@ def run(
             step = steps.throw(error) if error is not None else steps.send(answer)
             answer, error = None, None
             if isinstance(step, Pause):
-                sleep(step.seconds)
+                try:
+                    sleep(step.seconds)
+                except Exception as exc:  # a sleep cut short (a stop) goes to the steps
+                    error = exc
                 continue
             try:
                 answer = send(step)
