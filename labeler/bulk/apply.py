@@ -7,30 +7,24 @@ write, and only nodes whose plan is not a no-op get one patch each. So a re-run 
 CSV makes zero writes, and a label the project does not own is never overwritten or removed without
 ``--adopt``.
 
-Planning and formatting here are pure; ``execute`` is the only part that talks to the
-cluster, through labeler.kube.nodes.LabelWriter (which re-reads and re-plans on 409).
+Planning and formatting here are pure; the writes and their report are in
+labeler.bulk.writes.
 """
 
 from __future__ import annotations
 
 import logging
-import signal
-import threading
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from labeler.base.errors import Exit, InputError, Terminated
+from labeler.base.errors import InputError
 from labeler.core.node import NodeLabels
-from labeler.core.plan import BULK, Conflict, Desired, LabelPlan, change_lines, plan_labels
+from labeler.core.plan import BULK, Desired, LabelPlan, change_lines, plan_labels
 from labeler.core.profiles import Profile
 from labeler.core.sheet import CsvRow, LabelSheet
-from labeler.kube.errors import KubeError
-from labeler.kube.mux import run_many
-from labeler.kube.nodes import LabelWriter, list_node_labels
-from labeler.kube.steps import Pause, Steps
+from labeler.kube.nodes import list_node_labels
 
 if TYPE_CHECKING:
     from labeler.core.slinky import Slinky
@@ -209,194 +203,6 @@ def describe_diff(diff: NodeDiff, *, show_unchanged: bool = False) -> list[str]:
     return lines
 
 
-# --- writing -------------------------------------------------------------------------
-
-
-class RateLimiter:
-    """At most ``qps`` acquisitions per second across threads (0 = unlimited).
-
-    Spaces calls evenly rather than in bursts, so a 429 from the server is the exception.
-    """
-
-    def __init__(self, qps: float, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self.interval = 1.0 / qps if qps > 0 else 0.0
-        self._clock = clock
-        self._next = 0.0
-        self._lock = threading.Lock()
-
-    def delay(self) -> float:
-        """Reserve the next slot; return how long the caller must wait for it."""
-        if not self.interval:
-            return 0.0
-        with self._lock:
-            now = self._clock()
-            slot = max(now, self._next)
-            self._next = slot + self.interval
-            return slot - now
-
-
-@dataclass(frozen=True)
-class NodeOutcome:
-    """What happened to one node: the plan actually sent, or the error."""
-
-    node: str
-    plan: LabelPlan | None
-    current: Mapping[str, str]
-    written: bool = False
-    patches: int = 0
-    error: str | None = None
-
-
-def execute(
-    writer: LabelWriter,
-    plan: BulkPlan,
-    *,
-    concurrency: int = 16,
-    qps: float = 0.0,
-    on_done: Callable[[NodeOutcome], None] | None = None,
-) -> list[NodeOutcome]:
-    """Patch every node whose plan changes something, ``concurrency`` at a time.
-
-    ``writer`` re-plans from the node it is given, and on a 409 re-reads the node and plans
-    again, so a concurrent edit is never overwritten blindly. An error on one node is
-    recorded and the others go on; nothing is retried here beyond what the writer already
-    does (429/5xx with backoff and Retry-After). Ctrl-C or SIGTERM: writes under way
-    finish, no new one starts, and :class:`WritesInterrupted` carries what was written.
-    """
-    if plan.missing_error() is not None:
-        raise AssertionError("execute() called with missing nodes; check missing_error first")
-    todo = plan.to_change
-    limiter = RateLimiter(qps)
-    outcomes: list[NodeOutcome] = []
-
-    def one(diff: NodeDiff) -> Steps[NodeOutcome]:
-        node = plan.nodes[diff.node]
-        assert diff.desired is not None and diff.current is not None
-        wait = limiter.delay()
-        if wait > 0:
-            yield Pause(wait)
-        try:
-            result = yield from writer.steps(
-                node, diff.desired, adopt=plan.options.adopt, plan=diff.plan
-            )
-        except Exception as exc:  # one node's failure must not stop the others
-            if not isinstance(exc, KubeError):
-                log.exception("unexpected error writing node=%s", diff.node)
-            return NodeOutcome(diff.node, diff.plan, diff.current, error=str(exc) or repr(exc))
-        patches = result.attempts if result.written else result.attempts - 1
-        return NodeOutcome(diff.node, result.plan, diff.current, result.written, patches)
-
-    def record(outcome: NodeOutcome) -> None:
-        outcomes.append(outcome)
-        if on_done is not None:
-            on_done(outcome)
-
-    width = max(1, min(concurrency, len(todo)))
-    with StopOnSignal() as stop:
-        run_many(writer.api, map(one, todo), width, record, stopping=stop.requested)
-    if stop.exit_code:
-        raise WritesInterrupted(outcomes, stop.exit_code)
-    return outcomes
-
-
-class StopOnSignal:
-    """While writing, the first Ctrl-C or SIGTERM (kubectl delete of a Job's pod, systemd,
-    a timeout) only asks the writes to stop: a write under way is never cut in the middle
-    of its bookkeeping, and the report of what was written comes before exit 130/143. A
-    second one stops at once (KeyboardInterrupt, or Terminated for SIGTERM). Signals can be
-    handled only in the main thread; elsewhere this does nothing."""
-
-    def __init__(self) -> None:
-        self.exit_code = 0
-        self._previous: dict[int, Any] = {}
-
-    def requested(self) -> bool:
-        return bool(self.exit_code)
-
-    def _stop(self, signum: int, frame: Any) -> None:
-        if self.exit_code:
-            raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
-        self.exit_code = Exit.TERMINATED if signum == signal.SIGTERM else Exit.INTERRUPTED
-
-    def __enter__(self) -> StopOnSignal:
-        if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                self._previous[signum] = signal.signal(signum, self._stop)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
-
-
-class WritesInterrupted(Exception):
-    """``execute`` was stopped by a signal; ``outcomes`` are the writes that finished."""
-
-    def __init__(self, outcomes: list[NodeOutcome], exit_code: int) -> None:
-        super().__init__("interrupted")
-        self.outcomes = outcomes
-        self.exit_code = exit_code
-
-
-@dataclass(frozen=True)
-class BulkReport:
-    """The end of an apply/delete: counts for the summary and the exit code."""
-
-    plan: BulkPlan
-    outcomes: tuple[NodeOutcome, ...]
-    seconds: float
-    interrupted: int = 0  # the exit code of the signal that stopped the writes, if one did
-
-    @property
-    def not_written(self) -> int:
-        """Nodes with changes that were never attempted (the run was interrupted)."""
-        return len(self.plan.to_change) - len(self.outcomes)
-
-    @property
-    def failed(self) -> list[NodeOutcome]:
-        return sorted((o for o in self.outcomes if o.error), key=lambda o: o.node)
-
-    @property
-    def written(self) -> list[NodeOutcome]:
-        return [o for o in self.outcomes if o.written]
-
-    def conflicted(self) -> dict[str, tuple[Conflict, ...]]:
-        """Node → the conflicts left in place, from the plan actually sent (a 409 re-plans)."""
-        done = {o.node: o for o in self.outcomes}
-        found = {}
-        for d in self.plan.diffs:
-            o = done.get(d.node)
-            p = o.plan if o is not None and o.error is None else d.plan
-            if p is not None and p.conflicts:
-                found[d.node] = p.conflicts
-        return found
-
-    @property
-    def conflicts(self) -> int:
-        return len(self.conflicted())
-
-    @property
-    def exit_code(self) -> int:
-        """130/143 if interrupted, 1 if a node failed, 3 if conflicts were left, else 0."""
-        if self.interrupted:
-            return self.interrupted
-        if self.failed:
-            return Exit.ERROR
-        return Exit.INCOMPLETE if self.conflicts else Exit.OK
-
-    def summary(self) -> str:
-        p = self.plan
-        patches = sum(o.patches for o in self.outcomes)
-        verb = "labeled" if p.options.action is Action.APPLY else "cleaned"
-        return (
-            f"{len(p.diffs)} node(s): {len(self.written)} {verb}, {len(p.unchanged)} unchanged, "
-            f"{len(self.failed)} failed, {self.conflicts} with conflicts, "
-            f"{len(p.missing)} missing, {len(p.skipped)} skipped"
-            + (f", {self.not_written} not written (interrupted)" if self.interrupted else "")
-            + f" ({patches} patches in {self.seconds:.1f}s)"
-        )
-
-
 # --- export --------------------------------------------------------------------------
 
 
@@ -440,28 +246,6 @@ def export_rows(nodes: Iterable[NodeLabels], profile: Profile) -> Export:
 def cluster_plan(api: Any, sheet: LabelSheet, opts: BulkOptions = BulkOptions()) -> BulkPlan:
     """One paginated LIST of the nodes, then the pure plan."""
     return plan_bulk(sheet, list_node_labels(api), opts)
-
-
-def run(
-    api: Any,
-    plan: BulkPlan,
-    *,
-    concurrency: int = 16,
-    qps: float = 0.0,
-    on_done: Callable[[NodeOutcome], None] | None = None,
-) -> BulkReport:
-    """Write the plan (refusing missing nodes unless skipped) and report what happened."""
-    err = plan.missing_error()
-    if err is not None:
-        raise err
-    start = time.monotonic()
-    try:
-        outcomes = execute(
-            LabelWriter(api), plan, concurrency=concurrency, qps=qps, on_done=on_done
-        )
-    except WritesInterrupted as e:
-        return BulkReport(plan, tuple(e.outcomes), time.monotonic() - start, e.exit_code)
-    return BulkReport(plan, tuple(outcomes), time.monotonic() - start)
 
 
 def cluster_export(api: Any, profile: Profile, *, label_selector: str | None = None) -> Export:

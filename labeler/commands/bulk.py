@@ -229,6 +229,7 @@ def run_delete(args: argparse.Namespace) -> int:
 def _write(args: argparse.Namespace) -> int:
     from labeler.base.progress import Progress
     from labeler.bulk import apply as bulk
+    from labeler.bulk import writes
     from labeler.core.sheet import read_label_csv
 
     if args.concurrency < 1:
@@ -246,25 +247,22 @@ def _write(args: argparse.Namespace) -> int:
     err = plan.missing_error()
     if err is not None:
         raise err
-    for diff in plan.diffs:  # nodes with nothing to write: conflicts, missing, unchanged
-        if not diff.changes:
-            for line in bulk.describe_diff(diff, show_unchanged=args.show_unchanged):
-                print(line)
     progress = Progress(len(plan.to_change), label=args.action)
+    # One line per change, in the CSV's order whatever order the writes end in.
+    lines = writes.InOrder(plan, show_unchanged=args.show_unchanged)
 
-    def done(outcome: bulk.NodeOutcome) -> None:
-        if outcome.error:
-            progress.line(f"{outcome.node}: failed: {outcome.error}")
-        elif outcome.plan is not None:
-            for line in bulk.describe(outcome.plan, outcome.current):
-                progress.line(line)
+    def done(outcome: writes.NodeOutcome) -> None:
+        for line in lines.add(outcome):
+            progress.line(line)
         progress.advance()
 
     # The plan and the listed nodes live until this process ends: frozen, the garbage
     # collector does not walk their objects again on each of its passes during the writes.
     gc.freeze()
     try:
-        report = bulk.run(api, plan, concurrency=args.concurrency, qps=args.qps, on_done=done)
+        report = writes.run(api, plan, concurrency=args.concurrency, qps=args.qps, on_done=done)
+        for line in lines.rest():
+            progress.line(line)
     finally:
         progress.close()
     for failure in report.failed:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from labeler.base.errors import Exit, LabelerError
 from labeler.base.logs import setup_logging
 from labeler.bulk import apply as bulk
-from labeler.bulk import lld
+from labeler.bulk import lld, writes
 from labeler.commands._base import cluster
 from labeler.core.plan import conflict_line
 from labeler.core.sheet import (
@@ -166,7 +166,7 @@ def _label_tool(args: argparse.Namespace) -> int:
     try:
         api = cluster(args, concurrency=args.concurrency)
         plan = bulk.cluster_plan(api, sheet, opts)
-        report = bulk.run(api, plan, concurrency=args.concurrency)
+        report = writes.run(api, plan, concurrency=args.concurrency)
     except LabelerError as e:
         print(f"Error: {e}")
         return Exit.ERROR

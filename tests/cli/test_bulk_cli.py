@@ -18,7 +18,7 @@ import openpyxl
 import pytest
 
 from labeler.base.errors import Terminated
-from labeler.bulk.apply import StopOnSignal
+from labeler.bulk.writes import StopOnSignal
 from labeler.cli import main
 from labeler.commands.mindcluster import label_tool_main, lld_parser_main
 from labeler.kube.nodes import METADATA_LIST
@@ -100,8 +100,18 @@ def test_plan_apply_rerun_and_conflict(
     p = cli("apply", "--config-path", str(csv), "--qps", "50", kubeconfig=kubeconfig)
     assert p.returncode == 3, p.stderr
     assert "\r" not in p.stderr  # no progress bar off a terminal
-    assert p.stdout.splitlines()[-1].startswith(
-        "3 node(s): 2 labeled, 1 unchanged, 0 failed, 1 with conflicts, 0 missing, 0 skipped"
+    # Every row counted once: n2 was written (T) but keeps a conflict (G), so it counts
+    # as a conflict; its write shows in the patches.
+    *lines, summary = p.stdout.splitlines()
+    assert lines == [
+        f"n1: add {T}=t",
+        f"n1: add {G}=0",
+        f"n2: add {T}=t",
+        f"n2: conflict {G}: has '9' (not ours), wanted '0' (--adopt takes it over)",
+    ]
+    assert summary.startswith(
+        "3 node(s): 1 labeled, 1 unchanged, 0 failed, 1 with conflicts, 0 missing, 0 skipped "
+        "(2 patches in "
     )
     assert fake_kube.get_node("n1")["metadata"]["labels"][G] == "0"
     assert fake_kube.get_node("n2")["metadata"]["labels"][G] == "9"

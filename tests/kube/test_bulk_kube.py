@@ -9,6 +9,7 @@ import pytest
 
 from labeler.base.errors import InputError
 from labeler.bulk import apply as bulk
+from labeler.bulk import writes
 from labeler.bulk.apply import Action, BulkOptions
 from labeler.core.node import OWNED_ANNOTATION
 from labeler.core.profiles import ascend_superpod
@@ -31,11 +32,11 @@ def csv_for(names: list[str], group: Any = lambda i: str(i // 4), tree: str = "t
     return "\n".join([f"nodeName,{G},{T}", *rows]) + "\n"
 
 
-def apply(fake: FakeKube, text: str, **opts: Any) -> bulk.BulkReport:
+def apply(fake: FakeKube, text: str, **opts: Any) -> writes.BulkReport:
     api = fake.cluster()
     conc = opts.pop("concurrency", 4)
     plan = bulk.cluster_plan(api, parse_label_csv(text, "c.csv"), BulkOptions(**opts))
-    return bulk.run(api, plan, concurrency=conc)
+    return writes.run(api, plan, concurrency=conc)
 
 
 def test_apply_patches_each_changed_node_once_then_rerun_writes_nothing(fake: FakeKube) -> None:
@@ -137,7 +138,7 @@ def test_concurrent_edit_gives_409_then_replan(fake: FakeKube) -> None:
     plan = bulk.cluster_plan(api, parse_label_csv(csv_for(["n1"]), "c.csv"))
     fake.set_node_labels("n1", {G: "7"})  # someone else, after our LIST
     fake.clear_journal()
-    report = bulk.run(api, plan)
+    report = writes.run(api, plan)
     # 409 on the stale resourceVersion → GET → re-plan: G is now foreign, T still ours to add.
     assert [r.verb for r in fake.journal] == ["patch", "get", "patch"]
     assert [r.status for r in fake.journal] == [409, 200, 200]
@@ -153,7 +154,7 @@ def test_delete_removes_owned_keys_only(fake: FakeKube) -> None:
     text = f"nodeName,{G},{T}\n{names[0]},x,x\n{names[1]},x,\n{names[2]},x,x\n"
     api = fake.cluster()
     sheet = parse_label_csv(text, "c.csv")
-    report = bulk.run(api, bulk.cluster_plan(api, sheet, BulkOptions(Action.DELETE)))
+    report = writes.run(api, bulk.cluster_plan(api, sheet, BulkOptions(Action.DELETE)))
     assert report.exit_code == 3
     assert not {G, T} & set(fake.get_node(names[0])["metadata"]["labels"])
     ann = fake.get_node(names[0])["metadata"].get("annotations") or {}
@@ -163,7 +164,7 @@ def test_delete_removes_owned_keys_only(fake: FakeKube) -> None:
     assert fake.get_node(names[2])["metadata"]["labels"][G] == "5"  # not ours: kept
 
     plan = bulk.cluster_plan(api, sheet, BulkOptions(Action.DELETE, adopt=True, all_keys=True))
-    assert bulk.run(api, plan).exit_code == 0
+    assert writes.run(api, plan).exit_code == 0
     for n in names:
         assert not {G, T} & set(fake.get_node(n)["metadata"]["labels"])
 

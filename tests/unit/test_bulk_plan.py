@@ -5,11 +5,11 @@ from __future__ import annotations
 from labeler.bulk.apply import (
     Action,
     BulkOptions,
-    RateLimiter,
     describe_diff,
     export_rows,
     plan_bulk,
 )
+from labeler.bulk.writes import RateLimiter
 from labeler.core.node import OWNED_ANNOTATION, NodeLabels
 from labeler.core.profiles import ascend_superpod, oci_rdma
 from labeler.core.sheet import parse_label_csv
