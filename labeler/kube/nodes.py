@@ -26,7 +26,7 @@ from labeler.core.node import (
 from labeler.core.plan import Desired, LabelPlan, plan_labels
 from labeler.kube import steps
 from labeler.kube.client import JSON, Api
-from labeler.kube.errors import ApiStatus, Expired, KubeError, retrying, translate
+from labeler.kube.errors import ApiStatus, Expired, Interrupted, KubeError, retrying, translate
 from labeler.kube.errors import Conflict as ApiConflict
 from labeler.kube.raw import abandon, iter_lines, list_pages
 from labeler.kube.steps import Call, Steps
@@ -327,13 +327,15 @@ class LabelWriter:
                 yield patch
             except Exception as exc:
                 err = translate(exc, "patch", resource)
-                # No answer, or a cut one: the server may have applied the patch before the
-                # connection broke. Its retry would get 409 (the resourceVersion moved) and
-                # "failed" or "unchanged" would be untrue, so look at the node first.
-                if err.retryable and err.status == 0 and (yield from _applied(node.name, plan)):
+                # No usable answer (none, cut off, garbled, too large, for another node):
+                # the server may have applied the patch. Its retry would get 409 (the
+                # resourceVersion moved) and "failed" or "unchanged" would be untrue, so
+                # look at the node first (not once the run is stopping).
+                unknown = err.status == 0 and not isinstance(err, Interrupted)
+                if unknown and (yield from _applied(node.name, plan)):
                     log.warning(
-                        "node=%s: the reply to the patch was lost, but the node has the "
-                        "planned labels: written",
+                        "node=%s: the reply to the patch was lost or unusable, but the node "
+                        "has the planned labels: written",
                         node.name,
                     )
                     return

@@ -50,10 +50,13 @@ class _Until(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError(f"no whole answer within the read timeout ({self.timeout:g} s)")
-        self.sock.settimeout(min(left, self.timeout))
-        return int(self.sock.recv_into(buffer))
+        if left > 0:
+            self.sock.settimeout(min(left, self.timeout))
+            try:
+                return int(self.sock.recv_into(buffer))
+            except TimeoutError:
+                pass
+        raise TimeoutError(f"no whole answer within the read timeout ({self.timeout:g} s)")
 
     def fileno(self) -> int:
         return int(self.sock.fileno())
@@ -130,9 +133,12 @@ class StrictResponse(http.client.HTTPResponse):
         if not line.endswith(b"\n"):
             raise self._refuse(BadAnswer("the answer was cut off between chunks"))
         try:
-            return chunk_size(line.removesuffix(b"\n").removesuffix(b"\r"))
+            size = chunk_size(line.removesuffix(b"\n").removesuffix(b"\r"))
         except BadAnswer as exc:
             raise self._refuse(exc) from None
+        if size > MAX_BODY:  # no body may be that large: not waited for
+            raise self._refuse(AnswerTooLarge(f"a chunk of {size} bytes, more than {MAX_BODY}"))
+        return size
 
     def _read_and_discard_trailer(self) -> None:
         for _ in range(MAX_FIELDS + 1):

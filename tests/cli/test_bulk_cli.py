@@ -437,3 +437,36 @@ def test_a_first_signal_asks_the_writes_to_stop_a_second_stops_at_once(
         with pytest.raises(second):
             os.kill(os.getpid(), signum)
     assert signal.getsignal(signum) is before  # put back as it was
+
+
+def test_result_lines_come_in_the_csv_order_whatever_order_the_writes_end_in(
+    fake_kube: FakeKube, tmp_path: Path, cli: Callable[..., Result], twin: Callable[..., Result]
+) -> None:
+    """The first row's writes are slow (a loopback relay holds them back), so they end
+    last; apply, delete and the MindCluster twin still print in the CSV's order, as the
+    original twin did with its one kubectl per row."""
+    from tests.kube.hostile import Forward, Relay, Request, Rule, Script
+
+    names = ["zeta", "alpha", "mid", "beta"]
+    for name in names:
+        fake_kube.add_node(name)
+    csv = tmp_path / "c.csv"
+    csv.write_text(f"nodeName,{G}\n" + "".join(f"{n},{i}\n" for i, n in enumerate(names)))
+
+    def slow(req: Request, forward: Forward) -> Script:
+        return [0.3, forward(req)]
+
+    with Relay(fake_kube, [Rule("PATCH", "/api/v1/nodes/zeta", slow, times=0)]) as relay:
+        kubeconfig = relay.kubeconfig(tmp_path / "kubeconfig")
+        p = cli("apply", "--config-path", str(csv), kubeconfig=kubeconfig)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.splitlines()[:-1] == [f"{n}: add {G}={i}" for i, n in enumerate(names)]
+        p = cli("delete", "--config-path", str(csv), kubeconfig=kubeconfig)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.splitlines()[:-1] == [
+            f"{n}: remove {G} (was '{i}')" for i, n in enumerate(names)
+        ]
+        csv.write_text(csv.read_text() + "nowhere,9\n")
+        p = twin(label_tool_main, "apply", "--config-path", str(csv), kubeconfig=kubeconfig)
+    assert p.returncode == 1, p.stdout
+    assert f"Successful nodes (4): {', '.join(names)}" in p.stdout
