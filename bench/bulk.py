@@ -1,6 +1,7 @@
 """Benchmark: bulk apply of a 10,000-node CSV vs MindCluster's one-kubectl-per-node method.
 
     /work/venv/bin/python bench/bulk.py [--nodes 10000] [--sample 200] [--latency-ms 5]
+        [--tree NAME=PATH[:TRANSPORTS] ...] [--transports own,official] [--rounds N]
 
 Phases, each against the fake API server running in its own process with LATENCY ms added
 to every request (so its CPU is not counted as ours):
@@ -14,6 +15,12 @@ to every request (so its CPU is not counted as ours):
 
 For each of our commands: wall time, the process's CPU seconds (user + sys) and its peak
 RSS, from GNU time.
+
+``--tree`` (repeatable) measures other checkouts in the same run (``before=<main>``, the
+default ``after=`` this tree); ``--transports`` runs each tree with our own HTTP/1.1 path and
+with the official client's (``TOPOLOGY_LABELER_TRANSPORT=official``; a tree that does not
+know the variable ignores it), or a tree's own list after a colon
+(``after=.:own,official``); ``--rounds`` repeats the whole set, interleaved.
 
 Request counts by verb are read from the fake's journal. The fake is the one of
 ``python -m tests.fakekube`` (FakeKube + seed_nodes); it is started here through a small
@@ -113,14 +120,23 @@ def write_csv(path: Path, n: int) -> None:
 class Timed:
     """One run of our command line: wall s, CPU s (user + sys), peak RSS MB, requests."""
 
-    def __init__(self, fake: Fake, args: list[str], ok: tuple[int, ...] = (0,)) -> None:
+    def __init__(
+        self,
+        fake: Fake,
+        args: list[str],
+        ok: tuple[int, ...] = (0,),
+        tree: Path = ROOT,
+        transport: str = "own",
+    ) -> None:
         fake.clear()
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "PYTHONPATH": str(tree), "TOPOLOGY_LABELER_TRANSPORT": transport}
         stats = fake.kubeconfig.with_suffix(".time")
         cmd = ["/usr/bin/time", "-o", str(stats), "-f", "%U %S %M"]
         cmd += [sys.executable, "-m", "labeler", *args, "--kubeconfig", str(fake.kubeconfig)]
         start = time.monotonic()
-        out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+        # Run from the tree measured: ``python -m`` puts the working directory first on the
+        # path, before PYTHONPATH, so another directory's labeler would be the one run.
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, cwd=tree)
         self.wall = time.monotonic() - start
         if out.returncode not in ok:
             raise SystemExit(f"{args[0]} failed ({out.returncode}):\n{out.stderr[-2000:]}")
@@ -139,8 +155,12 @@ class Timed:
         )
 
 
-def timed_apply(fake: Fake, csv: Path, concurrency: int, verb: str = "apply") -> Timed:
-    return Timed(fake, [verb, "--config-path", str(csv), "--concurrency", str(concurrency)])
+def timed_apply(
+    fake: Fake, csv: Path, concurrency: int, verb: str = "apply", **where: Any
+) -> Timed:
+    return Timed(
+        fake, [verb, "--config-path", str(csv), "--concurrency", str(concurrency)], **where
+    )
 
 
 def kubectl_method(fake: Fake, n: int) -> tuple[float, dict[str, int]]:
@@ -161,6 +181,33 @@ def fmt(counts: dict[str, Any]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
 
 
+def phases(args: argparse.Namespace, work: Path, csv: Path, **where: Any) -> list[tuple]:
+    """(name, Timed) of every phase of one tree and transport, on a fresh fake."""
+    fake = Fake(args.nodes, args.latency_ms, work, args.images)
+    try:
+        cold = timed_apply(fake, csv, args.concurrency, **where)
+        warm = timed_apply(fake, csv, args.concurrency, **where)
+        export = Timed(
+            fake, ["export", "--profile=ascend-superpod", "-o", str(work / "x.csv")], **where
+        )
+        audit = Timed(
+            fake,
+            ["audit", "--profile=ascend-superpod", "--tree-name=bench", "-o", "json"],
+            ok=(0, 3),
+            **where,
+        )
+        delete = timed_apply(fake, csv, args.concurrency, verb="delete", **where)
+    finally:
+        fake.stop()
+    return [
+        ("cold apply", cold),
+        ("warm re-run", warm),
+        ("export", export),
+        ("audit", audit),
+        ("delete", delete),
+    ]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=10_000)
@@ -174,45 +221,42 @@ def main() -> int:
         default=0,
         help="entries in each node's status.images (real nodes: dozens, 10-50 KB a node)",
     )
+    ap.add_argument("--tree", action="append", default=[], metavar="NAME=PATH")
+    ap.add_argument("--transports", default="own", help="comma-separated: own, official")
+    ap.add_argument("--rounds", type=int, default=1)
     args = ap.parse_args()
-    # Byte-compiled first, as pip install does: these machines set PYTHONDONTWRITEBYTECODE,
-    # so a changed module would otherwise be compiled again by every command measured.
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "labeler")], check=True)
+    trees = []
+    for spec in args.tree or [f"after={ROOT}"]:
+        name, _, rest = spec.partition("=")
+        tree, _, transports = rest.partition(":")
+        trees.append((name, str(Path(tree).resolve()), transports or args.transports))
+    for _, tree, _ in trees:
+        # Byte-compiled first, as pip install does: these machines set
+        # PYTHONDONTWRITEBYTECODE, so a changed module would otherwise be compiled again by
+        # every command measured.
+        compile_cmd = [sys.executable, "-m", "compileall", "-q", str(Path(tree) / "labeler")]
+        subprocess.run(compile_cmd, check=True)
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         csv = work / "cluster.csv"
         write_csv(csv, args.nodes)
-
-        fake = Fake(args.nodes, args.latency_ms, work, args.images)
-        try:
-            cold = timed_apply(fake, csv, args.concurrency)
-            warm = timed_apply(fake, csv, args.concurrency)
-            export = Timed(fake, ["export", "--profile=ascend-superpod", "-o", str(work / "x.csv")])
-            audit = Timed(
-                fake,
-                ["audit", "--profile=ascend-superpod", "--tree-name=bench", "-o", "json"],
-                ok=(0, 3),
-            )
-            delete = timed_apply(fake, csv, args.concurrency, verb="delete")
-        finally:
-            fake.stop()
-        print(
-            f"nodes={args.nodes} images={args.images} latency={args.latency_ms}ms "
-            f"concurrency={args.concurrency} "
-            f"load average {os.getloadavg()[0]:.1f}"
-        )
-        for name, run in (
-            ("cold apply", cold),
-            ("warm re-run", warm),
-            ("export", export),
-            ("audit", audit),
-            ("delete", delete),
-        ):
-            print(run.line(name, args.nodes))
-            if name != "audit":
-                print(f"              {run.summary}")
-        cold_s = cold.wall
+        cold_s = 0.0
+        for round_no in range(1, args.rounds + 1):
+            for name, tree, transports in trees:
+                for transport in transports.split(","):
+                    runs = phases(args, work, csv, tree=Path(tree), transport=transport)
+                    print(
+                        f"[round {round_no}] {name} ({tree}), transport {transport}: "
+                        f"nodes={args.nodes} images={args.images} latency={args.latency_ms}ms "
+                        f"concurrency={args.concurrency} "
+                        f"load average {os.getloadavg()[0]:.1f}"
+                    )
+                    for phase, run in runs:
+                        print(run.line(phase, args.nodes))
+                        if phase != "audit":
+                            print(f"              {run.summary}")
+                    cold_s = runs[0][1].wall
         if args.skip_kubectl:
             return 0
         fake = Fake(args.sample, args.latency_ms, work)

@@ -21,7 +21,7 @@ from typing import Any
 from labeler.base.errors import Exit, Terminated
 from labeler.bulk.apply import Action, BulkPlan, NodeDiff, describe, describe_diff
 from labeler.core.plan import Conflict, LabelPlan
-from labeler.kube.errors import KubeError
+from labeler.kube.errors import Interrupted, KubeError
 from labeler.kube.mux import run_many, stopped_in_flight
 from labeler.kube.nodes import LabelWriter
 from labeler.kube.steps import Pause, Steps
@@ -92,14 +92,17 @@ def execute(
     outcomes: list[NodeOutcome] = []
     started: dict[str, NodeDiff] = {}
 
-    def one(diff: NodeDiff) -> Steps[NodeOutcome]:
-        started[diff.node] = diff
+    def one(diff: NodeDiff) -> Steps[NodeOutcome | None]:
         node = plan.nodes[diff.node]
         assert diff.desired is not None and diff.current is not None
         wait = limiter.delay()
-        try:
-            if wait > 0:
+        if wait > 0:
+            try:
                 yield Pause(wait)
+            except Interrupted:  # stopped before this node's turn (--qps): not started
+                return None
+        started[diff.node] = diff
+        try:
             result = yield from writer.steps(
                 node, diff.desired, adopt=plan.options.adopt, plan=diff.plan
             )
@@ -111,7 +114,9 @@ def execute(
         patches = 1 if result.written else 0
         return NodeOutcome(diff.node, result.plan, diff.current, result.written, patches)
 
-    def record(outcome: NodeOutcome) -> None:
+    def record(outcome: NodeOutcome | None) -> None:
+        if outcome is None:
+            return
         outcomes.append(outcome)
         if on_done is not None:
             on_done(outcome)

@@ -37,8 +37,8 @@ _WRITE_EXITS = {
     Exit.ERROR: "a node failed; or, before any write, a CSV node is not in the cluster, the CSV is "
     "invalid, or the cluster cannot be read",
     Exit.INCOMPLETE: f"done, but {_CONFLICTS}",
-    Exit.INTERRUPTED: "Ctrl-C: writes in flight finished, the rest not started; the summary "
-    "says which (run again to finish)",
+    Exit.INTERRUPTED: "Ctrl-C: writes in flight finished (within 10 s), the rest not "
+    "started; the summary says which (run again to finish)",
     Exit.TERMINATED: "SIGTERM: the same as Ctrl-C",
 }
 
@@ -144,7 +144,9 @@ def _csv_options(p: argparse.ArgumentParser, *, delete: bool, write: bool) -> No
         help="report CSV nodes that are not in the cluster instead of failing",
     )
     p.add_argument(
-        "--show-unchanged", action="store_true", help="also print a line for unchanged nodes"
+        "--show-unchanged",
+        action="store_true",
+        help="also print a line for unchanged nodes (lines come in the CSV's order)",
     )
     if delete:
         p.add_argument(

@@ -21,7 +21,10 @@ must never be taken for the API server's):
   request smuggling or response splitting, to be handled as an error), or in HTTP/1.0;
 - a chunk size that is not 1-16 hex digits (Go's net/http takes the same), a chunk line
   over :data:`MAX_CHUNK_LINE` bytes, a chunk not followed by CRLF;
-- a body over ``limit`` (:data:`MAX_BODY` unless the caller says otherwise). An error
+- head lines ended by a bare LF (a head must end with CRLF CRLF; said at once rather than
+  waiting for one that never comes);
+- a body over ``limit`` (:data:`MAX_BODY`, :data:`MAX_OBJECT` for an answer that holds one
+  named object: see :func:`body_limit`). An error
   answer's body is kept only up to :data:`ERROR_KEPT` bytes (what its message needs); the
   rest is not read and the connection is dropped.
 
@@ -45,10 +48,13 @@ MAX_INTERIM = 5  # Go's net/http bound on 1xx answers before the real one
 MAX_CHUNK_LINE = 4096  # Go's net/http bound on a chunk-size line
 # A LIST page of 500 full Nodes with 50 images each is ~30 MB; metadata only, ~1 MB.
 MAX_BODY = 64 << 20
+# One object (a GET of a node, a PATCH's echo): etcd stores at most 1.5 MiB of it.
+MAX_OBJECT = 8 << 20
 ERROR_KEPT = 64 << 10  # a Status is < 1 KB; a 422 with many causes a few KB
 RECV = 65536  # one receive holds a PATCH's whole answer (see labeler.kube.wire)
 RECV_MAX = 1 << 20
 _NO_BODY = (204, 304)
+_VERSION = b"HTTP/1."
 _INTERIM = (100, 103)
 
 STATUS_LINE = re.compile(r"HTTP/1\.([0-9]) ([0-9]{3})(?: ([^\r\n\x00]*))?")
@@ -107,16 +113,20 @@ def _fill(buf: bytes, pos: int, size: int, why: str) -> Reader[tuple[bytes, int]
 
 
 def _until(
-    buf: bytes, pos: int, sep: bytes, limit: int, what: str, why: str
+    buf: bytes, pos: int, sep: bytes, limit: int, what: str, why: str, bad: bytes = b""
 ) -> Reader[tuple[bytes, bytes, int]]:
     """(the bytes before ``sep``, buf, the position after ``sep``); at most ``limit`` bytes
-    before it. Each search starts where the last one stopped (linear in the bytes)."""
+    before it, and never ``bad`` (if given) while ``sep`` is not found. Each search starts
+    where the last one stopped (linear in the bytes)."""
     at = buf.find(sep, pos)
     if at < 0:
         acc = bytearray(memoryview(buf)[pos:])
+        start = 0
         while at < 0:
             if len(acc) > limit:
                 raise BadAnswer(f"{what} longer than {limit} bytes")
+            if bad and acc.find(bad, max(0, start - len(bad) + 1)) >= 0:
+                raise BadAnswer(f"{what} has lines ended by a bare LF, not CRLF")
             data = yield RECV
             if not data:
                 raise BrokenAnswer(why)
@@ -202,6 +212,9 @@ def read_answer(method: str, echo: bool = True, limit: int = MAX_BODY) -> Reader
             buf, pos = (yield RECV), 0
             if not buf:
                 raise BrokenAnswer("the server closed the connection before answering")
+        # Not an answer from its first bytes on: said at once, not after a head's worth.
+        if not buf.startswith(_VERSION[: len(buf) - pos], pos):
+            raise BadAnswer(f"not an HTTP/1.x answer: {buf[pos : pos + 40]!r}")
         head, buf, pos = yield from _until(
             buf,
             pos,
@@ -209,6 +222,7 @@ def read_answer(method: str, echo: bool = True, limit: int = MAX_BODY) -> Reader
             MAX_HEAD,
             "the answer's head",
             "the connection ended inside the answer's headers",
+            b"\n\n",
         )
         minor, status, reason, fields = _head(head.decode("latin-1"))
         if status not in _INTERIM:
@@ -275,6 +289,12 @@ def _read_body(
             raise AnswerTooLarge(f"a body of more than {limit} bytes")
         return b"".join(parts)[:limit], b"", False
     return b"".join(parts), b"", False
+
+
+def body_limit(name: str) -> int:
+    """The bound of a 2xx body: one object's when the answer must hold the object ``name``,
+    else a LIST page's."""
+    return MAX_OBJECT if name else MAX_BODY
 
 
 def content_length(value: str) -> int:

@@ -22,7 +22,7 @@ from labeler.base.errors import InputError, UsageError
 from labeler.base.files import read_text
 from labeler.base.version import __version__
 from labeler.kube import official, strict
-from labeler.kube.answer import WrongAnswer, check_object
+from labeler.kube.answer import WrongAnswer, body_limit, check_object
 from labeler.kube.errors import ApiStatus
 from labeler.kube.steps import Call
 from labeler.kube.wire import Wire
@@ -142,7 +142,8 @@ class Api:
             method, path, body=body, content_type=content_type, timeout=timeout, accept=accept
         )
         try:
-            data, _ = strict.read_body(resp, ok=True)  # a 2xx body is read whole or raises
+            # A 2xx body is read whole or raises.
+            data, _ = strict.read_body(resp, ok=True, limit=body_limit(name))
             if name:
                 check_object(data, name)
         except Exception as exc:

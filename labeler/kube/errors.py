@@ -191,11 +191,12 @@ def translate(exc: BaseException, verb: str, resource: str) -> KubeError:
     body = _status_body(exc)
     message = _short(str(body.get("message") or exc.reason or "").strip())
     kw["status"] = status
-    if status < 200 or 300 <= status < 400:
+    if status < 200 or 300 <= status < 400 or status > 599:
         return KubeError(
             f"{what}: {status} {_short(exc.reason)}: an answer the API server never gives "
-            "(it neither redirects nor switches protocols); something in between answered "
-            "instead: check the server address (--kubeconfig, --context) and any proxy",
+            "(it neither redirects nor switches protocols, and HTTP has no status above "
+            "599); something in between answered instead: check the server address "
+            "(--kubeconfig, --context) and any proxy",
             **kw,
         )
     if status == 401:

@@ -9,7 +9,7 @@ answer that arrived meanwhile), so a patch costs about one send and one receive.
 
 The connections are opened by the same urllib3 pool as every other request (TCP, TLS,
 CA, client certificate, hostname check: see labeler.kube.wire) and then used non-blocking;
-answers are parsed by the same reader as the blocking path (``wire.read_answer``). A
+answers are parsed by the same reader as the blocking path (``answer.read_answer``). A
 request in flight on a kept connection the server had just closed is sent again on a new
 one only when that is safe (GET, or a write marked repeatable), as ``Wire.send`` does.
 A kept connection is looked at before each reuse (``wire.idle_and_clean``); every request
@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from labeler.kube import steps
-from labeler.kube.answer import Answer, Reader, check_object, read_answer
+from labeler.kube.answer import Answer, Reader, body_limit, check_object, read_answer
 from labeler.kube.errors import ApiStatus, Interrupted
 from labeler.kube.steps import Call, Pause, Steps
 from labeler.kube.wire import GONE, SAFE_METHODS, Wire, idle_and_clean, read_timeout
@@ -226,7 +226,7 @@ class Mux:
             slot.out = self.wire.request_bytes(
                 call.method, call.path, call.body, call.content_type, call.accept
             )
-            slot.reader = read_answer(call.method, call.echo)
+            slot.reader = read_answer(call.method, call.echo, body_limit(call.name))
             slot.want = next(slot.reader)
         except Exception as exc:
             self._fail(slot, exc)

@@ -78,7 +78,7 @@ def read_node(name: str) -> Steps[NodeInfo]:
         return json.loads((yield Call("GET", path, name=name)))
 
     doc = yield from retrying(attempt, verb="get", resource=resource)
-    check_node(doc, f"get {resource}")
+    check_node(doc, "get", resource)
     return NodeInfo.from_dict(doc)
 
 
@@ -89,7 +89,7 @@ def _strings(value: Any) -> bool:
     )
 
 
-def check_node(doc: Any, what: str) -> None:
+def check_node(doc: Any, verb: str, resource: str) -> None:
     """KubeError unless ``doc`` has the shape of a Node's metadata that the writers read: a
     planned write built on anything else would be a guess."""
     meta = doc.get("metadata") if isinstance(doc, dict) else None
@@ -104,10 +104,10 @@ def check_node(doc: Any, what: str) -> None:
     else:
         return
     raise KubeError(
-        f"{what}: the answer is not a Node as the API server serves one ({problem}); "
-        "nothing written for it",
-        verb=what.split(" ", 1)[0],
-        resource=what.split(" ", 1)[-1],
+        f"{verb} {resource}: the answer is not a Node as the API server serves one "
+        f"({problem}); nothing written for it",
+        verb=verb,
+        resource=resource,
     )
 
 
@@ -143,7 +143,7 @@ def list_node_labels(
 
 
 def labels_of(obj: Mapping[str, Any]) -> NodeLabels:
-    check_node(obj, "list nodes")
+    check_node(obj, "list", "nodes")
     meta = obj.get("metadata") or {}
     annotations = meta.get("annotations") or {}
     return NodeLabels(

@@ -170,11 +170,11 @@ def harden(pool_manager: Any) -> None:
 _STEP = 1 << 20  # the most one read asks for
 
 
-def read_body(resp: Any, *, ok: bool) -> tuple[bytes, bool]:
-    """(the body of a urllib3 response, whole?): a 2xx body up to MAX_BODY (over it:
+def read_body(resp: Any, *, ok: bool, limit: int = MAX_BODY) -> tuple[bytes, bool]:
+    """(the body of a urllib3 response, whole?): a 2xx body up to ``limit`` (over it:
     AnswerTooLarge, nothing more read), an error's body up to ERROR_KEPT (the rest left
     unread: the caller must close the connection when it is not whole)."""
-    limit = MAX_BODY if ok else ERROR_KEPT
+    limit = limit if ok else ERROR_KEPT
     length = resp.headers.get("content-length")  # checked by StrictResponse
     if ok and length is not None and content_length(length) > limit:
         raise AnswerTooLarge(f"a body of {content_length(length)} bytes, more than {limit}")

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from labeler.kube.answer import BrokenAnswer, check_object, feed, read_answer
+from labeler.kube.answer import BrokenAnswer, body_limit, check_object, feed, read_answer
 from labeler.kube.errors import ApiStatus
 
 SAFE_METHODS = ("GET", "HEAD")  # may always be sent twice
@@ -254,7 +254,8 @@ class Wire:
             try:
                 conn.start(read)
                 conn.sendall(payload)
-                status, reason, headers, data, keep = feed(read_answer(method, echo), conn.recv)
+                reader = read_answer(method, echo, body_limit(name))
+                status, reason, headers, data, keep = feed(reader, conn.recv)
                 if name and 200 <= status < 300:
                     check_object(data, name)
             except GONE:

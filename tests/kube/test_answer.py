@@ -87,7 +87,7 @@ def test_chunk_sizes_as_go_reads_them(line: bytes, size: int | None) -> None:
     ],
 )
 def test_a_status_line_must_be_http_1x_and_three_digits(line: bytes) -> None:
-    with pytest.raises(BadAnswer, match=r"not an HTTP/1\.x status line"):
+    with pytest.raises(BadAnswer, match=r"not an HTTP/1\.x"):
         read(line + b"\r\nContent-Length: 0\r\n\r\n")
 
 
@@ -315,3 +315,19 @@ def test_the_official_path_skips_early_hints_and_bounds_the_whole_answer() -> No
             resp.begin()
             resp.read()
         assert time.monotonic() - start < 3.0  # 0.5 s for the whole answer, not per byte
+
+
+def test_bare_lf_line_ends_are_refused_without_waiting() -> None:
+    # Whatever comes next, this head can never end with CRLF CRLF: said at the first look.
+    with pytest.raises(BadAnswer, match="bare LF"):
+        read([b"HTTP/1.1 200 OK\nContent-Length: 2\n\n{}"])
+
+
+def test_one_object_is_bounded_far_below_a_list_page() -> None:
+    from labeler.kube.answer import MAX_BODY, MAX_OBJECT, body_limit
+
+    assert body_limit("n1") == MAX_OBJECT < MAX_BODY == body_limit("")
+    big = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % (MAX_OBJECT + 1)
+    with pytest.raises(AnswerTooLarge):
+        read(big, limit=body_limit("n1"))
+    assert read(big + b"x" * (MAX_OBJECT + 1), limit=body_limit(""))[0] == 200
