@@ -59,8 +59,7 @@ class NodeOutcome:
     node: str
     plan: LabelPlan | None
     current: Mapping[str, str]
-    written: bool = False
-    patches: int = 0  # PATCHes that took effect (a refused one, 409, is no write)
+    written: bool = False  # a PATCH took effect (a refused one, 409, is no write)
     error: str | None = None
 
 
@@ -111,8 +110,7 @@ def execute(
                 log.exception("unexpected error writing node=%s", diff.node)
             text = (str(exc) or repr(exc))[:ERROR_SHOWN]
             return NodeOutcome(diff.node, diff.plan, diff.current, error=text)
-        patches = 1 if result.written else 0
-        return NodeOutcome(diff.node, result.plan, diff.current, result.written, patches)
+        return NodeOutcome(diff.node, result.plan, diff.current, result.written)
 
     def record(outcome: NodeOutcome | None) -> None:
         if outcome is None:
@@ -137,8 +135,9 @@ def execute(
 
 class StopOnSignal:
     """While writing, the first Ctrl-C or SIGTERM (kubectl delete of a Job's pod, systemd,
-    a timeout) only asks the writes to stop: a write under way is never cut in the middle
-    of its bookkeeping, and the report of what was written comes before exit 130/143. A
+    a timeout) only asks the writes to stop: no new one starts, those under way get
+    labeler.kube.mux.STOP_GRACE to finish, and the report of what was written comes before
+    exit 130/143. A
     second one stops at once (KeyboardInterrupt, or Terminated for SIGTERM). Signals can be
     handled only in the main thread; elsewhere this does nothing."""
 
@@ -268,8 +267,7 @@ class BulkReport:
         if count[NOT_WRITTEN] or self.interrupted:
             text += f", {count[NOT_WRITTEN]} not written"
             text += " (interrupted)" if self.interrupted else ""
-        patches = sum(o.patches for o in self.outcomes)
-        return text + f" ({patches} patches in {self.seconds:.1f}s)"
+        return text + f" ({len(self.written)} patches in {self.seconds:.1f}s)"
 
 
 class InOrder:

@@ -171,7 +171,9 @@ def _list(
         query={"labelSelector": label_selector},
         accept=accept,
     ):
-        items = doc.get("items") or []
+        items = doc.get("items")
+        if items is None:
+            items = []
         if not isinstance(items, list):
             raise KubeError(
                 "list nodes: the answer's items are not a list; whatever answered is not "

@@ -128,6 +128,14 @@ class StrictResponse(http.client.HTTPResponse):
             self.length = 0
             self.will_close = True
 
+    def _get_chunk_left(self) -> int | None:
+        # At the end of a chunk http.client drops two bytes unseen; they must be its CRLF.
+        if self.chunk_left == 0:
+            if self._safe_read(2) != b"\r\n":  # type: ignore[attr-defined]
+                raise self._refuse(BadAnswer("a chunk longer than its size line says"))
+            self.chunk_left = None
+        return super()._get_chunk_left()  # type: ignore[misc, no-any-return]
+
     def _read_next_chunk_size(self) -> int:
         line = self.fp.readline(_LINE + 1)
         if not line.endswith(b"\n"):

@@ -287,6 +287,10 @@ def strict(data: bytes, timeout: float = 5.0) -> tuple[int, bytes]:
             "both Content-Length",
         ),
         (b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000\r\n\r\n{", "1000000000000 bytes"),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}}\r\n0\r\n\r\n",
+            "longer than its size line",
+        ),
     ],
 )
 def test_the_official_path_refuses_the_same(data: bytes, error: str) -> None:

@@ -45,7 +45,7 @@ def outcome(plan: BulkPlan, node: str, what: str) -> NodeOutcome | None:
     if what == "failed":
         return NodeOutcome(node, diff.plan, diff.current, error="500 Internal Server Error")
     if what == "written":
-        return NodeOutcome(node, diff.plan, diff.current, written=True, patches=1)
+        return NodeOutcome(node, diff.plan, diff.current, written=True)
     # A 409 and a re-plan on the node read again: someone wrote the same value, or another.
     value = "1" if what == "replan-noop" else "7"
     again = plan_labels(NodeLabels(node, {G: value}, {}, "2"), Desired(set={G: "1"}, writer=BULK))
