@@ -113,30 +113,50 @@ def _fill(buf: bytes, pos: int, size: int, why: str) -> Reader[tuple[bytes, int]
 
 
 def _until(
-    buf: bytes, pos: int, sep: bytes, limit: int, what: str, why: str, bad: bytes = b""
+    buf: bytes,
+    pos: int,
+    sep: bytes,
+    limit: int,
+    what: str,
+    why: str,
+    *,
+    bad: bytes = b"",
+    prefix: bytes = b"",
 ) -> Reader[tuple[bytes, bytes, int]]:
     """(the bytes before ``sep``, buf, the position after ``sep``); at most ``limit`` bytes
-    before it, and never ``bad`` (if given) while ``sep`` is not found. Each search starts
+    before it, starting with ``prefix``, and never ``bad`` (if given) while ``sep`` is not
+    found: what breaks those rules is refused as soon as it is received. Each search starts
     where the last one stopped (linear in the bytes)."""
     at = buf.find(sep, pos)
     if at < 0:
         acc = bytearray(memoryview(buf)[pos:])
         start = 0
-        while at < 0:
+        while True:
+            _refuse_early(acc, start, what, bad, prefix)
             if len(acc) > limit:
                 raise BadAnswer(f"{what} longer than {limit} bytes")
-            if bad and acc.find(bad, max(0, start - len(bad) + 1)) >= 0:
-                raise BadAnswer(f"{what} has lines ended by a bare LF, not CRLF")
             data = yield RECV
             if not data:
                 raise BrokenAnswer(why)
             start = max(0, len(acc) - len(sep) + 1)
             acc += data
             at = acc.find(sep, start)
+            if at >= 0:
+                break
         buf, pos = bytes(acc), 0
+    if prefix and not buf.startswith(prefix, pos):
+        raise BadAnswer(f"not an HTTP/1.x answer: {buf[pos : pos + 40]!r}")
     if at - pos > limit:
         raise BadAnswer(f"{what} longer than {limit} bytes")
     return buf[pos:at], buf, at + len(sep)
+
+
+def _refuse_early(acc: bytearray, start: int, what: str, bad: bytes, prefix: bytes) -> None:
+    """BadAnswer if what has come cannot become what :func:`_until` looks for."""
+    if prefix and acc[: len(prefix)] != prefix[: len(acc)]:
+        raise BadAnswer(f"not an HTTP/1.x answer: {bytes(acc[:40])!r}")
+    if bad and acc.find(bad, max(0, start - len(bad) + 1)) >= 0:
+        raise BadAnswer(f"{what} has lines ended by a bare LF, not CRLF")
 
 
 class Fields:
@@ -212,9 +232,8 @@ def read_answer(method: str, echo: bool = True, limit: int = MAX_BODY) -> Reader
             buf, pos = (yield RECV), 0
             if not buf:
                 raise BrokenAnswer("the server closed the connection before answering")
-        # Not an answer from its first bytes on: said at once, not after a head's worth.
-        if not buf.startswith(_VERSION[: len(buf) - pos], pos):
-            raise BadAnswer(f"not an HTTP/1.x answer: {buf[pos : pos + 40]!r}")
+        # Not an answer from its first bytes on, or lines ended by bare LFs: said at once,
+        # not after a head's worth or the read timeout.
         head, buf, pos = yield from _until(
             buf,
             pos,
@@ -222,7 +241,8 @@ def read_answer(method: str, echo: bool = True, limit: int = MAX_BODY) -> Reader
             MAX_HEAD,
             "the answer's head",
             "the connection ended inside the answer's headers",
-            b"\n\n",
+            bad=b"\n\n",
+            prefix=_VERSION,
         )
         minor, status, reason, fields = _head(head.decode("latin-1"))
         if status not in _INTERIM:
@@ -299,6 +319,8 @@ def body_limit(name: str) -> int:
 
 def content_length(value: str) -> int:
     """The one length of a Content-Length field; a repeated field must repeat one value."""
+    if len(value) <= 18 and value.isascii() and value.isdigit():  # the usual: one number
+        return int(value)
     values = {v.strip() for v in value.split(",")}
     if len(values) != 1 or not _DIGITS.fullmatch(next(iter(values))):
         raise BadAnswer(f"bad Content-Length {value[:40]!r}")

@@ -12,7 +12,7 @@ CA, client certificate, hostname check: see labeler.kube.wire) and then used non
 answers are parsed by the same reader as the blocking path (``answer.read_answer``). A
 request in flight on a kept connection the server had just closed is sent again on a new
 one only when that is safe (GET, or a write marked repeatable), as ``Wire.send`` does.
-A kept connection is looked at before each reuse (``wire.idle_and_clean``); every request
+A kept connection is looked at before each reuse (``wire.Idle``); every request
 has a deadline for its whole answer (the read timeout); success is a 2xx status; an answer
 that must hold a named object holds that one.
 
@@ -41,7 +41,7 @@ from labeler.kube import steps
 from labeler.kube.answer import Answer, Reader, body_limit, check_object, read_answer
 from labeler.kube.errors import ApiStatus, Interrupted
 from labeler.kube.steps import Call, Pause, Steps
-from labeler.kube.wire import GONE, SAFE_METHODS, Wire, idle_and_clean, read_timeout
+from labeler.kube.wire import GONE, SAFE_METHODS, Idle, Wire, read_timeout
 
 if TYPE_CHECKING:
     from labeler.kube.client import Api
@@ -77,6 +77,7 @@ class _Slot:
         "conn",
         "deadline",
         "got",
+        "idle",
         "out",
         "reader",
         "reused",
@@ -90,6 +91,7 @@ class _Slot:
         self.conn = conn  # the urllib3 connection that opened the socket (kept alive with it)
         self.sock = conn.sock
         self.sock.setblocking(False)
+        self.idle = Idle(self.sock)
         self.task: Steps[Any] | None = None
         self.call: Call | None = None
         self.out = b""  # request bytes not yet sent
@@ -352,7 +354,7 @@ class Mux:
         """A free connection with nothing waiting on it, or a new one."""
         while self._free:
             slot = self._free.pop()
-            if idle_and_clean(slot.sock):
+            if slot.idle.clean():
                 return slot
             self._drop(slot)  # closed by the server, or bytes nobody asked for
         slot = _Slot(self.wire.open(self.wire.timeout[0]))

@@ -61,35 +61,39 @@ def read_timeout(seconds: float | None) -> TimeoutError:
     return TimeoutError(f"no whole answer within the read timeout ({seconds:g} s)")
 
 
-def idle_and_clean(sock: socket.socket) -> bool:
+class Idle:
     """Is this kept connection still open with nothing waiting on it? Between answers the
     server has nothing to say: bytes waiting are an answer nobody asked for (it would be
-    read as the next request's), and end-of-file is the server's close. One system call."""
-    if isinstance(sock, ssl.SSLSocket):
-        if sock.pending():
+    read as the next request's), and a readable end-of-file is the server's close. One
+    poll(2) with no wait, the socket's bytes untouched (a peeking recv cost ten times as
+    much: it also runs the kernel's receive path)."""
+
+    __slots__ = ("poller", "sock", "tls")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.tls = isinstance(sock, ssl.SSLSocket)
+        self.poller = select.poll()
+        self.poller.register(sock, select.POLLIN)  # a close or an error is reported too
+
+    def clean(self) -> bool:
+        if self.tls and self.sock.pending():  # type: ignore[attr-defined]
             return False
         try:
-            readable, _, _ = select.select([sock], [], [], 0)
+            return not self.poller.poll(0)
         except (OSError, ValueError):
             return False
-        return not readable
-    try:
-        sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-    except BlockingIOError:
-        return True  # nothing to read: clean
-    except (OSError, ValueError):
-        return False
-    return False  # a byte, or b"" (closed)
 
 
 class _Conn:
     """One open connection, its unread bytes, its timeout and the current deadline."""
 
-    __slots__ = ("conn", "deadline", "got", "kernel", "read", "sock", "timeout")
+    __slots__ = ("conn", "deadline", "got", "idle", "kernel", "read", "sock", "timeout")
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn  # the urllib3 connection that opened the socket (kept alive with it)
         self.sock: socket.socket = conn.sock
+        self.idle = Idle(self.sock)
         self.kernel = not isinstance(self.sock, ssl.SSLSocket)
         self.timeout: float | None = None
         self.got = 0  # bytes of the current answer received so far
@@ -173,7 +177,7 @@ class Wire:
     def _conn(self, connect_timeout: float) -> tuple[_Conn, bool]:
         """This thread's connection, and whether it served a request before."""
         conn: _Conn | None = getattr(self._local, "conn", None)
-        if conn is not None and not idle_and_clean(conn.sock):
+        if conn is not None and not conn.idle.clean():
             self._drop()
             conn = None
         if conn is not None:

@@ -26,7 +26,7 @@ from labeler.kube.mux import run_many
 from labeler.kube.nodes import get_node, list_node_labels
 from labeler.kube.raw import list_pages
 from labeler.kube.steps import Call, Steps
-from labeler.kube.wire import idle_and_clean
+from labeler.kube.wire import Idle
 from tests.fakekube import FakeKube
 from tests.kube.hostile import Forward, Relay, Request, Rule, Script, answer, trickle
 
@@ -90,13 +90,14 @@ def test_the_event_loop_never_reuses_a_connection_with_bytes_waiting(fake_kube: 
 def test_what_counts_as_a_clean_idle_connection() -> None:
     ours, theirs = socket.socketpair()
     with ours, theirs:
-        assert idle_and_clean(ours)
+        idle = Idle(ours)
+        assert idle.clean()
         theirs.sendall(b"HTTP/1.1 200 OK\r\n")
-        assert not idle_and_clean(ours)  # an answer nobody asked for
+        assert not idle.clean()  # an answer nobody asked for
         assert ours.recv(100)  # the check only looked: the bytes are still there
-        assert idle_and_clean(ours)
+        assert idle.clean()
         theirs.shutdown(socket.SHUT_WR)
-        assert not idle_and_clean(ours)  # closed by the server
+        assert not idle.clean()  # closed by the server
 
 
 @pytest.mark.parametrize("own", [True, False], ids=["own", "official"])
