@@ -47,6 +47,8 @@ from tests.kube.hostile import (  # noqa: E402
     Rule,
     Script,
     answer,
+    passed_on,
+    says,
     trickle,
 )
 
@@ -58,20 +60,6 @@ SUMMARY = re.compile(
     r"(\d+) node\(s\): (\d+) labeled, (\d+) unchanged, (\d+) failed, (\d+) with conflicts, "
     r"(\d+) missing, (\d+) skipped(?:, (\d+) not written)?"
 )
-
-
-def says(data: bytes) -> Reply:
-    return lambda req, fwd: [data]
-
-
-def passed_on(data: bytes) -> Reply:
-    """The write happens; the answer is ``data``."""
-
-    def reply(req: Request, forward: Forward) -> Script:
-        forward(req)
-        return [data]
-
-    return reply
 
 
 def script(items: Callable[[bytes], list[Any]]) -> Reply:

@@ -21,12 +21,12 @@ must never be taken for the API server's):
   request smuggling or response splitting, to be handled as an error), or in HTTP/1.0;
 - a chunk size that is not 1-16 hex digits (Go's net/http takes the same), a chunk line
   over :data:`MAX_CHUNK_LINE` bytes, a chunk not followed by CRLF;
-- head lines ended by a bare LF (a head must end with CRLF CRLF; said at once rather than
-  waiting for one that never comes);
-- a body over ``limit`` (:data:`MAX_BODY`, :data:`MAX_OBJECT` for an answer that holds one
-  named object: see :func:`body_limit`). An error
-  answer's body is kept only up to :data:`ERROR_KEPT` bytes (what its message needs); the
-  rest is not read and the connection is dropped.
+- first bytes that are not ``HTTP/1.``, and head lines ended by a bare LF: refused as soon
+  as they come, not after a head's worth of bytes or the read timeout;
+- a body over ``limit`` (:data:`MAX_BODY`; :data:`MAX_OBJECT` for an answer that holds one
+  named object, see :func:`body_limit`). An error answer's body is kept only up to
+  :data:`ERROR_KEPT` bytes (what its message needs); the rest is not read and the
+  connection is dropped.
 
 Every search for a line ending starts where the previous one stopped, so a head sent a
 byte at a time costs time linear in its size; no receive asks for more than
@@ -51,7 +51,11 @@ MAX_BODY = 64 << 20
 # One object (a GET of a node, a PATCH's echo): etcd stores at most 1.5 MiB of it.
 MAX_OBJECT = 8 << 20
 ERROR_KEPT = 64 << 10  # a Status is < 1 KB; a 422 with many causes a few KB
-RECV = 65536  # one receive holds a PATCH's whole answer (see labeler.kube.wire)
+# One receive holds a PATCH's whole answer. Not more: glibc maps and unmaps a buffer of
+# 128 KiB or more on every receive, which costs more system time than the receive.
+RECV = 65536
+# The most one receive asks for when a body's length is known (a LIST page): whatever
+# length the server announces, no receive allocates more.
 RECV_MAX = 1 << 20
 _NO_BODY = (204, 304)
 _VERSION = b"HTTP/1."

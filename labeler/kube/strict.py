@@ -1,7 +1,8 @@
 """The official client's transport (urllib3 on http.client) held to the rules of our own
 reader (labeler.kube.answer), for the requests that go through it: everything behind a
 proxy, everything when the user asks for it (``TOPOLOGY_LABELER_TRANSPORT=official``), and
-streams (watches).
+streams (watches: their status line, fields and deadline, which is the watch's own
+``timeoutSeconds`` + 30 s; a stream's chunks are read by urllib3's own chunk reader).
 
 http.client alone takes ``HTTP/1.1 2_00`` as 200 (``int()`` accepts the underscore), skips
 any number of 100 Continue answers, reads a chunk size of ``-6`` as a length to read,
@@ -130,6 +131,7 @@ class StrictResponse(http.client.HTTPResponse):
 
     def _get_chunk_left(self) -> int | None:
         # At the end of a chunk http.client drops two bytes unseen; they must be its CRLF.
+        # (_safe_read and _get_chunk_left are http.client's own, absent from its stubs.)
         if self.chunk_left == 0:
             if self._safe_read(2) != b"\r\n":  # type: ignore[attr-defined]
                 raise self._refuse(BadAnswer("a chunk longer than its size line says"))
@@ -163,6 +165,7 @@ def _strict_connection(cls: type) -> type:
 
 @functools.lru_cache(maxsize=8)
 def _strict_pool(cls: type) -> type:
+    # A urllib3 pool class: ConnectionCls is its class attribute, which a bare type hides.
     connection = _strict_connection(cls.ConnectionCls)  # type: ignore[attr-defined]
     return type(f"Strict{cls.__name__}", (cls,), {"ConnectionCls": connection})
 

@@ -77,6 +77,7 @@ class Idle:
         self.poller.register(sock, select.POLLIN)  # a close or an error is reported too
 
     def clean(self) -> bool:
+        # An SSLSocket here (``tls``), which has pending(): decrypted bytes not yet read.
         if self.tls and self.sock.pending():  # type: ignore[attr-defined]
             return False
         try:

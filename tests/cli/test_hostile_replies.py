@@ -20,7 +20,18 @@ import pytest
 from labeler.cli import main
 from labeler.kube.client import TRANSPORT_ENV
 from tests.fakekube import FakeKube
-from tests.kube.hostile import Forward, Relay, Reply, Request, Rule, Script, answer, trickle
+from tests.kube.hostile import (
+    Forward,
+    Relay,
+    Reply,
+    Request,
+    Rule,
+    Script,
+    answer,
+    passed_on,
+    says,
+    trickle,
+)
 
 G = "huawei.com/topotree.groupid"
 T = "huawei.com/topotree"
@@ -40,21 +51,6 @@ STATUS_409 = json.dumps(
     }
 ).encode()
 EXTRA = answer("200 OK", b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success"}')
-
-
-def says(data: bytes) -> Reply:
-    """Answer with ``data``; the request never reaches the API server."""
-    return lambda req, forward: [data]
-
-
-def after_passing_on(data: bytes) -> Reply:
-    """Pass the request on (the write happens), then answer with ``data``."""
-
-    def reply(req: Request, forward: Forward) -> Script:
-        forward(req)
-        return [data]
-
-    return reply
 
 
 def other_node(name: str) -> Reply:
@@ -124,20 +120,18 @@ CHUNKED = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
 CASES = {
     # The write took effect, the answer is unreadable: the lost-reply check finds it.
     "chunk size -6": Case(
-        once(N3, after_passing_on(f"{CHUNKED}-6\r\nabcdef\r\n0\r\n\r\n".encode())), 0, ALL
+        once(N3, passed_on(f"{CHUNKED}-6\r\nabcdef\r\n0\r\n\r\n".encode())), 0, ALL
     ),
-    "chunk size 10^12": Case(
-        once(N3, after_passing_on(f"{CHUNKED}e8d4a51000\r\n{{".encode())), 0, ALL
-    ),
+    "chunk size 10^12": Case(once(N3, passed_on(f"{CHUNKED}e8d4a51000\r\n{{".encode())), 0, ALL),
     "Content-Length 10^12": Case(
-        once(N3, after_passing_on(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000\r\n\r\n{")),
+        once(N3, passed_on(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000\r\n\r\n{")),
         0,
         ALL,
     ),
     "Content-Length and chunked": Case(
         once(
             N3,
-            after_passing_on(
+            passed_on(
                 b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
                 b"0\r\n\r\n"
             ),

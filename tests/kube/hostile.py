@@ -63,6 +63,21 @@ def answer(status: str, body: bytes = b"", *fields: str) -> bytes:
     return f"HTTP/1.1 {status}\r\n{head}\r\n".encode("latin-1") + body
 
 
+def says(data: bytes) -> Reply:
+    """Answer with ``data``; the request never reaches the API server."""
+    return lambda req, forward: [data]
+
+
+def passed_on(data: bytes) -> Reply:
+    """Pass the request on (the write happens), then answer with ``data``."""
+
+    def reply(req: Request, forward: Forward) -> Script:
+        forward(req)
+        return [data]
+
+    return reply
+
+
 def trickle(data: bytes, piece: int, pause: float) -> Iterator[Any]:
     for start in range(0, len(data), piece):
         yield data[start : start + piece]
