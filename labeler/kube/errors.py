@@ -177,7 +177,7 @@ def translate(exc: BaseException, verb: str, resource: str) -> KubeError:
     if bad is not None:
         return Retryable(
             f"{what}: an answer that is not the API server's{_no_answer(exc, where_only=True)}"
-            f" ({_short(str(bad))}); retried on a new connection",
+            f" ({_short(str(bad))}); its connection was dropped",
             **kw,
         )
     if not isinstance(exc, ApiStatus):
