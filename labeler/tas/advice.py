@@ -22,8 +22,8 @@ from labeler.tas.assign import (
     NodeAssignment,
     Outcome,
     SliceLayer,
-    simulate,
 )
+from labeler.tas.gates import DEFAULT_GATES, Gates
 from labeler.tas.multilevel import (
     AFFINITY_CONFIG_ANNOTATION,
     MULTILEVEL,
@@ -31,6 +31,7 @@ from labeler.tas.multilevel import (
     affinity_problems,
     derive_affinity,
 )
+from labeler.tas.place import simulate
 from labeler.tas.tree import Capacity, ExclusionStats, Outside, PodShape, Tree, leaf_capacity
 
 # kueue apis/kueue/v1beta2/topology_types.go
@@ -196,12 +197,14 @@ def advise(
     *,
     volcano_version: tuple[int, int] = TIER_NAME_SINCE,
     affinity_config: str | None = None,
+    gates: Gates = DEFAULT_GATES,
 ) -> Advice:
     """Simulate the job now, find the narrowest fitting level now and on an empty cluster,
-    and say what to paste (``volcano`` is the stanza that works on ``volcano_version``)."""
+    and say what to paste (``volcano`` is the stanza that works on ``volcano_version``).
+    ``gates`` are Kueue's (the level probes are required requests, which no gate changes)."""
     now = leaf_capacity(tree, shape)
     empty = leaf_capacity(tree, shape, empty=True)
-    outcome = simulate(tree, now, job)
+    outcome = simulate(tree, now, job, gates)
     narrow_now = narrowest_fit(tree, now, job)
     narrow_empty = narrowest_fit(tree, empty, job)
     if outcome.fits:
