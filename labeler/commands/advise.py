@@ -24,6 +24,8 @@ from labeler.commands._base import (
     parse_pairs,
     volcano_version,
 )
+from labeler.commands.advise_flags import DESCRIPTION as KUEUE_DESCRIPTION
+from labeler.commands.advise_flags import add_kueue_options, kueue_gates
 from labeler.core.profiles import Profile, load_profile
 
 if TYPE_CHECKING:
@@ -38,7 +40,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         common,
         "advise",
         "would a job fit now, where, and at which topology level",
-        exits={Exit.OK: "the job fits", Exit.INCOMPLETE: "simulated: the job does not fit now"},
+        exits={
+            Exit.OK: "the job fits (with failed nodes: Kueue replaces every one)",
+            Exit.INCOMPLETE: "simulated: the job does not fit now (with failed nodes: some "
+            "failed node is not replaced)",
+        },
     )
     p.description = (
         "Simulate Kueue TAS placement. Either a quick single-PodSet question (--pods, "
@@ -46,11 +52,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "LeaderWorkerSet) or --workload NS/NAME, whose PodSets are placed in order, "
         "leader/worker groups together, with admitted Workloads' capacity subtracted; the "
         "Topology and ResourceFlavor are read from the snapshot or cluster (or --profile). "
-        "Not modelled: balanced placement (alpha), node replacement, elastic Workloads, "
-        "preferred node affinity."
+        + KUEUE_DESCRIPTION
     )
     _common(p, workload=True)
     _workload_options(p)
+    add_kueue_options(p)  # Kueue's feature gates and node failures (advise_flags.py)
     p.add_argument("--pods", type=int, help="pods in the job (PodSet count)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--required", metavar="LEVEL", help="all pods in one domain at LEVEL")
@@ -265,6 +271,8 @@ def run_advise(args: argparse.Namespace) -> int:
         else:
             snap = read_snapshot(args.from_snapshot)
         return advise_workload.run(args, snap)
+    if args.failed_node:
+        raise UsageError("--failed-node needs an admitted Workload: give --workload NS/NAME")
     missing = [
         flag
         for flag, value in (
@@ -281,6 +289,7 @@ def run_advise(args: argparse.Namespace) -> int:
     from labeler.tas.multilevel import check_affinity_flag
     from labeler.tas.report import advice_dict, advice_text
 
+    gates = kueue_gates(args)
     shape = _shape(args)
     slices = _slices(args)
     profile, tree = _load(args)
@@ -301,6 +310,7 @@ def run_advise(args: argparse.Namespace) -> int:
         job,
         volcano_version=args.volcano_version,
         affinity_config=args.affinity_config,
+        gates=gates,
     )
     _emit(args, advice_text(topology, result, shape.requests), advice_dict(topology, result))
     if args.html:

@@ -19,6 +19,7 @@ import yaml
 
 from labeler.base.errors import Exit, InputError, UsageError, yaml_problem
 from labeler.commands._base import cluster, parse_pairs
+from labeler.commands.advise_flags import kueue_gates
 from labeler.core.profiles import load_profile
 from labeler.tas import kubeyaml
 from labeler.tas.admit import add_usage, place_workload
@@ -106,7 +107,8 @@ def _workload_from(
 
 
 def run(args: argparse.Namespace, snap: Snapshot) -> int:
-    """Advise every PodSet; 0 when all fit, 2 when any does not."""
+    """Advise every PodSet; 0 when all fit, 3 when any does not."""
+    gates = kueue_gates(args)
     objects = list(snap.kueue)
     workloads, self_ref = _workload_from(args, objects)
     origin = args.from_snapshot or "the cluster"
@@ -143,15 +145,15 @@ def run(args: argparse.Namespace, snap: Snapshot) -> int:
             wl.namespace,
             wl.uid,
         )
-        result = place_workload(tree, wl, used)
+        result = place_workload(tree, wl, used, gates)
         results.append(result)
         for r in result.podsets:
             if r.outcome.fits:
                 add_usage(used, tree, r.outcome.assignment, r.podset.shape.requests)
     if args.output == "json":
-        doc = workload_dict(tree, results, flavor=flavor_name, held=held.workloads)
+        doc = workload_dict(tree, results, flavor=flavor_name, held=held.workloads, gates=gates)
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(workload_text(tree, results, flavor=flavor_name, held=held.workloads))
+        print(workload_text(tree, results, flavor=flavor_name, held=held.workloads, gates=gates))
     return Exit.OK if all(r.fits for r in results) else Exit.INCOMPLETE

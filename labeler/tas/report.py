@@ -69,6 +69,7 @@ def advice_dict(topology: Topology, advice: Advice) -> dict[str, Any]:
         "nodes_in_topology": advice.nodes_in_tree,
         "excluded": stats_dict(advice.stats),
         "outside": [{"node": o.node, "reason": o.reason} for o in advice.outside],
+        "balanced_placement": out.balanced,
     }
 
 
@@ -109,7 +110,8 @@ def advice_text(topology: Topology, advice: Advice, requests: Mapping[str, int])
             where = "spread over several top-level domains"
         else:
             where = f"within one {_label(topology, advice.level)} domain"
-        lines.append(f"Verdict: FITS now, {where}.")
+        how = " (balanced placement: TASBalancedPlacement)" if out.balanced else ""
+        lines.append(f"Verdict: FITS now, {where}{how}.")
         keys = topology.kueue_levels()
         header = ["NODE", "PODS", *(level_name(topology, i) for i in range(len(keys) - 1))]
         rows = [header] + [[a.node, str(a.count), *a.values[:-1]] for a in out.assignment]
