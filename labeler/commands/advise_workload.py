@@ -46,6 +46,11 @@ def _objects(doc: Any) -> list[Mapping[str, Any]]:
 
 
 def read_manifest(path: str) -> list[Workload]:
+    return [w for obj, where in _manifest_objects(path) for w in workloads_from_object(obj, where)]
+
+
+def _manifest_objects(path: str) -> list[tuple[Mapping[str, Any], str]]:
+    """The Workload, Job, JobSet and LeaderWorkerSet objects of ``path``, and where each is."""
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
         doc = json.loads(text) if text.lstrip()[:1] in ("{", "[") else kubeyaml.load(text)
@@ -57,10 +62,7 @@ def read_manifest(path: str) -> list[Workload]:
     found = [o for o in _objects(doc) if o.get("kind") in WORKLOAD_KINDS]
     if not found:
         raise InputError(f"{path}: no {', '.join(WORKLOAD_KINDS)} in the file")
-    out: list[Workload] = []
-    for i, obj in enumerate(found):
-        out += workloads_from_object(obj, f"{path}: object {i + 1}")
-    return out
+    return [(obj, f"{path}: object {i + 1}") for i, obj in enumerate(found)]
 
 
 def _split(ref: str) -> tuple[str, str]:
@@ -82,24 +84,25 @@ def cluster_objects(args: argparse.Namespace) -> list[Mapping[str, Any]]:
         return []
 
 
-def _workload_from(
+def _workload_object(
     args: argparse.Namespace, objects: Sequence[Mapping[str, Any]]
-) -> tuple[list[Workload], tuple[str, str] | None]:
+) -> tuple[list[tuple[Mapping[str, Any], str]], tuple[str, str] | None]:
+    """The objects to advise (and where each is), and the Workload's own (ns, name)."""
     if args.file:
-        return read_manifest(args.file), None
+        return _manifest_objects(args.file), None
     ns, name = _split(args.workload)
+    where = f"Workload {ns}/{name}"
     for obj in objects:
         meta = obj.get("metadata") or {}
         if obj.get("kind") == "Workload" and (meta.get("namespace"), meta.get("name")) == (
             ns,
             name,
         ):
-            return workloads_from_object(obj, f"Workload {ns}/{name}"), (ns, name)
+            return [(obj, where)], (ns, name)
     if args.from_cluster:
         from labeler.kube.kueue import get_workload
 
-        obj = get_workload(cluster(args), ns, name)
-        return workloads_from_object(obj, f"Workload {ns}/{name}"), (ns, name)
+        return [(get_workload(cluster(args), ns, name), where)], (ns, name)
     raise InputError(
         f"{args.from_snapshot}: no Workload {ns}/{name} "
         "(add 'kubectl get workloads -A -o yaml' to the snapshot)"
@@ -110,8 +113,15 @@ def run(args: argparse.Namespace, snap: Snapshot) -> int:
     """Advise every PodSet; 0 when all fit, 3 when any does not."""
     gates = kueue_gates(args)
     objects = list(snap.kueue)
-    workloads, self_ref = _workload_from(args, objects)
+    found, self_ref = _workload_object(args, objects)
     origin = args.from_snapshot or "the cluster"
+    # --- failed nodes: an admitted Workload (advise_failure.py) ---------------------------
+    from labeler.commands.advise_failure import failure_mode, run_failure
+
+    failing = failure_mode(args, snap, found, gates, origin)
+    if failing is not None:
+        return run_failure(args, snap, failing, gates, origin)
+    workloads = [w for obj, where in found for w in workloads_from_object(obj, where)]
     flavor_name: str | None = None
     extra_tolerations: tuple[Any, ...] = ()
     if args.profile:

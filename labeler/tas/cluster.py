@@ -180,6 +180,26 @@ def usage_by_node(
     return Usage(used=usage, resident=resident)
 
 
+WORKLOAD_ANNOTATION = "kueue.x-k8s.io/workload"  # on every pod of a Kueue Workload
+Running = Mapping[tuple[str, str], Mapping[str, int]]
+
+
+def running_by_workload(pods: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, int]]:
+    """(namespace, Workload) → node → its pods there that have neither ended nor are being
+    deleted: what Kueue's node controller waits for before it marks a NotReady node failed."""
+    out: dict[tuple[str, str], dict[str, int]] = {}
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        wl = (meta.get("annotations") or {}).get(WORKLOAD_ANNOTATION)
+        node = (pod.get("spec") or {}).get("nodeName")
+        phase = (pod.get("status") or {}).get("phase")
+        if not wl or not node or phase in TERMINATED_PHASES or meta.get("deletionTimestamp"):
+            continue
+        per_node = out.setdefault((str(meta.get("namespace") or ""), str(wl)), {})
+        per_node[str(node)] = per_node.get(str(node), 0) + 1
+    return out
+
+
 def with_usage(nodes: Iterable[Node], usage: Usage) -> list[Node]:
     """Attach the usage computed by ``usage_by_node`` to each node."""
     out = []
@@ -200,7 +220,9 @@ class Snapshot:
     pods: int = 0
     ignored: Mapping[str, int] = field(default_factory=dict)
     kueue: tuple[Mapping[str, Any], ...] = ()
-    """Kueue objects found (Workload, Topology, ResourceFlavor), as read."""
+    """Kueue objects found (Workload, Topology, ResourceFlavor, queues), as read."""
+    running: Running = field(default_factory=dict)
+    """Per Workload, its pods on each node that have not ended (``running_by_workload``)."""
 
     @property
     def workloads(self) -> list[Mapping[str, Any]]:
@@ -271,6 +293,7 @@ def snapshot_from_objects(
         pods=len(pod_objs),
         ignored=ignored,
         kueue=tuple(kueue),
+        running=running_by_workload(pod_objs),
     )
 
 

@@ -17,7 +17,13 @@ from labeler.base.files import read_text
 from labeler.core.capacity import Node, node_from_info
 from labeler.core.node import TERMINATED_PHASES
 from labeler.tas import kubeyaml
-from labeler.tas.cluster import Snapshot, snapshot_from_objects, usage_by_node, with_usage
+from labeler.tas.cluster import (
+    Snapshot,
+    running_by_workload,
+    snapshot_from_objects,
+    usage_by_node,
+    with_usage,
+)
 
 # kubectl's YAML for 10,000 nodes and their pods is a few hundred MB.
 MAX_SNAPSHOT_BYTES = 1 << 30
@@ -63,4 +69,6 @@ def read_cluster(api: Any, *, skip_tas: bool = False) -> Snapshot:
     if problems:
         raise InputError(problems, heading="the cluster has nodes the simulator cannot read:")
     usage = usage_by_node(pods, skip_tas=skip_tas)
-    return Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pods))
+    return Snapshot(
+        nodes=tuple(with_usage(nodes, usage)), pods=len(pods), running=running_by_workload(pods)
+    )

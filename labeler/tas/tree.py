@@ -207,10 +207,13 @@ class ExclusionStats:
     node_selector: int = 0
     resources: Mapping[str, int] = field(default_factory=dict)
     affinity: int = 0
+    topology_domain: int = 0  # outside the domain a node replacement is confined to
 
     @property
     def any(self) -> bool:
-        return bool(self.node_selector or self.affinity or self.taints or self.resources)
+        return bool(self.node_selector or self.affinity or self.taints or self.resources) or bool(
+            self.topology_domain
+        )
 
     def reasons(self) -> str:
         """Kueue's ``formatReasons``: every reason formatted, then sorted as strings."""
@@ -219,6 +222,8 @@ class ExclusionStats:
             parts.append(f"nodeSelector: {self.node_selector}")
         if self.affinity:
             parts.append(f"affinity: {self.affinity}")
+        if self.topology_domain:
+            parts.append(f"topologyDomain: {self.topology_domain}")
         parts += [f'taint "{t}": {n}' for t, n in self.taints.items()]
         parts += [f'resource "{r}": {n}' for r, n in self.resources.items()]
         return ", ".join(sorted(parts))

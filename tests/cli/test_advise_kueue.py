@@ -7,11 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from labeler.cli import main
+from tests.fakekube import FakeKube
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = ROOT / "examples" / "snapshot-oci.yaml"
+JOBSET = ROOT / "examples" / "jobset-leader-workers.yaml"
+LB = "oci.oraclecloud.com/rdma.local_block_id"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
@@ -55,3 +59,138 @@ def test_help_names_the_modelled_kueue(capsys: pytest.CaptureFixture[str]) -> No
 def test_failed_node_needs_a_workload(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["advise", *QUICK, "--failed-node", "gpu-03"]) == 2
     assert "--failed-node needs an admitted Workload" in capsys.readouterr().err
+
+
+# --- node failures of an admitted Workload ------------------------------------------------
+
+
+def test_a_failed_node_in_a_full_local_block_evicts_train_b(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, doc = run(
+        capsys, "--workload", "team-b/train-b", "--from-snapshot", str(SNAPSHOT),
+        "--failed-node", "gpu-12",
+    )  # fmt: skip
+    assert code == 3 and not doc["fits"] and doc["outcome"] == "evicted"
+    assert doc["message"] == (
+        "Workload was evicted as there was no replacement for unhealthy node(s): gpu-12"
+    )
+    (failed,) = doc["podsets"][0]["failed"]
+    assert (failed["node"], failed["pods"], failed["replacement"]) == ("gpu-12", 1, None)
+    # gpu-10 is held by infer-7f3a, gpu-11 by train-b itself, gpu-09 lost its label
+    assert failed["searched"] == {"level": LB, "values": ["island-a", "nb-2", "lb-3"]}
+    assert failed["candidates"] == []
+
+
+def test_an_unconstrained_workload_moves_to_any_free_node(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, doc = run(
+        capsys, "--workload", "team-a/infer-7f3a", "--from-snapshot", str(SNAPSHOT),
+        "--failed-node", "gpu-10",
+    )  # fmt: skip
+    assert code == 0 and doc["fits"] and doc["outcome"] == "replaced"
+    (failed,) = doc["podsets"][0]["failed"]
+    assert failed["replacement"] == [{"node": "gpu-03", "count": 1}]
+    assert failed["searched"] is None
+    assert doc["podsets"][0]["assignment"] == [{"hostname": "gpu-03", "count": 1}]
+
+
+def test_two_nodes_at_once_evict_one_by_one_each_is_searched(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["--workload", "team-b/train-b", "--from-snapshot", str(SNAPSHOT)]
+    args += ["--failed-node", "gpu-11", "--failed-node", "gpu-12"]
+    code, doc = run(capsys, *args)
+    assert code == 3 and doc["message"] == (
+        "Workload eviction triggered due to multiple TAS assigned node failures, including: "
+        "gpu-11, gpu-12"
+    )
+    assert doc["podsets"][0]["failed"] == []  # the node controller evicts before any search
+    code, doc = run(capsys, *args, "--failures", "one-by-one")
+    assert code == 3 and doc["outcome"] == "evicted"
+    assert [f["node"] for f in doc["podsets"][0]["failed"]] == ["gpu-11"]
+
+
+def test_text_says_where_kueue_looked_and_what_it_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(
+        ["advise", "--workload", "team-b/train-b", "--from-snapshot", str(SNAPSHOT),
+         "--failed-node", "gpu-12", "--failed-node", "gpu-03"]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 3
+    assert "gpu-12: gone (--failed-node); holds pods of main; failed now" in out
+    assert "gpu-03: gone (--failed-node); holds none of its pods" in out
+    assert f"searched {LB}=lb-3 (island-a/nb-2/lb-3)" in out
+    assert "Verdict: EVICTED" in out
+
+
+def test_a_node_already_failed_in_the_snapshot_is_judged_without_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = yaml.safe_load(SNAPSHOT.read_text())
+    for item in doc["items"]:
+        name = item["metadata"]["name"]
+        if item["kind"] == "Node" and name == "gpu-11":
+            item["status"] = {
+                **item["status"],
+                "conditions": [{"type": "Ready", "status": "False"}],
+            }
+        if item["kind"] == "Pod" and name == "train-b-0":
+            item["status"] = {"phase": "Failed"}  # its pod on gpu-11 has ended
+    snap = tmp_path / "snap.yaml"
+    snap.write_text(yaml.safe_dump(doc))
+    code, out = run(capsys, "--workload", "team-b/train-b", "--from-snapshot", str(snap))
+    assert code == 3 and out["failures"] == [
+        {
+            "node": "gpu-11",
+            "cause": "NotReady",
+            "recorded": False,
+            "when": "now",
+            "podsets": ["main"],
+            "acted_on": True,
+        }
+    ]
+    # the ordinary placement for a Workload whose nodes are all healthy
+    code, out = run(capsys, "--workload", "team-a/infer-7f3a", "--from-snapshot", str(snap))
+    assert "workloads" in out and "failures" not in out
+
+
+def test_failed_node_mistakes_are_clear_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["advise", "--from-snapshot", str(SNAPSHOT)]
+    assert main([*base, "--workload", "team-b/train-b", "--failed-node", "gpu-99"]) == 1
+    assert "--failed-node gpu-99: no such node" in capsys.readouterr().err
+    assert main([*base, "-f", str(JOBSET), "--failed-node", "gpu-03"]) == 1
+    assert "--failed-node needs one admitted Workload" in capsys.readouterr().err
+
+
+def load_cluster(fake: FakeKube) -> None:
+    snap = yaml.safe_load(SNAPSHOT.read_text())
+    for ns in ("team-a", "team-b", "team-c"):
+        fake.add_object("Namespace", {"metadata": {"name": ns}})
+    for item in snap["items"]:
+        ns = item["metadata"].get("namespace")
+        if ns:
+            fake.add_object(item["kind"], item, namespace=ns)
+        else:
+            fake.add_object(item["kind"], item)
+
+
+def test_from_the_cluster_a_notready_node_with_the_pod_still_running_waits(
+    fake_kube: FakeKube, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    load_cluster(fake_kube)
+
+    def not_ready(node: dict[str, Any]) -> None:
+        node["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+
+    fake_kube.update_node("gpu-12", not_ready)
+    code, doc = run(
+        capsys, "--kubeconfig", str(kubeconfig), "--from-cluster", "--workload", "team-b/train-b"
+    )
+    assert code == 3 and doc["outcome"] == "evicted"
+    (failure,) = doc["failures"]
+    assert failure["node"] == "gpu-12" and failure["cause"] == "NotReady"
+    assert failure["when"] == "once this Workload's 1 running pod(s) there end"
