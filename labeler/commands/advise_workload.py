@@ -12,6 +12,7 @@ import json
 import logging
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,12 @@ from labeler.commands._base import cluster, parse_pairs
 from labeler.commands.advise_flags import kueue_gates
 from labeler.core.profiles import load_profile
 from labeler.tas import kubeyaml
-from labeler.tas.admit import add_usage, place_workload
+from labeler.tas.admit import WorkloadResult, add_usage, place_workload
 from labeler.tas.cluster import Snapshot
+from labeler.tas.gates import Gates
+from labeler.tas.queues import FlavorChoice, choose_flavors
 from labeler.tas.tree import Tree, build_tree_for_levels
-from labeler.tas.usage import admitted_usage, tas_flavor
+from labeler.tas.usage import HeldUsage, TasFlavor, admitted_usage, tas_flavor
 from labeler.tas.workload import Workload, with_tolerations, workloads_from_object
 from labeler.tas.workload_report import workload_dict, workload_text
 
@@ -73,7 +76,7 @@ def _split(ref: str) -> tuple[str, str]:
 
 
 def cluster_objects(args: argparse.Namespace) -> list[Mapping[str, Any]]:
-    """Workloads, Topologies and ResourceFlavors from the cluster (none without Kueue)."""
+    """Kueue's objects from the cluster (none without Kueue)."""
     from labeler.kube.errors import NotFound
     from labeler.kube.kueue import list_kueue_objects
 
@@ -122,8 +125,6 @@ def run(args: argparse.Namespace, snap: Snapshot) -> int:
     if failing is not None:
         return run_failure(args, snap, failing, gates, origin)
     workloads = [w for obj, where in found for w in workloads_from_object(obj, where)]
-    flavor_name: str | None = None
-    extra_tolerations: tuple[Any, ...] = ()
     if args.profile:
         profile = load_profile(args.profile, tree_name=args.topotree_name)
         tree: Tree = build_tree_for_levels(
@@ -132,26 +133,74 @@ def run(args: argparse.Namespace, snap: Snapshot) -> int:
             flavor_labels=parse_pairs(args.flavor_node_label, "--flavor-node-label"),
             topology_name=args.topology_name or profile.name,
         )
+        tries = [_place(tree, None, workloads, objects, self_ref, gates)]
+        choice = None
     else:
-        flavor = tas_flavor(objects, args.flavor, origin)
-        flavor_name = flavor.name
-        extra_tolerations = flavor.tolerations
-        tree = build_tree_for_levels(
-            flavor.levels,
-            snap.nodes,
-            flavor_labels=flavor.node_labels,
-            topology_name=flavor.topology,
-        )
+        flavors, choice = _flavors(args, objects, found, workloads, origin)
+        tries = []
+        for flavor in flavors:  # in the ClusterQueue's order, until one takes the Workload
+            tree = build_tree_for_levels(
+                flavor.levels,
+                snap.nodes,
+                flavor_labels=flavor.node_labels,
+                topology_name=flavor.topology,
+            )
+            tries.append(_place(tree, flavor, workloads, objects, self_ref, gates))
+            if tries[-1].fits:
+                break
+    done = tries[-1] if tries[-1].fits else tries[0]
+    tree, results, held = done.tree, done.results, done.held
+    flavor_name = done.flavor.name if done.flavor else None
+    if args.output == "json":
+        doc = workload_dict(tree, results, flavor=flavor_name, held=held.workloads, gates=gates)
+        doc.update(queue_dict(choice, tries))
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print("\n".join(queue_lines(choice, tries)))
+        print(workload_text(tree, results, flavor=flavor_name, held=held.workloads, gates=gates))
+    return Exit.OK if all(r.fits for r in results) else Exit.INCOMPLETE
+
+
+@dataclass(frozen=True)
+class Try:
+    """The Workload placed on one flavor."""
+
+    flavor: TasFlavor | None  # None: the profile's topology
+    tree: Tree
+    results: list[WorkloadResult]
+    held: HeldUsage
+
+    @property
+    def fits(self) -> bool:
+        return all(r.fits for r in self.results)
+
+    @property
+    def message(self) -> str:
+        return next((r.message for r in self.results if not r.fits), "")
+
+
+def _place(
+    tree: Tree,
+    flavor: TasFlavor | None,
+    workloads: Sequence[Workload],
+    objects: Sequence[Mapping[str, Any]],
+    self_ref: tuple[str, str] | None,
+    gates: Gates,
+) -> Try:
     held = admitted_usage(
-        [o for o in objects if o.get("kind") == "Workload"], flavor=flavor_name, skip=self_ref
+        [o for o in objects if o.get("kind") == "Workload"],
+        flavor=flavor.name if flavor else None,
+        skip=self_ref,
     )
     # several Workloads (a LeaderWorkerSet's groups) are admitted one after another
     used = {k: dict(v) for k, v in held.by_leaf.items()}
+    extra = flavor.tolerations if flavor else ()
     results = []
     for wl in workloads:
         wl = Workload(
             wl.name,
-            tuple(with_tolerations(ps, extra_tolerations) for ps in wl.podsets),
+            tuple(with_tolerations(ps, extra) for ps in wl.podsets),
             wl.namespace,
             wl.uid,
         )
@@ -160,10 +209,53 @@ def run(args: argparse.Namespace, snap: Snapshot) -> int:
         for r in result.podsets:
             if r.outcome.fits:
                 add_usage(used, tree, r.outcome.assignment, r.podset.shape.requests)
-    if args.output == "json":
-        doc = workload_dict(tree, results, flavor=flavor_name, held=held.workloads, gates=gates)
-        json.dump(doc, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        print(workload_text(tree, results, flavor=flavor_name, held=held.workloads, gates=gates))
-    return Exit.OK if all(r.fits for r in results) else Exit.INCOMPLETE
+    return Try(flavor, tree, results, held)
+
+
+def _flavors(
+    args: argparse.Namespace,
+    objects: Sequence[Mapping[str, Any]],
+    found: Sequence[tuple[Mapping[str, Any], str]],
+    workloads: Sequence[Workload],
+    origin: str,
+) -> tuple[list[TasFlavor], FlavorChoice | None]:
+    """--flavor; else the flavors the Workload's queues offer, in order; else the only one."""
+    if args.flavor:
+        return [tas_flavor(objects, args.flavor, origin)], None
+    podsets = [ps for wl in workloads for ps in wl.podsets]
+    choice = choose_flavors(objects, found[0][0], podsets, origin) if len(found) == 1 else None
+    if choice is not None:
+        return list(choice.candidates), choice
+    return [tas_flavor(objects, None, origin)], None
+
+
+def queue_dict(choice: FlavorChoice | None, tries: Sequence[Try]) -> dict[str, Any]:
+    return {
+        "local_queue": choice.local_queue if choice else None,
+        "cluster_queue": choice.cluster_queue if choice else None,
+        "flavors_tried": [
+            {"flavor": t.flavor.name, "fits": t.fits, "message": t.message}
+            for t in tries
+            if t.flavor is not None
+        ],
+        "flavors_skipped": [
+            {"flavor": f, "reason": why} for f, why in (choice.skipped if choice else ())
+        ],
+    }
+
+
+def queue_lines(choice: FlavorChoice | None, tries: Sequence[Try]) -> list[str]:
+    if choice is None:
+        return []
+    lines = [
+        f"LocalQueue {choice.local_queue} → ClusterQueue {choice.cluster_queue}; TAS flavors "
+        f"in its order: {', '.join(f.name for f in choice.candidates)}"
+    ]
+    lines += [f"  skipped {f}: {why}" for f, why in choice.skipped]
+    if len(tries) > 1:
+        lines += [
+            f"  tried {t.flavor.name}: " + ("fits" if t.fits else t.message)
+            for t in tries
+            if t.flavor is not None
+        ]
+    return lines

@@ -1,4 +1,4 @@
-"""Read Kueue's objects (Workloads, Topologies, ResourceFlavors) as plain JSON.
+"""Read Kueue's objects (Workloads, Topologies, ResourceFlavors, queues) as plain JSON.
 
 The served version is tried newest first (v1beta2, then v1beta1): both spell the fields
 ``advise`` reads the same way, except the topology assignment, which the simulator reads
@@ -44,12 +44,15 @@ def _list_all(api: Api, plural: str, kind: str) -> list[dict[str, Any]]:
 
 
 def list_kueue_objects(api: Api) -> list[dict[str, Any]]:
-    """Every Workload (all namespaces), Topology and ResourceFlavor."""
+    """Every Workload and LocalQueue (all namespaces), Topology, ResourceFlavor and
+    ClusterQueue."""
     out: list[dict[str, Any]] = []
     for plural, kind in (
         ("workloads", "Workload"),
         ("topologies", "Topology"),
         ("resourceflavors", "ResourceFlavor"),
+        ("localqueues", "LocalQueue"),
+        ("clusterqueues", "ClusterQueue"),
     ):
         out += _list_all(api, plural, kind)
     return out

@@ -229,7 +229,7 @@ class Snapshot:
         return [o for o in self.kueue if o.get("kind") == "Workload"]
 
 
-KUEUE_KINDS = ("Workload", "Topology", "ResourceFlavor")
+KUEUE_KINDS = ("Workload", "Topology", "ResourceFlavor", "LocalQueue", "ClusterQueue")
 
 
 def snapshot_from_objects(

@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = ROOT / "examples" / "snapshot-oci.yaml"
 JOBSET = ROOT / "examples" / "jobset-leader-workers.yaml"
 LB = "oci.oraclecloud.com/rdma.local_block_id"
+NB = "oci.oraclecloud.com/rdma.network_block_id"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
@@ -194,3 +195,51 @@ def test_from_the_cluster_a_notready_node_with_the_pod_still_running_waits(
     (failure,) = doc["failures"]
     assert failure["node"] == "gpu-12" and failure["cause"] == "NotReady"
     assert failure["when"] == "once this Workload's 1 running pod(s) there end"
+
+
+# --- which flavor: LocalQueue → ClusterQueue → flavor order -------------------------------
+
+
+def test_two_tas_flavors_the_workloads_queue_says_which(capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc = run(capsys, "-f", str(JOBSET), "--from-snapshot", str(SNAPSHOT))
+    assert code == 3 and doc["flavor"] == "h100"
+    assert (doc["local_queue"], doc["cluster_queue"]) == ("team-c/gpu", "gpu")
+
+
+def test_without_the_queues_two_flavors_need_flavor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = yaml.safe_load(SNAPSHOT.read_text())
+    doc["items"] = [i for i in doc["items"] if i["kind"] not in ("LocalQueue", "ClusterQueue")]
+    snap = tmp_path / "snap.yaml"
+    snap.write_text(yaml.safe_dump(doc))
+    assert main(["advise", "-f", str(JOBSET), "--from-snapshot", str(snap)]) == 1
+    assert "2 ResourceFlavor(s) with a topologyName (a100, h100); name one with --flavor" in (
+        capsys.readouterr().err
+    )
+    code, out = run(capsys, "-f", str(JOBSET), "--from-snapshot", str(snap), "--flavor", "h100")
+    assert code == 3 and out["flavor"] == "h100"
+
+
+def test_flavors_are_tried_in_the_cluster_queues_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = yaml.safe_load(SNAPSHOT.read_text())
+    for item in doc["items"]:
+        if item["kind"] == "ClusterQueue" and item["metadata"]["name"] == "gpu":
+            group = item["spec"]["resourceGroups"][0]
+            group["flavors"] = [{**group["flavors"][0], "name": "a100"}, group["flavors"][0]]
+    snap = tmp_path / "snap.yaml"
+    snap.write_text(yaml.safe_dump(doc))
+    relaxed = tmp_path / "js.yaml"
+    relaxed.write_text(JOBSET.read_text().replace(f"topology: {LB}", f"topology: {NB}"))
+    code, out = run(capsys, "-f", str(relaxed), "--from-snapshot", str(snap))
+    assert code == 0 and out["flavor"] == "h100"
+    a100, h100 = out["flavors_tried"]
+    assert (a100["flavor"], a100["fits"], h100["flavor"], h100["fits"]) == (
+        "a100",
+        False,
+        "h100",
+        True,
+    )
+    assert a100["message"] == f"no topology domains at level: {NB}"  # a100 has no nodes yet

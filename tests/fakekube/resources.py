@@ -179,6 +179,29 @@ WORKLOADS = Resource(
     custom=True,
     delete_returns_object=True,
 )
+# Kueue's queues (config/components/crd/bases: LocalQueue is namespaced, ClusterQueue not)
+LOCAL_QUEUES = Resource(
+    "kueue.x-k8s.io",
+    "v1beta2",
+    "localqueues",
+    "localqueue",
+    "LocalQueue",
+    True,
+    ("queue", "queues", "lq"),
+    custom=True,
+    delete_returns_object=True,
+)
+CLUSTER_QUEUES = Resource(
+    "kueue.x-k8s.io",
+    "v1beta2",
+    "clusterqueues",
+    "clusterqueue",
+    "ClusterQueue",
+    False,
+    ("cq",),
+    custom=True,
+    delete_returns_object=True,
+)
 HYPERNODES = Resource(
     "topology.volcano.sh",
     "v1alpha1",
@@ -201,6 +224,8 @@ RESOURCES: list[Resource] = [
     TOPOLOGIES,
     RESOURCE_FLAVORS,
     WORKLOADS,
+    LOCAL_QUEUES,
+    CLUSTER_QUEUES,
     HYPERNODES,
 ]
 
