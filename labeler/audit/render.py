@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from labeler.audit.jobview import JobPlacement
 from labeler.base.text import a_few, left_out, table
 from labeler.core.check import INCONSISTENT, LABELED, NODE_STATES, PARTIAL, UNLABELED
+from labeler.core.hotswap import EXEMPT, NOT_REPLACEABLE, REPLACEABLE, HotSwapView
 from labeler.core.states import AuditReport
 
 MAX_LISTED = 20
@@ -138,3 +139,35 @@ def render_placement(view: JobPlacement, *, all_namespaces: bool) -> str:
         cells += ["-" if p.pending else (v if v is not None else "<none>") for v in p.values]
         rows.append(cells)
     return "\n".join([*table(rows), "", view.verdict()])
+
+
+def render_hotswap(view: HotSwapView, *, limit: int = MAX_LISTED) -> str:
+    """Per ClusterQueue, the admitted TAS Workloads Kueue could re-place after one node
+    failure, and the ones it would evict (with the domain that has no spare node)."""
+    lines = [f"Hot swap: can Kueue replace any one failed node? ({view.source})"]
+    if not view.workloads:
+        lines.append("  no admitted TAS Workload")
+    else:
+        rows = [["CLUSTERQUEUE", "REPLACEABLE", "NOT REPLACEABLE", "EXEMPT"]]
+        rows += [
+            [cq, str(c[REPLACEABLE]), str(c[NOT_REPLACEABLE]), str(c[EXEMPT])]
+            for cq, c in view.by_cluster_queue().items()
+        ]
+        lines += table(rows, right={1, 2, 3}, indent="  ")
+    risky = view.at_risk
+    if risky:
+        evicts = "evict" if view.fail_fast else "strand (fail-fast off)"
+        lines.append(f"One node failure would {evicts} {len(risky)} Workload(s):")
+        for w in risky[:limit]:
+            lines.append(f"  {w.key} (ClusterQueue {w.cluster_queue}, flavor {w.flavor}):")
+            for n in w.nodes:
+                if n.replaceable:
+                    continue
+                where = f"{n.domain_level}={n.domain[-1]}" if n.domain else "the whole flavor"
+                lines.append(f"    {n.node}: {n.pods} pod(s) of {n.podset}; in {where}: {n.reason}")
+        lines += left_out(len(risky), limit)
+    for w in view.workloads:
+        if w.state == EXEMPT:
+            lines.append(f"  exempt: {w.key}: {w.note}")
+    lines += [f"  could not judge: {p}" for p in view.problems[:limit]]
+    return "\n".join(lines)

@@ -18,9 +18,11 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from labeler.audit.hotswap import Compute, HotSwapExporter
 from labeler.audit.store import NodeStore
 from labeler.base.backoff import Backoff
 from labeler.base.metrics import AuditFigures, audit_metrics
+from labeler.core.hotswap import HotSwapView
 from labeler.core.profiles import Profile
 from labeler.core.scope import Scope
 from labeler.core.states import AuditReport, NodeFacts, build_report
@@ -68,10 +70,13 @@ class AuditExporter:
         options: ExporterOptions | None = None,
         registry: CollectorRegistry | None = None,
         clock: Callable[[], float] = time.time,
-        page: Callable[[Sequence[NodeFacts]], str] | None = None,
+        page: Callable[[Sequence[NodeFacts], HotSwapView | None], str] | None = None,
+        hotswap: Compute | None = None,
+        hotswap_interval: float = 15.0,
     ) -> None:
-        """``page`` renders the watched facts as the ``/topology`` page (the command hands
-        in the map's renderer); without it there is no page."""
+        """``page`` renders the watched facts (and the hot-swap view) as the ``/topology``
+        page; ``hotswap`` computes the hot-swap view from the watched nodes and Kueue's
+        objects. The command hands both in; without them there is no page, no view."""
         self.api = api
         self.page = page
         self.profile = profile
@@ -87,6 +92,19 @@ class AuditExporter:
         self._last_sync: float | None = None
         self._last_error = ""
         self._threads: list[threading.Thread] = []
+        self.hot = (
+            HotSwapExporter(
+                api,
+                hotswap,
+                self.registry,
+                self.stop_event,
+                interval=hotswap_interval,
+                watch_timeout=self.options.watch_timeout,
+                clock=clock,
+            )
+            if hotswap is not None
+            else None
+        )
 
     # --- what the HTTP side reads ----------------------------------------------------
 
@@ -105,7 +123,7 @@ class AuditExporter:
         if self._report is None or self.page is None:
             return self.readyz()
         _, facts = self.store.snapshot()
-        return True, self.page(facts)
+        return True, self.page(facts, self.hot.view if self.hot else None)
 
     def healthz(self) -> tuple[bool, str]:
         dead = [t.name for t in self._threads if not t.is_alive()]
@@ -122,10 +140,8 @@ class AuditExporter:
     # --- lifecycle --------------------------------------------------------------------
 
     def start(self) -> None:
-        for name, target in (
-            ("audit-watch", self._watch_loop),
-            ("audit-recompute", self._recompute_loop),
-        ):
+        loops = [("audit-watch", self._watch_loop), ("audit-recompute", self._recompute_loop)]
+        for name, target in loops + (self.hot.threads() if self.hot else []):
             t = threading.Thread(target=target, name=name, daemon=True)
             t.start()
             self._threads.append(t)
@@ -133,6 +149,8 @@ class AuditExporter:
     def stop(self) -> None:
         self.stop_event.set()
         self.store.changed.set()  # wake the recompute loop
+        if self.hot:
+            self.hot.wake()
 
     def join(self, timeout: float) -> bool:
         """Wait for the threads after :meth:`stop`; True when all ended. The watch thread
@@ -154,6 +172,8 @@ class AuditExporter:
                     nodes, rv = list_nodes(self.api, page_size=self.options.page_size)
                     self.counters.relists.inc()
                     self.store.replace(nodes)
+                    if self.hot:
+                        self.hot.store.replace_nodes(nodes)
                     self._mark_synced()
                     log.info("listed nodes=%d in_scope=%d rv=%s", len(nodes), len(self.store), rv)
                     del nodes
@@ -163,6 +183,8 @@ class AuditExporter:
                     if node.resource_version:
                         rv = node.resource_version
                     self.store.apply(kind, node)
+                    if self.hot:
+                        self.hot.store.apply_node(kind, node)
                     self._mark_synced()
                     if self.stop_event.is_set():
                         return

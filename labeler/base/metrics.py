@@ -207,3 +207,67 @@ def audit_metrics(
             registry=registry,
         ),
     )
+
+
+# --- audit: hot swap (can Kueue replace a failed node of each admitted TAS Workload?) ---
+#
+# Counts by ClusterQueue only (a few series), published from the last computed view.
+
+
+@dataclass(frozen=True)
+class HotSwapFigures:
+    by_cluster_queue: Mapping[str, Mapping[str, int]]  # ClusterQueue -> state -> Workloads
+    at_risk_nodes: int  # nodes whose failure alone would evict some Workload
+    computed: float  # unix time the view was computed
+    kueue: bool  # Kueue's API is served
+
+
+class HotSwapCollector(Collector):
+    def __init__(self, figures: Callable[[], HotSwapFigures | None]) -> None:
+        self._figures = figures
+
+    def describe(self) -> Iterable[Metric]:
+        return []  # unchecked collector: the series depend on the cluster
+
+    def collect(self) -> Iterable[Metric]:
+        fig = self._figures()
+        if fig is None:
+            return
+        workloads = GaugeMetricFamily(
+            f"{PREFIX}_hotswap_workloads",
+            "Admitted TAS Workloads by whether Kueue could replace any one of their nodes "
+            "now (state: replaceable, not_replaceable, exempt), by ClusterQueue",
+            labels=["cluster_queue", "state"],
+        )
+        for cq, states in fig.by_cluster_queue.items():
+            for state, n in states.items():
+                workloads.add_metric([cq, state], n)
+        yield workloads
+        yield GaugeMetricFamily(
+            f"{PREFIX}_hotswap_at_risk_nodes",
+            "Nodes whose failure alone would evict (or strand) an admitted TAS Workload",
+            value=fig.at_risk_nodes,
+        )
+        yield GaugeMetricFamily(
+            f"{PREFIX}_hotswap_kueue_served",
+            "1 when Kueue's API is served (the hot-swap view is computed), 0 when not",
+            value=1 if fig.kueue else 0,
+        )
+        yield GaugeMetricFamily(
+            f"{PREFIX}_hotswap_last_computed_timestamp_seconds",
+            "Unix time the hot-swap view was last computed from the watched state",
+            value=fig.computed,
+        )
+
+
+def hotswap_metrics(
+    registry: CollectorRegistry, figures: Callable[[], HotSwapFigures | None]
+) -> Counter:
+    """Register the hot-swap gauges; returns the Workload watch's error counter."""
+    registry.register(HotSwapCollector(figures))
+    return Counter(
+        f"{PREFIX}_hotswap_watch_errors",
+        "Failed list or watch calls of Kueue's Workloads, by error class",
+        ["error"],
+        registry=registry,
+    )

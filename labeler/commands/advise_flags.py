@@ -17,8 +17,7 @@ DESCRIPTION = (
 )
 
 
-def add_kueue_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("Kueue")
+def add_gates_option(g: argparse._ActionsContainer) -> None:
     g.add_argument(
         "--kueue-feature-gates",
         metavar="Gate=true,Other=false",
@@ -26,6 +25,11 @@ def add_kueue_options(p: argparse.ArgumentParser) -> None:
         f"defaults): {gates_help()}. TASNodeFeasibilityForAllLevels is not in this Kueue: "
         "where a topology's lowest level is not the hostname, no per-node filter applies",
     )
+
+
+def add_kueue_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("Kueue")
+    add_gates_option(g)
     g.add_argument(
         "--failed-node",
         action="append",

@@ -17,8 +17,10 @@ from labeler.commands._base import (
     node_scope,
 )
 from labeler.core.profiles import load_profile
+from labeler.tas.gates import parse_gates
 
 if TYPE_CHECKING:
+    from labeler.tas.cluster import Snapshot
     from labeler.topomap.model import TopologyMap
 
 log = logging.getLogger(__name__)
@@ -85,9 +87,25 @@ def run_map(args: argparse.Namespace) -> int:
             details=details_from_nodes(snap.nodes, resources),
             title=args.title,
         )
+        topo = _with_hotswap(args, topo, snap)
     path = write_html(args.output, topo)
     print(f"{path}: {_summary(topo)}")
     return Exit.OK
+
+
+def _with_hotswap(args: argparse.Namespace, topo: TopologyMap, snap: Snapshot) -> TopologyMap:
+    """The map with the domains marked where one node failure would evict a Workload."""
+    from labeler.topomap.risk import with_hotswap
+
+    if args.from_cluster:  # Kueue's objects and the pods, as audit reads them
+        from labeler.commands.audit import read_hot_swap
+        from labeler.kube.nodes import list_nodes
+
+        api = cluster(args)
+        return with_hotswap(topo, read_hot_swap(api, list_nodes(api)[0], parse_gates(None)))
+    from labeler.tas.hotswap import hot_swap
+
+    return with_hotswap(topo, hot_swap(snap.nodes, snap.kueue) if snap.workloads else None)
 
 
 def _summary(topo: TopologyMap) -> str:

@@ -19,7 +19,8 @@ knowing the simulator.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 Path = tuple[str, ...]
 
@@ -133,6 +134,40 @@ class HotSwapView:
         """The Workloads one node failure would evict (or strand, without fail-fast)."""
         return tuple(w for w in self.workloads if w.state == NOT_REPLACEABLE)
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "failFast": self.fail_fast,
+            "byClusterQueue": self.by_cluster_queue(),
+            "atRisk": [w.key for w in self.at_risk],
+            "riskyNodes": {k: list(v) for k, v in self.risky_nodes().items()},
+            "workloads": [
+                {
+                    "namespace": w.namespace,
+                    "name": w.name,
+                    "clusterQueue": w.cluster_queue,
+                    "flavor": w.flavor,
+                    "state": w.state,
+                    "note": w.note,
+                    "nodes": [
+                        {
+                            "node": n.node,
+                            "podSet": n.podset,
+                            "pods": n.pods,
+                            "domain": list(n.domain),
+                            "domainLevel": n.domain_level,
+                            "spare": n.spare,
+                            "replaceable": n.replaceable,
+                            "reason": n.reason,
+                        }
+                        for n in w.nodes
+                    ],
+                }
+                for w in self.workloads
+            ],
+            "problems": list(self.problems),
+        }
+
     def risky_nodes(self) -> Mapping[str, tuple[str, ...]]:
         """Node → the at-risk Workloads that node's failure alone would evict."""
         out: dict[str, list[str]] = {}
@@ -140,14 +175,3 @@ class HotSwapView:
             for node in w.at_risk:
                 out.setdefault(node, []).append(w.key)
         return {k: tuple(v) for k, v in sorted(out.items())}
-
-
-EMPTY_VIEW = HotSwapView(source="no Kueue Workloads")
-
-
-@dataclass(frozen=True)
-class HotSwapSummary:
-    """The figures the exporter publishes (no per-Workload series)."""
-
-    by_cluster_queue: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
-    at_risk_nodes: int = 0

@@ -7,13 +7,14 @@ in either encoding.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 from labeler.kube.client import Api
 from labeler.kube.errors import NotFound
 from labeler.kube.raw import call_json, list_pages
+from labeler.kube.watch import watch_objects
 
 GROUP = "kueue.x-k8s.io"
 VERSIONS = ("v1beta2", "v1beta1")
@@ -74,3 +75,41 @@ def get_workload(api: Api, namespace: str, name: str) -> dict[str, Any]:
         return {**obj, "kind": obj.get("kind") or "Workload"}
 
     return _newest(read)
+
+
+def list_workloads(api: Api, *, page_size: int = 500) -> tuple[list[dict[str, Any]], str, str]:
+    """Every Workload (all namespaces), the list's resourceVersion and the API version
+    served, to watch from (NotFound where Kueue is not installed)."""
+
+    def read(version: str) -> tuple[list[dict[str, Any]], str, str]:
+        items: list[dict[str, Any]] = []
+        rv = ""
+        path = f"/apis/{GROUP}/{version}/workloads"
+        for doc in list_pages(api, path, resource=f"workloads.{GROUP}", page_size=page_size):
+            items.extend({**it, "kind": "Workload"} for it in doc.get("items") or [])
+            rv = rv or str((doc.get("metadata") or {}).get("resourceVersion") or "")
+        return items, rv, version
+
+    return _newest(read)
+
+
+def watch_workloads(
+    api: Api, *, version: str, resource_version: str, timeout_seconds: int = 300
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(event type, Workload) from one WATCH of every namespace; Expired on 410."""
+    path = f"/apis/{GROUP}/{version}/workloads"
+    for kind, obj in watch_objects(
+        api,
+        path,
+        f"workloads.{GROUP}",
+        resource_version=resource_version,
+        timeout_seconds=timeout_seconds,
+    ):
+        yield kind, {**obj, "kind": obj.get("kind") or "Workload"}
+
+
+def list_topology_objects(api: Api) -> list[dict[str, Any]]:
+    """Every Topology and ResourceFlavor: what a flavor's tree is built from."""
+    return _list_all(api, "topologies", "Topology") + _list_all(
+        api, "resourceflavors", "ResourceFlavor"
+    )

@@ -8,6 +8,7 @@ never loads the Kubernetes client).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
@@ -15,7 +16,7 @@ import yaml
 from labeler.base.errors import InputError, yaml_problem
 from labeler.base.files import read_text
 from labeler.core.capacity import Node, node_from_info
-from labeler.core.node import TERMINATED_PHASES
+from labeler.core.node import TERMINATED_PHASES, NodeInfo
 from labeler.tas import kubeyaml
 from labeler.tas.cluster import (
     Snapshot,
@@ -55,9 +56,21 @@ def read_cluster(api: Any, *, skip_tas: bool = False) -> Snapshot:
     """Nodes and non-terminated pods from the API server (paginated LISTs); with
     ``skip_tas`` TAS pods are left to their Workloads' topology assignments."""
     from labeler.kube.nodes import list_nodes
-    from labeler.kube.pods import list_pods
 
     infos, _ = list_nodes(api)
+    snap, problems = cluster_snapshot(api, infos, skip_tas=skip_tas)
+    if problems:
+        raise InputError(problems, heading="the cluster has nodes the simulator cannot read:")
+    return snap
+
+
+def cluster_snapshot(
+    api: Any, infos: Sequence[NodeInfo], *, skip_tas: bool = False
+) -> tuple[Snapshot, list[str]]:
+    """The nodes already listed, with what the cluster's non-terminated pods use (one
+    paginated LIST); nodes the simulator cannot read are left out and named."""
+    from labeler.kube.pods import list_pods
+
     pods = list_pods(api, field_selector=",".join(f"status.phase!={p}" for p in TERMINATED_PHASES))
     problems: list[str] = []
     nodes: list[Node] = []
@@ -66,9 +79,8 @@ def read_cluster(api: Any, *, skip_tas: bool = False) -> Snapshot:
             nodes.append(node_from_info(info, f"node {info.name}"))
         except InputError as e:
             problems.extend(e.problems)
-    if problems:
-        raise InputError(problems, heading="the cluster has nodes the simulator cannot read:")
     usage = usage_by_node(pods, skip_tas=skip_tas)
-    return Snapshot(
+    snap = Snapshot(
         nodes=tuple(with_usage(nodes, usage)), pods=len(pods), running=running_by_workload(pods)
     )
+    return snap, problems

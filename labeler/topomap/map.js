@@ -30,7 +30,9 @@
   function domain(i) {
     var d = M[i], c = "d";
     if (job && job.domain === i) c += job.role === "placement" ? " hl" : " best";
-    var h = ['<div class="' + c + '" data-d="' + i + '"><div class="dh" data-d="' + i + '"><b>' +
+    var risk = D.marks && D.marks[i], tip = risk ? ' title="' + esc(risk) + '"' : "";
+    if (risk) c += " risk";
+    var h = ['<div class="' + c + '" data-d="' + i + '"' + tip + '><div class="dh" data-d="' + i + '"><b>' +
       esc(L[d[1]] + " " + d[0]) + "</b> " + d[3] + " node(s), " + cap(d[5], d[4]) +
       ' free</div><div class="dc">'];
     kids[i].forEach(function (k) { h.push(domain(k)); });

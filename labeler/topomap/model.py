@@ -72,6 +72,7 @@ class TopologyMap:
     nodes: tuple[MapNode, ...]  # sorted by name
     job: JobOverlay | None = None
     refresh: int = 0  # seconds between reloads of a served page; 0 = never
+    marks: Mapping[int, str] = field(default_factory=dict)  # domain index -> warning
 
     @property
     def outside(self) -> tuple[MapNode, ...]:
@@ -124,6 +125,8 @@ class TopologyMap:
             "pairs": list(pairs),
             "refresh": self.refresh,
         }
+        if self.marks:
+            out["marks"] = {str(i): text for i, text in self.marks.items()}
         if job is not None:
             out["job"] = {
                 "fits": job.fits,

@@ -139,8 +139,6 @@ def test_a_node_already_failed_in_the_snapshot_is_judged_without_the_flag(
                 **item["status"],
                 "conditions": [{"type": "Ready", "status": "False"}],
             }
-        if item["kind"] == "Pod" and name == "train-b-0":
-            item["status"] = {"phase": "Failed"}  # its pod on gpu-11 has ended
     snap = tmp_path / "snap.yaml"
     snap.write_text(yaml.safe_dump(doc))
     code, out = run(capsys, "--workload", "team-b/train-b", "--from-snapshot", str(snap))
@@ -188,6 +186,18 @@ def test_from_the_cluster_a_notready_node_with_the_pod_still_running_waits(
         node["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
 
     fake_kube.update_node("gpu-12", not_ready)
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "train-b-1",
+            "namespace": "team-b",
+            "annotations": {"kueue.x-k8s.io/workload": "train-b"},
+        },
+        "spec": {"nodeName": "gpu-12", "containers": [{"name": "trainer", "image": "x"}]},
+        "status": {"phase": "Running"},
+    }
+    fake_kube.add_object("Pod", pod, namespace="team-b")
     code, doc = run(
         capsys, "--kubeconfig", str(kubeconfig), "--from-cluster", "--workload", "team-b/train-b"
     )

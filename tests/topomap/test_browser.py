@@ -226,3 +226,22 @@ def test_exporter_serves_the_live_map(chrome: Any, fake_kube: FakeKube) -> None:
     finally:
         server.close()
         exporter.stop()
+
+
+def test_map_marks_the_domain_where_one_failure_evicts_a_workload(
+    chrome: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "map.html"
+    code, _, _ = cli(
+        capsys, "map", "--profile", "oci-rdma", "--from-snapshot", SNAPSHOT, "-o", str(out)
+    )
+    assert code == 0
+    chrome.get(out.as_uri())
+    marked = chrome.execute_script(
+        "const D = JSON.parse(document.getElementById('data').textContent);"
+        "return [...document.querySelectorAll('#map .d.risk')].map(el => "
+        "[D.domains[+el.dataset.d][0], el.title, getComputedStyle(el).outlineStyle]);"
+    )
+    assert marked == [
+        ["lb-3", "no spare node if one fails: team-b/train-b (gpu-11, gpu-12)", "dashed"]
+    ]
