@@ -33,6 +33,7 @@ from labeler.core.hotswap import (
 )
 from labeler.tas.admitted import admitted_from_object, is_admitted, tas_flavor_names
 from labeler.tas.assign import REQUIRED
+from labeler.tas.balanced import clone
 from labeler.tas.failure import Admitted, AdmittedPodSet, node_failures
 from labeler.tas.gates import (
     DEFAULT_GATES,
@@ -42,10 +43,11 @@ from labeler.tas.gates import (
     SKIP_POD_OWNED,
     Gates,
 )
-from labeler.tas.replace import leaf_id, search, without
+from labeler.tas.place import simulate
+from labeler.tas.replace import leaf_id, recut_slices, search, without
 from labeler.tas.tree import Domain, PodShape, Tree, build_tree_for_levels, leaf_capacity
 from labeler.tas.usage import TasFlavor, admitted_usage, tas_flavor
-from labeler.tas.workload import with_tolerations
+from labeler.tas.workload import to_job, with_tolerations
 
 
 @dataclass
@@ -58,6 +60,22 @@ class _Flavor:
     index: dict[str, Domain]
     position: dict[str, int]  # leaf ID → its place in tree.leaves
     slots: dict[Any, tuple[tuple[int, ...], dict[Path, int]]] = field(default_factory=dict)
+
+    def subtree(self, path: Path, without: str) -> Tree:
+        """A copy of the domain ``path`` (and its ancestors, each with that one child),
+        without the leaf ``without``: where a confined search runs."""
+        domain = next(d for d in self.tree.levels[len(path) - 1] if d.values == path)
+        top = clone(domain)
+        for level in range(len(path) - 1, self.tree.depth - 1):
+            for d in _at(top, level):
+                d.children = [c for c in d.children if c.id != without]
+        while domain.parent is not None:
+            domain = domain.parent
+            up = Domain(domain.values, None, None)
+            up.children, top.parent = [top], up
+            top = up
+        levels = [_at(top, lv) for lv in range(self.tree.depth)]
+        return Tree(self.tree.topology_name, self.tree.keys, levels, levels[-1], nodes=[])
 
     def free(self, shape: PodShape) -> tuple[tuple[int, ...], dict[Path, int]]:
         """Per leaf, and summed per domain path (``()`` the whole flavor)."""
@@ -185,16 +203,13 @@ def _node(
         why = f"a second failure evicts it ({', '.join(others)} failed)" if others else ""
         why = why or f"its assignment would be stale: {stale} is gone"
         return NodeSpare(node, podset.name, lost, (), "", 0, False, why)
-    if req.slices:  # the full search: slices are counted per domain
-        r = search(tree, podset, ps.assignment, node, state.held, gates)
-        level = keys[len(r.domain) - 1] if r.domain else ""
-        spare = sum(n for _, n in r.candidates)
-        return NodeSpare(
-            node, podset.name, lost, r.domain or (), level, spare, r.replaced, r.message
-        )
     paths = [(state.index[leaf_id(tree, v)].values, n) for v, n in kept]
     required = keys.index(req.level) if req.mode == REQUIRED and req.level in keys else None
-    domain = replacement_domain(required, (), paths, lost) or ()
+    if req.slices:
+        return _sliced(ps, node, state, gates, paths, required, lost)
+    domain = replacement_domain(required, (), paths, lost)
+    if domain is None:  # the whole flavor: one domain of a required level, or anywhere
+        return _whole_flavor_slices(ps, node, state, required, (tree.depth - 1, 1), lost)
     pods, totals = state.free(podset.shape)
     spare = totals.get(domain, 0)
     own = state.index.get(node)
@@ -205,6 +220,80 @@ def _node(
     return NodeSpare(node, podset.name, lost, domain, level, spare, spare >= lost, why)
 
 
+def _sliced(
+    ps: AdmittedPodSet,
+    node: str,
+    state: _Flavor,
+    gates: Gates,
+    paths: Sequence[tuple[Path, int]],
+    required: int | None,
+    lost: int,
+) -> NodeSpare:
+    """A PodSet with slices: Kueue's search itself, on the domain it is confined to (a
+    copy of that subtree without the failed node), else slices counted over the flavor."""
+    tree, podset = state.tree, ps.podset
+    keys = list(tree.keys)
+    layers = [(keys.index(k), size) for k, size in podset.request.slices if k in keys]
+    domain = replacement_domain(required, layers, paths, lost)
+    if domain is None and len(layers) > 1:  # inner layers round per domain: search it all
+        alone = build_tree_for_levels(
+            tree.keys,
+            [n for n in tree.nodes if n.name != node],
+            flavor_labels=state.flavor.node_labels,
+            topology_name=tree.topology_name,
+        )
+        r = search(alone, podset, ps.assignment, node, state.held, gates)
+        spare = sum(n for _, n in r.candidates)
+        return NodeSpare(node, podset.name, lost, (), "", spare, r.replaced, r.message)
+    if domain is None:
+        return _whole_flavor_slices(ps, node, state, required, layers[0], lost)
+    part = state.subtree(domain, node)
+    capacity = leaf_capacity(part, podset.shape, used=state.held)
+    job = to_job(recut_slices(podset, lost, domain), tree.keys)
+    spare = sum(capacity.pods)
+    level = keys[len(domain) - 1]
+    if isinstance(job, str):
+        return NodeSpare(node, podset.name, lost, domain, level, spare, False, job)
+    out = simulate(part, capacity, job, gates)
+    ok = out.fits and bool(out.assignment)
+    why = "" if ok else f"{spare} free pod slot(s), not {lost} in whole slices"
+    return NodeSpare(node, podset.name, lost, domain, level, spare, ok, why)
+
+
+def _whole_flavor_slices(
+    ps: AdmittedPodSet,
+    node: str,
+    state: _Flavor,
+    required: int | None,
+    layer: tuple[int, int],
+    lost: int,
+) -> NodeSpare:
+    """Nothing to stay near (no slices, or whole slices lost): Kueue fits the pods where the
+    flavor holds that many slices, each within one domain of the slice level (required: all
+    in one domain of the required level; else spread over every domain)."""
+    level, size = layer
+    pods, _ = state.free(ps.podset.shape)
+    per_domain: dict[Path, int] = {}
+    for leaf, n in zip(state.tree.leaves, pods, strict=True):
+        if n and leaf.id != node:
+            key = leaf.values[: level + 1]
+            per_domain[key] = per_domain.get(key, 0) + n
+    at: dict[Path, int] = {}
+    for key, n in per_domain.items():
+        top = key[: required + 1] if required is not None else ()
+        at[top] = at.get(top, 0) + n // size
+    slices = max(at.values(), default=0)
+    ok = slices * size >= lost
+    if ok:
+        why = ""
+    elif size > 1:
+        why = f"{slices} whole slice(s) of {size} free, not {lost // size}"
+    else:
+        where = " in one domain of the required level" if required is not None else ""
+        why = f"{slices} free pod slot(s){where} for {lost} pod(s)"
+    return NodeSpare(node, ps.podset.name, lost, (), "", slices * size, ok, why)
+
+
 def with_flavor_tolerations(wl: Admitted, flavors: Mapping[str, _Flavor]) -> Admitted:
     """The Workload with each flavor's tolerations added to its PodSets (as Kueue does)."""
     podsets = tuple(
@@ -212,3 +301,11 @@ def with_flavor_tolerations(wl: Admitted, flavors: Mapping[str, _Flavor]) -> Adm
         for ps in wl.podsets
     )
     return replace(wl, podsets=podsets)
+
+
+def _at(root: Domain, level: int) -> list[Domain]:
+    """The domains of ``root``'s subtree at tree level ``level``."""
+    found = [root]
+    while found and found[0].level < level:
+        found = [c for d in found for c in d.children]
+    return found

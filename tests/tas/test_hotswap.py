@@ -67,16 +67,22 @@ def random_cluster(rng: random.Random) -> tuple[list[dict[str, Any]], list[dict[
         kw: dict[str, Any] = {}
         if mode != "unconstrained":
             kw[mode] = level
-        if rng.random() < 0.3 and total % 2 == 0:
+        layers = rng.random()
+        if layers < 0.3 and total % 2 == 0:
             kw.update(slice_size=2, slice_level=RACK if level == BLOCK else HOST)
         ps = podset("one", total, {"cpu": rng.choice(["500m", "1", "2"])}, **kw)
         if mode == "unconstrained":
             ps["topologyRequest"] = {"unconstrained": True}
+        elif 0.3 <= layers < 0.5 and total % 4 == 0 and level == BLOCK:
+            ps["topologyRequest"]["podsetSliceRequiredTopologyConstraints"] = [
+                {"topology": RACK, "size": 4},
+                {"topology": HOST, "size": 2},
+            ]
         workloads.append(admitted([ps], {"one": counts}, name=f"w{i}"))
     return nodes, workloads
 
 
-@pytest.mark.parametrize("seed", range(60))
+@pytest.mark.parametrize("seed", range(200))
 def test_the_fast_view_agrees_with_the_full_search_node_by_node(seed: int) -> None:
     rng = random.Random(seed)
     nodes, workloads = random_cluster(rng)
