@@ -144,7 +144,10 @@ def render_placement(view: JobPlacement, *, all_namespaces: bool) -> str:
 def render_hotswap(view: HotSwapView, *, limit: int = MAX_LISTED) -> str:
     """Per ClusterQueue, the admitted TAS Workloads Kueue could re-place after one node
     failure, and the ones it would evict (with the domain that has no spare node)."""
-    lines = [f"Hot swap: can Kueue replace any one failed node? ({view.source})"]
+    lines = [
+        "Hot swap: could Kueue replace any one failed node of each admitted TAS Workload?",
+        f"  ({view.source})",
+    ]
     if not view.workloads:
         lines.append("  no admitted TAS Workload")
     else:

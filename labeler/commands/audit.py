@@ -198,8 +198,8 @@ PAGE_REFRESH = 30  # seconds between reloads of the exporter's /topology page in
 
 # the exporter watches no pod: only what admitted Workloads hold is taken from a node
 EXPORTER_SOURCE = (
-    "the exporter's node and Workload watches: nodes' allocatable minus what admitted "
-    "Workloads hold (pods are not watched; non-TAS pods' requests are not subtracted)"
+    "free: nodes' allocatable minus what admitted Workloads hold, from the exporter's node and "
+    "Workload watches (pods are not watched: non-TAS pods' requests are not subtracted)"
 )
 
 

@@ -130,12 +130,12 @@ def hot_swap(
             states[ps.flavor] = state
         else:
             out.append(_judge(with_flavor_tolerations(wl, states), states, by_name, gates))
-    source = source or "nodes' allocatable minus what pods and admitted Workloads request"
+    source = source or "free: nodes' allocatable minus what pods and admitted Workloads request"
     return HotSwapView(
         workloads=tuple(sorted(out, key=lambda w: (w.cluster_queue, w.key))),
         problems=tuple(problems),
         fail_fast=gates.on(FAIL_FAST),
-        source=f"{source}; Kueue rules of {KUEUE_VERSION}",
+        source=f"{source}; the rules of {KUEUE_VERSION}",
     )
 
 
