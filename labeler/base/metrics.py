@@ -5,7 +5,7 @@ Each process (agent, audit exporter) gets its own registry so tests can create m
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
@@ -223,16 +223,20 @@ class HotSwapFigures:
 
 
 class HotSwapCollector(Collector):
+    """Publishes the latest HotSwapFigures (nothing before the first view)."""
+
     def __init__(self, figures: Callable[[], HotSwapFigures | None]) -> None:
         self._figures = figures
 
     def describe(self) -> Iterable[Metric]:
-        return []  # unchecked collector: the series depend on the cluster
+        return ()  # no fixed series: the ClusterQueues are the cluster's
 
     def collect(self) -> Iterable[Metric]:
         fig = self._figures()
-        if fig is None:
-            return
+        return () if fig is None else self._families(fig)
+
+    @staticmethod
+    def _families(fig: HotSwapFigures) -> Sequence[Metric]:
         workloads = GaugeMetricFamily(
             f"{PREFIX}_hotswap_workloads",
             "Admitted TAS Workloads by whether Kueue could replace any one of their nodes "
@@ -242,22 +246,18 @@ class HotSwapCollector(Collector):
         for cq, states in fig.by_cluster_queue.items():
             for state, n in states.items():
                 workloads.add_metric([cq, state], n)
-        yield workloads
-        yield GaugeMetricFamily(
-            f"{PREFIX}_hotswap_at_risk_nodes",
-            "Nodes whose failure alone would evict (or strand) an admitted TAS Workload",
-            value=fig.at_risk_nodes,
-        )
-        yield GaugeMetricFamily(
-            f"{PREFIX}_hotswap_kueue_served",
-            "1 when Kueue's API is served (the hot-swap view is computed), 0 when not",
-            value=1 if fig.kueue else 0,
-        )
-        yield GaugeMetricFamily(
-            f"{PREFIX}_hotswap_last_computed_timestamp_seconds",
-            "Unix time the hot-swap view was last computed from the watched state",
-            value=fig.computed,
-        )
+        singles = (
+            ("at_risk_nodes", "Nodes whose failure alone would evict (or strand) an admitted "
+             "TAS Workload", fig.at_risk_nodes),
+            ("kueue_served", "1 when Kueue's API is served (the hot-swap view is computed), "
+             "0 when not", 1 if fig.kueue else 0),
+            ("last_computed_timestamp_seconds", "Unix time the hot-swap view was last "
+             "computed from the watched state", fig.computed),
+        )  # fmt: skip
+        return [workloads] + [
+            GaugeMetricFamily(f"{PREFIX}_hotswap_{name}", text, value=value)
+            for name, text, value in singles
+        ]
 
 
 def hotswap_metrics(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,19 +9,9 @@ import pytest
 import yaml
 
 from labeler.cli import main
+from tests.cli.test_advise_workload import JOBSET, LB, NB, SNAPSHOT, run
 from tests.fakekube import FakeKube
-
-ROOT = Path(__file__).resolve().parents[2]
-SNAPSHOT = ROOT / "examples" / "snapshot-oci.yaml"
-JOBSET = ROOT / "examples" / "jobset-leader-workers.yaml"
-LB = "oci.oraclecloud.com/rdma.local_block_id"
-NB = "oci.oraclecloud.com/rdma.network_block_id"
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
-    code = main(["advise", *args, "-o", "json"])
-    return code, json.loads(capsys.readouterr().out)
-
+from tests.kube.test_hotswap_fake import load_example
 
 QUICK = (
     "--profile", "oci-rdma", "--from-snapshot", str(SNAPSHOT),
@@ -165,22 +154,10 @@ def test_failed_node_mistakes_are_clear_errors(capsys: pytest.CaptureFixture[str
     assert "--failed-node needs one admitted Workload" in capsys.readouterr().err
 
 
-def load_cluster(fake: FakeKube) -> None:
-    snap = yaml.safe_load(SNAPSHOT.read_text())
-    for ns in ("team-a", "team-b", "team-c"):
-        fake.add_object("Namespace", {"metadata": {"name": ns}})
-    for item in snap["items"]:
-        ns = item["metadata"].get("namespace")
-        if ns:
-            fake.add_object(item["kind"], item, namespace=ns)
-        else:
-            fake.add_object(item["kind"], item)
-
-
 def test_from_the_cluster_a_notready_node_with_the_pod_still_running_waits(
     fake_kube: FakeKube, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    load_cluster(fake_kube)
+    load_example(fake_kube)
 
     def not_ready(node: dict[str, Any]) -> None:
         node["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
