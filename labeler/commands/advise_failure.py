@@ -17,6 +17,7 @@ from typing import Any
 from labeler.base.errors import Exit, InputError
 from labeler.tas.admitted import (
     admitted_from_object,
+    assigned_nodes,
     is_admitted,
     require_admitted,
     tas_flavor_names,
@@ -49,7 +50,13 @@ def failure_mode(
             )
         obj, where = found[0]
         require_admitted(obj, where)
-        _check_nodes(snap, obj, failed, origin)
+        known = {n.name for n in snap.nodes} | assigned_nodes(obj, where)
+        unknown = [n for n in failed if n not in known]
+        if unknown:  # a typo, most likely
+            raise InputError(
+                f"--failed-node {', '.join(unknown)}: no such node in {origin}, nor in the "
+                "Workload's assignment (a node's name, as 'kubectl get nodes' lists it)"
+            )
         return obj
     if len(workloads) == 1 and len(found) == 1 and is_admitted(workloads[0]):
         obj = workloads[0]
@@ -59,20 +66,6 @@ def failure_mode(
         if any(f.podsets for f in node_failures(wl, nodes, (), running, gates)):
             return obj
     return None
-
-
-def _check_nodes(
-    snap: Snapshot, obj: Mapping[str, Any], failed: Sequence[str], origin: str
-) -> None:
-    """A --failed-node that is neither a node nor in the assignment is a typo."""
-    known = {n.name for n in snap.nodes}
-    assigned = json.dumps((obj.get("status") or {}).get("admission") or {})
-    unknown = [n for n in failed if n not in known and f'"{n}"' not in assigned]
-    if unknown:
-        raise InputError(
-            f"--failed-node {', '.join(unknown)}: no such node in {origin}, nor in the "
-            "Workload's assignment (a node's name, as 'kubectl get nodes' lists it)"
-        )
 
 
 def run_failure(

@@ -157,7 +157,8 @@ def run(args: argparse.Namespace, snap: Snapshot) -> int:
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print("\n".join(queue_lines(choice, tries)))
+        for line in queue_lines(choice, tries):
+            print(line)
         print(workload_text(tree, results, flavor=flavor_name, held=held.workloads, gates=gates))
     return Exit.OK if all(r.fits for r in results) else Exit.INCOMPLETE
 

@@ -140,17 +140,22 @@ def run_audit(args: argparse.Namespace) -> int:
 
 
 def read_hot_swap(api: Any, nodes: Sequence[NodeInfo], gates: Gates) -> HotSwapView | None:
-    """The hot-swap view of the cluster (one LIST of pods and of Kueue's objects), or None
-    where Kueue's API is not served."""
-    from labeler.kube.errors import NotFound
-    from labeler.kube.kueue import list_kueue_objects
+    """The hot-swap view of the cluster (one LIST of pods, Workloads, Topologies and
+    ResourceFlavors), or None where Kueue's API is not served or may not be read."""
+    from labeler.kube.errors import KubeError, NotFound
+    from labeler.kube.kueue import list_topology_objects, list_workloads
     from labeler.tas.hotswap import hot_swap
     from labeler.tas.inputs import cluster_snapshot
 
     try:
-        objects = list_kueue_objects(api)
+        objects = list_workloads(api)[0] + list_topology_objects(api)
     except NotFound:
         log.info("Kueue's API is not served: no hot-swap view")
+        return None
+    except KubeError as e:
+        if e.status != 403:
+            raise
+        print(f"warning: no hot-swap view: {e} (or give --no-hotswap)", file=sys.stderr)
         return None
     snap, problems = cluster_snapshot(api, nodes, skip_tas=True)
     view = hot_swap(snap.nodes, objects, gates)

@@ -46,6 +46,17 @@ def is_admitted(obj: Mapping[str, Any]) -> bool:
     )
 
 
+def assigned_nodes(obj: Mapping[str, Any], where: str) -> set[str]:
+    """The nodes (hostname values) the Workload's topology assignments name."""
+    admission = _map(_map(obj.get("status")).get("admission"))
+    out: set[str] = set()
+    for psa in admission.get("podSetAssignments") or []:
+        ta = _map(psa).get("topologyAssignment")
+        if isinstance(ta, Mapping):
+            out |= {values[-1] for values, _ in assignment_domains(ta, where) if values}
+    return out
+
+
 def require_admitted(obj: Mapping[str, Any], where: str) -> None:
     if not is_admitted(obj):
         meta = _map(obj.get("metadata"))

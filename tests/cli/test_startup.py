@@ -98,9 +98,9 @@ def test_api_commands_load_configuration_and_transport_not_the_generated_api(
         ["plan", f"--config-path={CSV}", f"--kubeconfig={kubeconfig}", "--skip-missing-nodes"],
         cwd=tmp_path,
     )
-    # both really asked the cluster: audit for nodes, pods and Kueue's five kinds (its
-    # hot-swap view), plan for nodes
-    assert fake_kube.count("list") == 8
+    # both really asked the cluster: audit for nodes, and for its hot-swap view pods,
+    # Workloads, Topologies and ResourceFlavors; plan for nodes
+    assert fake_kube.count("list") == 6
     kube = client_modules(modules)
     assert {"kubernetes.client.configuration", "kubernetes.config.kube_config"} <= kube
     assert "kubernetes.client.rest" in kube

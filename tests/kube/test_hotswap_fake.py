@@ -75,6 +75,16 @@ def test_audit_without_kueue_is_the_node_audit(
     assert "Hot swap" not in out and "verdict:" in out
 
 
+def test_audit_without_the_right_to_read_workloads_warns_and_audits_the_nodes(
+    fake_kube: FakeKube, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    load_example(fake_kube)
+    fake_kube.faults.add(path="/apis/kueue.x-k8s.io/.*/workloads", status=403, times=None)
+    code, out, err = run_cli(fake_kube, tmp_path, capsys, "audit", "--profile", "oci-rdma")
+    assert code == 3 and "verdict:" in out and "Hot swap" not in out
+    assert "warning: no hot-swap view: list workloads.kueue.x-k8s.io: 403" in err
+
+
 @pytest.fixture
 def exporter(fake_kube: FakeKube) -> Iterator[tuple[AuditExporter, str]]:
     exp = AuditExporter(
