@@ -1,13 +1,16 @@
 """The hot-swap view: for every admitted TAS Workload, could Kueue replace each of its
 nodes if that node alone failed now? (``audit``, its exporter and the map show it.)
 
-Per node it is Kueue's own search (:mod:`labeler.tas.replace`): the domain the rule of
-:func:`labeler.core.hotswap.replacement_domain` confines it to, and the free pod slots of
-the PodSet's shape there on the other nodes, after what every admitted Workload holds. A
-PodSet without slices fits exactly when those slots add up to the pods the node held (a
-required level searches one domain; preferred and unconstrained requests climb to spread
-over the whole flavor), so that is summed once per shape and domain; a PodSet with slices
-runs the full search. A Workload with a failed node already, or whose assignment another
+Per node it is what Kueue's search (:mod:`labeler.tas.replace`) decides, computed the cheap
+way: the domain the rule of :func:`labeler.core.hotswap.replacement_domain` confines it
+to, and the free pod slots of the PodSet's shape there on the other nodes, after what
+every admitted Workload holds. Without slices the search fits exactly when those slots add
+up to the pods the node held (one domain of the level for a required request with nothing
+left to stay near; preferred and unconstrained requests spread over the whole flavor), so
+slots are summed once per shape and domain. With slices, a confined search runs Kueue's
+placement on a copy of that domain, and a search over the whole flavor counts whole slices
+per domain of the slice level. ``tests/tas/test_hotswap.py`` checks the verdicts against
+the full search, node by node. A Workload with a failed node already, or whose assignment another
 failure would leave stale, loses to a second failure (the node controller evicts it).
 Workloads Kueue does not reassign (one Pod owns it, a topology without hostnames, the
 replacement gate off) are ``exempt``.
