@@ -1,0 +1,283 @@
+"""PodGroups, CompositePodGroups and their pods, read from plain API objects.
+
+Field names are those of ``scheduling.k8s.io/v1beta1`` PodGroup and ``v1alpha3``
+CompositePodGroup (Kubernetes 1.37): ``spec.schedulingPolicy.gang.minCount`` (composite:
+``minGroupCount``) or ``spec.schedulingPolicy.basic``; ``spec.schedulingConstraints.
+topology[0].key``; ``spec.parentCompositePodGroupName``. A pod joins a group with
+``spec.schedulingGroup.podGroupName``. Every problem names the object and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from labeler.base.errors import InputError
+from labeler.core.capacity import resource_map
+from labeler.core.node import TERMINATED_PHASES
+from labeler.tas.tree import PodShape
+from labeler.tas.workload import shape_of
+
+API_GROUP = "scheduling.k8s.io"
+PODGROUP = "PodGroup"
+COMPOSITE = "CompositePodGroup"
+KINDS = (PODGROUP, COMPOSITE)
+VERSIONS = {PODGROUP: "v1beta1", COMPOSITE: "v1alpha3"}
+"""The API version of each kind that Kubernetes 1.37 serves and this simulator reads."""
+
+# pkg/scheduler/util: what scoring counts for a container that requests no CPU or memory
+DEFAULT_MILLI_CPU = 100
+DEFAULT_MEMORY = 200 * 1024 * 1024
+SCORED_RESOURCES = ("cpu", "memory")
+
+
+@dataclass(frozen=True)
+class Group:
+    """A PodGroup or a CompositePodGroup. ``min_count`` is 1 for the basic policy, as the
+    GangScheduling plugin counts it (``getMinCount``)."""
+
+    kind: str
+    namespace: str
+    name: str
+    gang: bool
+    min_count: int
+    key: str | None
+    parent: str | None
+
+    @property
+    def ref(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+    @property
+    def policy(self) -> str:
+        return "gang" if self.gang else "basic"
+
+
+@dataclass(frozen=True, eq=False)  # identity: one object per pod read
+class GroupPod:
+    """A pod of a group: pending (``node`` None) or already bound."""
+
+    namespace: str
+    name: str
+    group: str
+    shape: PodShape
+    scored: Mapping[str, int]
+    """CPU and memory as placement scoring counts them (non-zero defaults per container)."""
+    node: str | None = None
+
+    @property
+    def ref(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+def is_scheduling_k8s(obj: Mapping[str, Any]) -> bool:
+    """A PodGroup or CompositePodGroup of kube-scheduler (not Volcano's, same kind name)."""
+    api = str(obj.get("apiVersion") or "")
+    return obj.get("kind") in KINDS and api.split("/", 1)[0] == API_GROUP
+
+
+def _map(raw: Any) -> Mapping[str, Any]:
+    return raw if isinstance(raw, Mapping) else {}
+
+
+def _meta(obj: Mapping[str, Any], where: str) -> tuple[str, str]:
+    meta = _map(obj.get("metadata"))
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise InputError(f"{where}: metadata.name is missing")
+    return str(meta.get("namespace") or "default"), name
+
+
+def group_from_object(obj: Mapping[str, Any], where: str) -> Group:
+    """One PodGroup/CompositePodGroup; what the API server's validation would refuse is an
+    error naming the field."""
+    kind = str(obj.get("kind"))
+    namespace, name = _meta(obj, where)
+    where = f"{where} ({kind} {namespace}/{name})"
+    spec = _map(obj.get("spec"))
+    policy = _map(spec.get("schedulingPolicy"))
+    field = "minGroupCount" if kind == COMPOSITE else "minCount"
+    if ("gang" in policy) == ("basic" in policy):
+        raise InputError(
+            f"{where}: spec.schedulingPolicy needs exactly one of gang ({field}) or basic"
+        )
+    gang = "gang" in policy
+    count = _map(policy.get("gang")).get(field) if gang else 1
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise InputError(
+            f"{where}: spec.schedulingPolicy.gang.{field} must be a positive integer, got {count!r}"
+        )
+    topology = _map(spec.get("schedulingConstraints")).get("topology") or []
+    if not isinstance(topology, Sequence) or isinstance(topology, str) or len(topology) > 1:
+        raise InputError(
+            f"{where}: spec.schedulingConstraints.topology takes at most one entry "
+            "(Kubernetes 1.37 supports a single topology constraint)"
+        )
+    key = None
+    if topology:
+        key = _map(topology[0]).get("key")
+        if not isinstance(key, str) or not key:
+            raise InputError(f"{where}: spec.schedulingConstraints.topology[0].key is missing")
+    parent = spec.get("parentCompositePodGroupName")
+    if parent is not None and (not isinstance(parent, str) or not parent):
+        raise InputError(f"{where}: spec.parentCompositePodGroupName must be a name")
+    return Group(kind, namespace, name, gang, count, key, parent)
+
+
+def group_name_of(pod: Mapping[str, Any]) -> str | None:
+    """``spec.schedulingGroup.podGroupName``, or None for a pod outside any group."""
+    name = _map(_map(pod.get("spec")).get("schedulingGroup")).get("podGroupName")
+    return name if isinstance(name, str) and name else None
+
+
+def _scored(spec: Mapping[str, Any], where: str) -> dict[str, int]:
+    """CPU/memory per container with the scheduler's non-zero defaults
+    (``GetNonzeroRequests``): scoring counts a container without a request as 100m/200Mi."""
+    out = {"cpu": 0, "memory": 0}
+    for i, c in enumerate(spec.get("containers") or []):
+        reqs = resource_map(
+            _map(_map(c).get("resources")).get("requests"), f"{where}: containers[{i}]"
+        )
+        out["cpu"] += reqs.get("cpu", DEFAULT_MILLI_CPU)
+        out["memory"] += reqs.get("memory", DEFAULT_MEMORY)
+    return out
+
+
+def pod_from_object(obj: Mapping[str, Any], where: str) -> GroupPod | None:
+    """A pod of a group, or None (not in a group, or finished)."""
+    group = group_name_of(obj)
+    phase = _map(obj.get("status")).get("phase")
+    if group is None or phase in TERMINATED_PHASES:
+        return None
+    namespace, name = _meta(obj, where)
+    here = f"{where} (Pod {namespace}/{name})"
+    spec = _map(obj.get("spec"))
+    node = spec.get("nodeName")
+    return GroupPod(
+        namespace=namespace,
+        name=name,
+        group=group,
+        shape=shape_of({"spec": spec}, here),
+        scored=_scored(spec, here),
+        node=str(node) if node else None,
+    )
+
+
+@dataclass(frozen=True)
+class Objects:
+    """Everything the simulator reads: groups by (kind, namespace, name), pods in order."""
+
+    groups: Mapping[tuple[str, str, str], Group]
+    pods: tuple[GroupPod, ...]
+    order: tuple[tuple[str, str, str], ...]
+    """The groups given to advise (the file's), in the file's order."""
+    orphans: tuple[GroupPod, ...] = ()
+    """The file's pending pods whose PodGroup is nowhere to be found."""
+    unlisted: tuple[GroupPod, ...] = ()
+    """The file's bound pods that the cluster's objects do not list (their usage is added)."""
+
+
+def collect(
+    asked: Iterable[tuple[Mapping[str, Any], str]],
+    known: Iterable[tuple[Mapping[str, Any], str]],
+) -> Objects:
+    """The file's objects (``asked``: object and where it is) and the cluster's or
+    snapshot's (``known``). A file object replaces a known one of the same name; a pod in
+    both counts once. All problems are reported together."""
+    groups: dict[tuple[str, str, str], Group] = {}
+    pods: dict[tuple[str, str], GroupPod] = {}
+    asked_pods: list[GroupPod] = []
+    unlisted: list[GroupPod] = []
+    order: list[tuple[str, str, str]] = []
+    problems: list[str] = []
+    for is_asked, source in ((False, known), (True, asked)):
+        for obj, where in source:
+            try:
+                if is_scheduling_k8s(obj):
+                    g = group_from_object(obj, where)
+                    key = (g.kind, g.namespace, g.name)
+                    groups[key] = g
+                    if is_asked and key not in order:
+                        order.append(key)
+                elif obj.get("kind") == "Pod":
+                    p = pod_from_object(obj, where)
+                    if p is None:
+                        continue
+                    if is_asked:
+                        asked_pods.append(p)
+                    known_pod = (p.namespace, p.name) in pods
+                    if is_asked and p.node and not known_pod:
+                        unlisted.append(p)
+                    pods[(p.namespace, p.name)] = p
+            except InputError as e:
+                problems.extend(e.problems)
+    if problems:
+        raise InputError(problems, heading="cannot read the PodGroups and their pods:")
+    orphans = tuple(
+        p for p in asked_pods if p.node is None and (PODGROUP, p.namespace, p.group) not in groups
+    )
+    return Objects(groups, tuple(pods.values()), tuple(order), orphans, tuple(unlisted))
+
+
+def children(objs: Objects, group: Group) -> list[Group]:
+    """The groups whose parent is ``group`` (a CompositePodGroup): the file's first, in
+    its order, then the others by name."""
+    if group.kind != COMPOSITE:
+        return []
+    found = [
+        g for g in objs.groups.values() if g.parent == group.name and g.namespace == group.namespace
+    ]
+    rank = {key: i for i, key in enumerate(objs.order)}
+    return sorted(found, key=lambda g: (rank.get((g.kind, g.namespace, g.name), len(rank)), g.name))
+
+
+def subtree(objs: Objects, group: Group) -> list[Group]:
+    """``group`` and every group under it."""
+    out = [group]
+    for child in children(objs, group):
+        out += subtree(objs, child)
+    return out
+
+
+def pod_groups_under(objs: Objects, group: Group) -> list[str]:
+    """Names of the PodGroups in ``group``'s subtree (pods join PodGroups only)."""
+    return [g.name for g in subtree(objs, group) if g.kind == PODGROUP]
+
+
+def pending(objs: Objects, group: Group) -> list[GroupPod]:
+    """The PodGroup's pods waiting for a node, in the order read."""
+    return [
+        p
+        for p in objs.pods
+        if p.node is None and p.group == group.name and p.namespace == group.namespace
+    ]
+
+
+def parent_of(objs: Objects, group: Group, origin: str) -> Group | None:
+    if group.parent is None:
+        return None
+    found = objs.groups.get((COMPOSITE, group.namespace, group.parent))
+    if found is None:
+        raise InputError(
+            f"{group.ref}: its parent CompositePodGroup {group.namespace}/{group.parent} is "
+            f"in neither {origin} nor the cluster's objects; add it to the file"
+        )
+    return found
+
+
+def roots(objs: Objects, origin: str) -> list[Group]:
+    """The top of each hierarchy the file's groups belong to, in the file's order."""
+    out: list[Group] = []
+    for key in objs.order:
+        group = objs.groups[key]
+        seen = {key}
+        while (up := parent_of(objs, group, origin)) is not None:
+            up_key = (up.kind, up.namespace, up.name)
+            if up_key in seen:
+                raise InputError(f"{group.ref}: parentCompositePodGroupName makes a cycle")
+            seen.add(up_key)
+            group = up
+        if group not in out:
+            out.append(group)
+    return out

@@ -1,0 +1,378 @@
+"""kube-scheduler's pod-group cycle (``PodGroupSchedulingAlgorithm``), simulated.
+
+For a group the TopologyPlacement plugin makes one candidate placement per distinct value
+of ``schedulingConstraints.topology[0].key`` among the nodes it may use (all nodes, or
+the parent CompositePodGroup's chosen domain); a node without the key is in no placement;
+a group some of whose pods are already bound is held to their domain. No constraint means
+one placement with every node. On each placement the group's pending pods are tried one by
+one (filters, then the best-scoring node, assumed for the next pod), and the GangScheduling
+plugin's PlacementFeasible check runs before the first pod and after each: ``minCount
+(M) cannot be satisfied: S scheduled, R remaining`` stops the placement, ``not yet
+satisfied`` goes on. A CompositePodGroup does the same with its child groups, counting
+successful children against ``minGroupCount``, each child placed inside the parent's
+placement. Of the feasible placements the best-scoring one is kept (``score``); when none is
+feasible the group gets ``0/N placements are available, first placement status: ...``.
+
+A gang waits until ``minCount`` of its pods exist. A basic PodGroup of its own is scheduled
+pod by pod: its first pod picks the domain, the next ones are held to it. Every assumed pod
+stays counted for the groups advised after it. Preemption is not modelled: a group that
+does not fit is reported as kube-scheduler reports it before preemption runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from labeler.core.capacity import Node
+from labeler.tas.kubesched import objects as ob
+from labeler.tas.kubesched.filters import feasible
+from labeler.tas.kubesched.objects import Group, GroupPod, Objects
+from labeler.tas.kubesched.score import bin_packing, node_score, pods_count_scores
+from labeler.tas.kubesched.state import Assignment, State
+
+GANG_WAITING = "waiting for minCount pods from a gang to appear in scheduling queue"
+NONE_SCHEDULED = "no pods were schedulable"
+
+
+@dataclass
+class PodResult:
+    pod: GroupPod
+    node: str | None
+    message: str = ""
+
+
+@dataclass
+class Placement:
+    """One candidate placement as tried: its domain value (None: no constraint)."""
+
+    domain: str | None
+    nodes: int
+    feasible: bool
+    message: str = ""
+    scores: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class GroupResult:
+    group: Group
+    ok: bool
+    message: str = ""
+    error: bool = False  # a scheduler error, not "unschedulable"
+    domain: str | None = None
+    pods: list[PodResult] = field(default_factory=list)
+    children: list[GroupResult] = field(default_factory=list)
+    placements: list[Placement] = field(default_factory=list)
+    tie: bool = False
+    assignments: list[Assignment] = field(default_factory=list)
+    """What the (sub)tree binds: every pod on its node."""
+
+
+def _gang_check(min_count: int, remaining: int, scheduled: int) -> tuple[bool, bool, str]:
+    """GangScheduling.PlacementFeasible: (satisfied, go on, message)."""
+    if remaining + scheduled < min_count:
+        return (
+            False,
+            False,
+            f"minCount ({min_count}) cannot be satisfied: {scheduled} scheduled, "
+            f"{remaining} remaining",
+        )
+    if scheduled < min_count:
+        return (
+            False,
+            True,
+            f"minCount ({min_count}) is not yet satisfied: {scheduled} scheduled, "
+            f"{remaining} remaining",
+        )
+    return True, True, ""
+
+
+def _pick_node(pod: GroupPod, nodes: Sequence[Node], state: State) -> tuple[str | None, str]:
+    ok, message = feasible(nodes, state.free, pod)
+    if not ok:
+        return None, message
+    # max keeps the first of equal scores: the first node name (kube-scheduler: at random)
+    ok.sort(key=lambda n: n.name)
+    best = max(ok, key=lambda n: node_score(n, state.requested[n.name], pod))
+    return best.name, ""
+
+
+def _domains(
+    group: Group, nodes: Sequence[Node], state: State, under: Sequence[str]
+) -> tuple[list[tuple[str | None, list[Node]]], str]:
+    """TopologyPlacement.GeneratePlacements: (placements, error message)."""
+    key = group.key
+    if key is None:
+        return [(None, list(nodes))], ""
+    held: set[str] = set()
+    for pod, node in state.scheduled(group.namespace, under):
+        labels = state.labels(node)
+        why = "cannot determine domain for already scheduled pods: "
+        if labels is None:
+            return [], f'{why}getting node for pod {pod.ref}: node "{node}" not found'
+        if key not in labels:
+            return [], f"{why}no topology domain found for pod {pod.ref}"
+        held.add(labels[key])
+        if len(held) > 1:
+            a, b = sorted(held)
+            return [], f"{why}more than 1 domain found for pod group: {a}, {b}"
+    by: dict[str, list[Node]] = {}
+    for n in nodes:
+        value = n.labels.get(key)
+        if value is not None and (not held or value in held):
+            by.setdefault(value, []).append(n)
+    if not by:
+        return [], f"no nodes found with topology label '{key}'"
+    return [(v, by[v]) for v in sorted(by)], ""
+
+
+def _pod_group_default(
+    group: Group, todo: Sequence[GroupPod], nodes: Sequence[Node], state: State
+) -> GroupResult:
+    """podGroupSchedulingDefaultAlgorithm on one placement; leaves its pods assumed."""
+    scheduled = len(state.scheduled(group.namespace, [group.name]))
+    remaining = len(todo)
+    ok, go_on, message = _gang_check(group.min_count, remaining, scheduled)
+    result = GroupResult(group, ok=False)
+    for pod in todo if go_on else ():
+        node, why = _pick_node(pod, nodes, state)
+        if node is not None:
+            state.assume(pod, node)
+            result.assignments.append((pod, node))
+            scheduled += 1
+        result.pods.append(PodResult(pod, node, why))
+        remaining -= 1
+        ok, go_on, message = _gang_check(group.min_count, remaining, scheduled)
+        if not go_on:
+            break
+    result.ok, result.message = ok, message
+    return result
+
+
+def _composite_default(
+    group: Group, nodes: Sequence[Node], state: State, objs: Objects
+) -> GroupResult:
+    """compositePodGroupSchedulingDefaultAlgorithm: the children in turn, inside ``nodes``."""
+    kids = ob.children(objs, group)
+    scheduled, remaining = 0, len(kids)
+    ok, go_on, message = _gang_check(group.min_count, remaining, scheduled)
+    result = GroupResult(group, ok=False)
+    for child in kids if go_on else ():
+        sub = place(child, nodes, state, objs)
+        result.children.append(sub)
+        result.assignments += sub.assignments
+        if sub.error:
+            result.error, message = True, sub.message
+            break
+        remaining -= 1
+        scheduled += sub.ok
+        ok, go_on, message = _gang_check(group.min_count, remaining, scheduled)
+        if not go_on:
+            break
+    result.ok, result.message = ok and not result.error, message
+    return result
+
+
+def _try(group: Group, nodes: list[Node], state: State, objs: Objects) -> GroupResult:
+    """One placement tried; what it assumed is reverted, and kept only when it is feasible."""
+    if group.kind == ob.COMPOSITE:
+        result = _composite_default(group, nodes, state, objs)
+    else:
+        result = _pod_group_default(group, ob.pending(objs, group), nodes, state)
+    state.revert(result.assignments)
+    if not result.ok:
+        result.assignments = []
+    return result
+
+
+def place(group: Group, nodes: Sequence[Node], state: State, objs: Objects) -> GroupResult:
+    """The placement algorithm for one (composite) group within ``nodes``; the best
+    placement's pods stay assumed in ``state``."""
+    return _place(group, nodes, state, objs, todo=None)
+
+
+def _place(
+    group: Group,
+    nodes: Sequence[Node],
+    state: State,
+    objs: Objects,
+    todo: Sequence[GroupPod] | None,
+) -> GroupResult:
+    under = ob.pod_groups_under(objs, group)
+    candidates, error = _domains(group, nodes, state, under)
+    if error:
+        return GroupResult(group, ok=False, message=error, error=error.startswith("cannot"))
+    tried: list[tuple[Placement, GroupResult]] = []
+    for domain, members in candidates:
+        if todo is None:
+            result = _try(group, members, state, objs)
+        else:
+            result = _pod_group_default(group, todo, members, state)
+            state.revert(result.assignments)
+            result.assignments = result.assignments if result.ok else []
+        if result.error:
+            return result
+        tried.append((Placement(domain, len(members), result.ok, result.message), result))
+        result.domain = domain
+    infos = [p for p, _ in tried]
+    good = [(p, r) for p, r in tried if r.ok]
+    if not good:
+        first = tried[0][1]
+        first.message = (
+            f"0/{len(tried)} placements are available, first placement status: {first.message}"
+        )
+        first.domain, first.placements = None, infos
+        return first
+    best, tie = _best(good, candidates, state, under)
+    best.placements, best.tie = infos, tie
+    state.apply(best.assignments)
+    return best
+
+
+def _best(
+    good: list[tuple[Placement, GroupResult]],
+    candidates: Sequence[tuple[str | None, list[Node]]],
+    state: State,
+    under: Sequence[str],
+) -> tuple[GroupResult, bool]:
+    """findBestPlacement; one feasible placement is taken without scoring."""
+    if len(good) == 1:
+        return good[0][1], False
+    members = dict(candidates)
+    namespace = good[0][1].group.namespace
+    already = len(state.scheduled(namespace, under))
+    counts = pods_count_scores([already + len(r.assignments) for _, r in good])
+    totals = []
+    for (info, result), count in zip(good, counts, strict=True):
+        packing = bin_packing(members[info.domain], result.assignments, state.requested)
+        info.scores = {
+            "PodGroupPodsCount": count,
+            "PlacementBinPacking": packing,
+            "total": count + packing,
+        }
+        totals.append(count + packing)
+    top = max(totals)
+    winners = [r for (_, r), t in zip(good, totals, strict=True) if t == top]
+    return winners[0], len(winners) > 1
+
+
+def _pods_ready(group: Group, state: State, objs: Objects) -> bool:
+    """isPGReady: the PodGroup has at least minCount pods (pending or on nodes)."""
+    have = len(ob.pending(objs, group)) + len(state.scheduled(group.namespace, [group.name]))
+    return have >= group.min_count
+
+
+def _tree_ready(group: Group, state: State, objs: Objects) -> bool:
+    """isCPGTreeReady: enough children are ready for minGroupCount."""
+    ready = 0
+    for child in ob.children(objs, group):
+        if child.kind == ob.COMPOSITE:
+            ready += _tree_ready(child, state, objs)
+        else:
+            ready += _pods_ready(child, state, objs)
+    return ready >= group.min_count
+
+
+def _waiting(root: Group, state: State, objs: Objects) -> str:
+    """GangScheduling.PreEnqueue: why the group's pods are not even queued, or ''."""
+    if root.kind == ob.COMPOSITE:
+        if not _tree_ready(root, state, objs):
+            return f'waiting for composite pod group "{root.name}" tree to meet quorum'
+    elif root.gang and not _pods_ready(root, state, objs):
+        return GANG_WAITING
+    return ""
+
+
+def _pod_by_pod(root: Group, state: State, objs: Objects) -> GroupResult:
+    """A basic PodGroup of its own: each pod its own cycle, held to the first one's domain."""
+    combined = GroupResult(root, ok=False)
+    for pod in ob.pending(objs, root):
+        r = _place(root, state.node_list(), state, objs, todo=[pod])
+        if r.ok and not r.assignments:
+            r.ok, r.message = False, NONE_SCHEDULED
+        own = r.pods[0].message if r.pods else ""
+        node = r.assignments[0][1] if r.assignments else None
+        combined.pods.append(PodResult(pod, node, "" if node else own or r.message))
+        combined.assignments += r.assignments
+        if node is not None and combined.domain is None:
+            combined.domain, combined.placements, combined.tie = r.domain, r.placements, r.tie
+        if node is None and not combined.message:
+            combined.message, combined.error = r.message, r.error
+            combined.placements = combined.placements or r.placements
+    # the group ran if any pod was bound; the others keep their own reasons
+    combined.ok = bool(combined.assignments)
+    return combined
+
+
+def schedule_root(root: Group, state: State, objs: Objects) -> GroupResult:
+    """RunRootSchedulingAlgorithm for one hierarchy; its pods stay assumed in ``state``."""
+    waiting = _waiting(root, state, objs)
+    if waiting:
+        return GroupResult(root, ok=False, message=waiting)
+    if root.kind == ob.PODGROUP and not root.gang:
+        return _pod_by_pod(root, state, objs)
+    result = place(root, state.node_list(), state, objs)
+    if result.ok and not result.assignments:
+        result.ok, result.message = False, NONE_SCHEDULED
+    return result
+
+
+@dataclass
+class Advice:
+    """The answer: per hierarchy its result, per pending pod its node or why not."""
+
+    results: list[GroupResult]
+    pods: list[PodResult]
+
+    @property
+    def fits(self) -> bool:
+        return bool(self.pods) and all(p.node for p in self.pods)
+
+    @property
+    def message(self) -> str:
+        return next((p.message for p in self.pods if not p.node), "")
+
+
+def _outcomes(
+    result: GroupResult | None, group: Group, objs: Objects, failure: str | None
+) -> list[PodResult]:
+    """Each pending pod of ``group``'s subtree: bound only when every group above it
+    succeeded; otherwise its own reason, or the nearest failed group's message."""
+    if result is not None and not result.ok and failure is None:
+        failure = result.message
+    if group.kind == ob.COMPOSITE:
+        out: list[PodResult] = []
+        subs = {r.group: r for r in result.children} if result is not None else {}
+        for child in ob.children(objs, group):
+            out += _outcomes(subs.get(child), child, objs, failure)
+        return out
+    tried = {r.pod: r for r in result.pods} if result is not None else {}
+    out = []
+    for pod in ob.pending(objs, group):
+        r = tried.get(pod)
+        if failure is None and r is not None and r.node:
+            out.append(PodResult(pod, r.node))
+        else:
+            own = r.message if r is not None else ""
+            out.append(PodResult(pod, None, own or failure or NONE_SCHEDULED))
+    return out
+
+
+def advise(objs: Objects, nodes: Sequence[Node], origin: str) -> Advice:
+    """Schedule every hierarchy the file names, one after another, as kube-scheduler would
+    now. Pods given only in the file with a node are counted on that node."""
+    listed = {n.name for n in nodes}
+    state = State.build(nodes, [p for p in objs.pods if p.node])
+    for pod in objs.unlisted:
+        if pod.node in listed:
+            state.add_usage(pod, pod.node)
+    results: list[GroupResult] = []
+    pods: list[PodResult] = []
+    for root in ob.roots(objs, origin):
+        result = schedule_root(root, state, objs)
+        results.append(result)
+        pods += _outcomes(result, root, objs, None)
+    for pod in objs.orphans:
+        waiting = f'waiting for pods\'s pod group "{pod.group}" to appear in scheduling queue'
+        pods.append(PodResult(pod, None, waiting))
+    return Advice(results, pods)
