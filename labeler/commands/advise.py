@@ -249,6 +249,15 @@ def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> int:
+    # --- kube-scheduler: a file of scheduling.k8s.io PodGroups / CompositePodGroups -------
+    if args.file:
+        from labeler.commands import advise_podgroup
+        from labeler.commands.advise_workload import read_objects
+
+        objects = read_objects(args.file)
+        if advise_podgroup.wants_kube_scheduler(objects):
+            return advise_podgroup.run(args, objects)
+    # --- Kueue --------------------------------------------------------------------------
     if args.file or args.workload:
         if args.html:
             raise UsageError("--html draws one PodSet: use it without -f/--workload")

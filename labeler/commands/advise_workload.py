@@ -44,7 +44,8 @@ def _objects(doc: Any) -> list[Mapping[str, Any]]:
     return out
 
 
-def read_manifest(path: str) -> list[Workload]:
+def read_objects(path: str) -> list[Mapping[str, Any]]:
+    """Every object of a manifest file (YAML stream or JSON; Lists unpacked)."""
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
         doc = json.loads(text) if text.lstrip()[:1] in ("{", "[") else kubeyaml.load(text)
@@ -53,7 +54,11 @@ def read_manifest(path: str) -> list[Workload]:
     except (json.JSONDecodeError, yaml.YAMLError) as e:
         where = yaml_problem(path, e) if isinstance(e, yaml.YAMLError) else f"{path}: {e}"
         raise InputError(f"{where}; not valid YAML/JSON") from e
-    found = [o for o in _objects(doc) if o.get("kind") in WORKLOAD_KINDS]
+    return _objects(doc)
+
+
+def read_manifest(path: str) -> list[Workload]:
+    found = [o for o in read_objects(path) if o.get("kind") in WORKLOAD_KINDS]
     if not found:
         raise InputError(f"{path}: no {', '.join(WORKLOAD_KINDS)} in the file")
     out: list[Workload] = []

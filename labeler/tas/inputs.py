@@ -17,7 +17,13 @@ from labeler.base.files import read_text
 from labeler.core.capacity import Node, node_from_info
 from labeler.core.node import TERMINATED_PHASES
 from labeler.tas import kubeyaml
-from labeler.tas.cluster import Snapshot, snapshot_from_objects, usage_by_node, with_usage
+from labeler.tas.cluster import (
+    Snapshot,
+    items_of,
+    snapshot_from_objects,
+    usage_by_node,
+    with_usage,
+)
 
 # kubectl's YAML for 10,000 nodes and their pods is a few hundred MB.
 MAX_SNAPSHOT_BYTES = 1 << 30
@@ -25,6 +31,17 @@ MAX_SNAPSHOT_BYTES = 1 << 30
 
 def read_snapshot(path: str) -> Snapshot:
     """Read a snapshot file (YAML stream or JSON) into nodes with usage."""
+    return snapshot_from_objects(load_snapshot(path), path)
+
+
+def read_snapshot_objects(path: str) -> tuple[Snapshot, list[Any]]:
+    """The snapshot and every object in it (PodGroups and pods too)."""
+    doc = load_snapshot(path)
+    return snapshot_from_objects(doc, path), items_of(doc, path)
+
+
+def load_snapshot(path: str) -> Any:
+    """A snapshot file (YAML stream or JSON) as parsed, every problem naming the file."""
     text = read_text(path, MAX_SNAPSHOT_BYTES, what="snapshot")
     try:
         if text.lstrip()[:1] in ("{", "["):
@@ -42,12 +59,19 @@ def read_snapshot(path: str) -> Snapshot:
             f"{where}; not valid YAML/JSON: give the output of "
             "'kubectl get nodes,pods -A -o yaml' (or -o json)"
         ) from e
-    return snapshot_from_objects(doc, path)
+    return doc
 
 
 def read_cluster(api: Any, *, skip_tas: bool = False) -> Snapshot:
     """Nodes and non-terminated pods from the API server (paginated LISTs); with
     ``skip_tas`` TAS pods are left to their Workloads' topology assignments."""
+    return read_cluster_objects(api, skip_tas=skip_tas)[0]
+
+
+def read_cluster_objects(
+    api: Any, *, skip_tas: bool = False
+) -> tuple[Snapshot, list[dict[str, Any]]]:
+    """``read_cluster``, and the pods as read (each with its kind set)."""
     from labeler.kube.nodes import list_nodes
     from labeler.kube.pods import list_pods
 
@@ -63,4 +87,5 @@ def read_cluster(api: Any, *, skip_tas: bool = False) -> Snapshot:
     if problems:
         raise InputError(problems, heading="the cluster has nodes the simulator cannot read:")
     usage = usage_by_node(pods, skip_tas=skip_tas)
-    return Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pods))
+    snap = Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pods))
+    return snap, [{**p, "kind": "Pod"} for p in pods]

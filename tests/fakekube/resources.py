@@ -191,6 +191,21 @@ HYPERNODES = Resource(
     delete_returns_object=True,
 )
 
+# kube-scheduler's Workload API, built-in (not CRDs), Kubernetes 1.37: the group's preferred
+# version is v1 (PriorityClass), PodGroups are served as v1beta1, CompositePodGroups as v1alpha3
+PRIORITY_CLASSES = Resource(
+    "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, ("pc",)
+)
+POD_GROUPS = Resource("scheduling.k8s.io", "v1beta1", "podgroups", "podgroup", "PodGroup", True)
+COMPOSITE_POD_GROUPS = Resource(
+    "scheduling.k8s.io",
+    "v1alpha3",
+    "compositepodgroups",
+    "compositepodgroup",
+    "CompositePodGroup",
+    True,
+)
+
 RESOURCES: list[Resource] = [
     NODES,
     PODS,
@@ -202,6 +217,9 @@ RESOURCES: list[Resource] = [
     RESOURCE_FLAVORS,
     WORKLOADS,
     HYPERNODES,
+    PRIORITY_CLASSES,
+    POD_GROUPS,
+    COMPOSITE_POD_GROUPS,
 ]
 
 BY_KIND: dict[str, Resource] = {}

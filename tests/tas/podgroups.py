@@ -77,7 +77,7 @@ def basic(name: str, key: str | None, parent: str | None = None) -> Obj:
 def composite(name: str, key: str | None, min_groups: int | None, parent: str | None = None) -> Obj:
     policy: Obj = {"gang": {"minGroupCount": min_groups}} if min_groups else {"basic": {}}
     spec: Obj = {
-        "workloadRef": {"name": "workload"},
+        "workloadRef": {"workloadName": "workload", "templateName": "cpg"},
         "schedulingPolicy": policy,
         **_constraints(key),
     }
