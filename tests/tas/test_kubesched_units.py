@@ -1,0 +1,174 @@
+"""kube-scheduler's plugins one by one: PlacementBinPacking's score table
+(pkg/scheduler/framework/plugins/noderesources/placement_bin_packing_test.go, ported),
+PodGroupPodsCount's normalisation, the filters' messages, reading PodGroups, and the
+PodGroup spec that the flag form prints, checked against the Kubernetes 1.37 schema."""
+
+from __future__ import annotations
+
+import pytest
+
+from labeler.base.errors import InputError
+from labeler.core.capacity import Node
+from labeler.core.node import Taint
+from labeler.core.profiles import oci_rdma
+from labeler.tas.advice import advise, make_job
+from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
+from labeler.tas.kubesched.filters import feasible
+from labeler.tas.kubesched.objects import group_from_object, pod_from_object
+from labeler.tas.kubesched.score import bin_packing, pods_count_scores
+from labeler.tas.report import advice_text
+from labeler.tas.tree import PodShape
+from tests.tas.objects import gpu_nodes, tree_of
+from tests.tas.podgroups import gang, pod
+
+
+def _node(name: str, cpu: int, mem: int, gpu: int = 0) -> Node:
+    alloc = {"cpu": cpu, "memory": mem, "pods": 110}
+    if gpu:
+        alloc["nvidia.com/gpu"] = gpu
+    return Node(name, allocatable=alloc)
+
+
+def _pod(cpu: str, mem: str, gpu: str | None = None):
+    obj = pod("x", "pg")
+    reqs = {"cpu": cpu, "memory": mem}
+    if gpu is not None:
+        reqs["nvidia.com/gpu"] = gpu
+    obj["spec"]["containers"][0]["resources"]["requests"] = reqs
+    got = pod_from_object(obj, "test")
+    assert got is not None
+    return got
+
+
+@pytest.mark.parametrize(
+    ("weights", "same_node", "existing", "gpu", "expected"),
+    [
+        # CPU 3000m/10000m = 30, memory 2000/10000 = 20 → (30+20)/2
+        ({"cpu": 1, "memory": 1}, False, None, False, 25),
+        # weights 4:1 → (4*30+20)/5
+        ({"cpu": 4, "memory": 1}, False, None, False, 28),
+        # several pods on one node count the same
+        ({"cpu": 4, "memory": 1}, True, None, False, 28),
+        # a running pod on node1 (1000m) counts: CPU 40 → (40+20)/2
+        ({"cpu": 1, "memory": 1}, False, {"cpu": 1000}, False, 30),
+    ],
+)
+def test_placement_bin_packing_table(weights, same_node, existing, gpu, expected) -> None:
+    nodes = [_node("node1", 5000, 5000), _node("node2", 5000, 5000)]
+    foo, bar = _pod("1000m", "0"), _pod("2000m", "2000")
+    proposed = [(foo, "node1"), (bar, "node1" if same_node else "node2")]
+    requested = {"node1": existing or {}}
+    assert bin_packing(nodes, proposed, requested, weights) == expected
+
+
+def test_bin_packing_counts_an_extended_resource_only_when_the_group_asks_for_it() -> None:
+    weights = {"cpu": 1, "memory": 1, "nvidia.com/gpu": 1}
+    nodes = [_node("node1", 5000, 5000, 5), _node("node2", 5000, 5000, 5)]
+    asked = [(_pod("1000m", "0", "0"), "node1"), (_pod("1000m", "2000", "1"), "node2")]
+    running = {"node1": {"cpu": 1000, "nvidia.com/gpu": 0}}
+    assert bin_packing(nodes, asked, running, weights) == 20  # (30 + 20 + 10) / 3
+    none = [(_pod("1000m", "0", "0"), "node1"), (_pod("1000m", "2000", "0"), "node2")]
+    assert bin_packing(nodes, none, {"node1": {"cpu": 1000, "nvidia.com/gpu": 1}}, weights) == 25
+
+
+def test_a_node_outside_the_placement_does_not_count() -> None:
+    nodes = [_node("node1", 5000, 5000), _node("node2", 5000, 5000)]
+    proposed = [(_pod("1000m", "0"), "node1"), (_pod("2000m", "2000"), "node2")]
+    assert bin_packing(nodes, proposed, {"node3": {"cpu": 5000}}) == 25
+
+
+def test_pods_count_is_normalised_on_the_largest() -> None:
+    assert pods_count_scores([3, 2, 1]) == [100, 66, 33]
+
+
+def test_scoring_counts_a_container_without_requests_at_the_default() -> None:
+    obj = pod("x", "pg")
+    obj["spec"]["containers"] = [{"name": "a"}, {"name": "b", "resources": {}}]
+    got = pod_from_object(obj, "test")
+    assert got is not None and got.scored == {"cpu": 200, "memory": 2 * 200 * 1024 * 1024}
+
+
+GPU_TAINT = Taint("gpu", "x", "NoSchedule")
+
+
+def test_filter_messages_in_the_schedulers_words() -> None:
+    nodes = [
+        Node("a", allocatable={"cpu": 500, "pods": 110}),
+        Node("b", allocatable={"cpu": 4000, "pods": 0}),
+        Node(
+            "c", allocatable={"cpu": 4000, "pods": 110}, taints=(Taint("gpu", "x", "NoSchedule"),)
+        ),
+        Node("d", allocatable={"cpu": 4000, "pods": 110}, unschedulable=True),
+        Node("e", allocatable={"cpu": 4000, "pods": 110}, ready=False),
+    ]
+    p = _pod("1", "0")
+    free = {n.name: n.free() for n in nodes}
+    ok, message = feasible(nodes, free, p)
+    assert ok == [] and message == (
+        "0/5 nodes are available: 1 Insufficient cpu, 1 Too many pods, "
+        "1 node(s) had untolerated taint {gpu: x}, "
+        "1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, "
+        "1 node(s) were unschedulable."
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "problem"),
+    [
+        ({"schedulingPolicy": {}}, "needs exactly one of gang (minCount) or basic"),
+        ({"schedulingPolicy": {"gang": {"minCount": 0}}}, "minCount must be a positive integer"),
+        (
+            {
+                "schedulingPolicy": {"basic": {}},
+                "schedulingConstraints": {"topology": [{"key": "a"}, {"key": "b"}]},
+            },
+            "takes at most one entry",
+        ),
+        (
+            {"schedulingPolicy": {"basic": {}}, "schedulingConstraints": {"topology": [{}]}},
+            "topology[0].key is missing",
+        ),
+    ],
+)
+def test_bad_podgroups_name_the_object_and_field(spec, problem) -> None:
+    obj = gang("pg1", None, 1)
+    obj["spec"] = spec
+    with pytest.raises(InputError) as e:
+        group_from_object(obj, "f.yaml: object 1")
+    assert "f.yaml: object 1 (PodGroup ns/pg1)" in str(e.value) and problem in str(e.value)
+
+
+@pytest.mark.parametrize("mode", [REQUIRED, PREFERRED, UNCONSTRAINED])
+def test_flag_form_prints_a_podgroup_kube_scheduler_accepts(mode: str) -> None:
+    kubernetes_validate = pytest.importorskip("kubernetes_validate")
+    topology = oci_rdma().topology
+    lb = topology.keys[-1]
+    spec = [(("i", "nb", "lb1"), f"n{i}", 8, 0) for i in range(2)]
+    tree = tree_of(topology, gpu_nodes(topology.keys, spec))
+    level = None if mode == UNCONSTRAINED else "local_block"
+    job = make_job(topology, 2, mode=mode, level=level)
+    result = advise(topology, tree, PodShape({"nvidia.com/gpu": 1}), job)
+    if mode == UNCONSTRAINED:
+        assert result.podgroup is None
+        return
+    assert result.podgroup == {"schedulingConstraints": {"topology": [{"key": lb}]}}
+    doc = gang("job", None, 2)
+    doc["spec"].update(result.podgroup)
+    kubernetes_validate.validate(doc, "1.37", strict=True)
+    text = advice_text(topology, result, {"nvidia.com/gpu": 1})
+    assert "kube-scheduler PodGroup spec (scheduling.k8s.io/v1beta1" in text
+    assert ("no preferred mode" in text) == (mode == PREFERRED)
+
+
+def test_test_objects_validate_against_the_1_37_schemas() -> None:
+    """What the scenarios feed in is what a 1.37 API server accepts."""
+    kubernetes_validate = pytest.importorskip("kubernetes_validate")
+    from tests.tas.podgroups import basic, composite
+
+    for doc in (
+        gang("a", "rack", 2, parent="root"),
+        basic("b", None),
+        composite("root", "zone", 2),
+    ):
+        kubernetes_validate.validate(doc, "1.37", strict=True)
+    kubernetes_validate.validate(pod("p", "a"), "1.37", strict=True)
