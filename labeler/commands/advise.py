@@ -47,7 +47,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "leader/worker groups together, with admitted Workloads' capacity subtracted; the "
         "Topology and ResourceFlavor are read from the snapshot or cluster (or --profile). "
         "Not modelled: balanced placement (alpha), node replacement, elastic Workloads, "
-        "preferred node affinity."
+        "preferred node affinity. "
+        "A -f file of kube-scheduler PodGroups (scheduling.k8s.io/v1beta1) or "
+        "CompositePodGroups (v1alpha3) and their pods is advised as Kubernetes 1.37's "
+        "kube-scheduler places them (TopologyPlacement, GangScheduling, PodGroupPodsCount, "
+        "PlacementBinPacking); preemption is not modelled."
     )
     _common(p, workload=True)
     _workload_options(p)
@@ -149,7 +153,8 @@ def _workload_options(p: argparse.ArgumentParser) -> None:
         "--file",
         metavar="FILE",
         help="a Workload (kubectl get workload -o yaml), Job, JobSet or LeaderWorkerSet "
-        "manifest: advise every PodSet of it",
+        "manifest: advise every PodSet of it; or kube-scheduler PodGroups/CompositePodGroups "
+        "and their pods",
     )
     src.add_argument(
         "--workload",

@@ -72,7 +72,7 @@ def test_compositepodgroup_is_served_in_v1alpha3_only(fake_kube: FakeKube) -> No
 
 def _get(fake: FakeKube, path: str) -> tuple[int, bytes]:
     try:
-        with urllib.request.urlopen(fake.url + path) as resp:  # noqa: S310 - loopback fake
+        with urllib.request.urlopen(fake.url + path) as resp:
             return resp.status, resp.read()
     except urllib.error.HTTPError as e:
         return e.code, e.read()

@@ -97,17 +97,21 @@ def _pick_node(pod: GroupPod, nodes: Sequence[Node], state: State) -> tuple[str 
     return best.name, ""
 
 
+HELD_ERROR = "cannot determine domain for already scheduled pods: "
+
+
 def _domains(
     group: Group, nodes: Sequence[Node], state: State, under: Sequence[str]
 ) -> tuple[list[tuple[str | None, list[Node]]], str]:
-    """TopologyPlacement.GeneratePlacements: (placements, error message)."""
+    """TopologyPlacement.GeneratePlacements: (placements, why there are none). A message
+    starting with HELD_ERROR is a scheduler error, the others mean unschedulable."""
     key = group.key
     if key is None:
         return [(None, list(nodes))], ""
     held: set[str] = set()
     for pod, node in state.scheduled(group.namespace, under):
         labels = state.labels(node)
-        why = "cannot determine domain for already scheduled pods: "
+        why = HELD_ERROR
         if labels is None:
             return [], f'{why}getting node for pod {pod.ref}: node "{node}" not found'
         if key not in labels:
@@ -201,7 +205,7 @@ def _place(
     under = ob.pod_groups_under(objs, group)
     candidates, error = _domains(group, nodes, state, under)
     if error:
-        return GroupResult(group, ok=False, message=error, error=error.startswith("cannot"))
+        return GroupResult(group, ok=False, message=error, error=error.startswith(HELD_ERROR))
     tried: list[tuple[Placement, GroupResult]] = []
     for domain, members in candidates:
         if todo is None:
