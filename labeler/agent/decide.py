@@ -133,7 +133,7 @@ def node_is_labeled(profile: Profile, labels: Mapping[str, str], desired: Desire
 class Status(StrEnum):
     """The outcome of one reconcile."""
 
-    LABELLED = "labelled"  # labels written or already current
+    LABELED = "labeled"  # labels written or already current
     NO_DATA = "no_data"  # the source has definitely none; nothing removed
     CONFLICT = "conflict"  # a value we do not own was left in place
     ERROR = "error"
@@ -155,7 +155,7 @@ class ReconcileResult:
 
     @property
     def exit_code(self) -> int:
-        if self.status in (Status.LABELLED, Status.NO_DATA):
+        if self.status in (Status.LABELED, Status.NO_DATA):
             return Exit.OK
         if self.status == Status.CONFLICT:
             return Exit.INCOMPLETE

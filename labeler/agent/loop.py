@@ -270,7 +270,7 @@ class Agent:
         missing = unknown_levels(cfg.profile, state.outcome, self.keys)
         if missing:
             return ReconcileResult(Status.INCOMPLETE, missing, plan, result.written, text)
-        status = Status.LABELLED if isinstance(state.outcome, Reading) else Status.NO_DATA
+        status = Status.LABELED if isinstance(state.outcome, Reading) else Status.NO_DATA
         return ReconcileResult(status, "", plan, result.written, text)
 
     def once(self) -> ReconcileResult:

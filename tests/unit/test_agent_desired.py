@@ -215,7 +215,7 @@ def test_format_plan_shows_additions_and_source_ids() -> None:
 
 @pytest.mark.parametrize(
     ("status", "code"),
-    [("labelled", 0), ("no_data", 0), ("conflict", 3), ("error", 1), ("waiting", 1)],
+    [("labeled", 0), ("no_data", 0), ("conflict", 3), ("error", 1), ("waiting", 1)],
 )
 def test_exit_codes_follow_the_design(status: str, code: int) -> None:
     assert ReconcileResult(Status(status)).exit_code == code
