@@ -1,6 +1,7 @@
 """The agent's decisions as pure functions: what a node's labels should
-be for a source outcome, how a plan reads in ``--dry-run``, whether a node counts as
-labeled, and what one reconcile means for ``--once``'s exit code. No I/O here, so every
+be for a source outcome, whether a node counts as labeled, and what one reconcile means
+for ``--once``'s exit code (``--dry-run`` prints its plan with ``labeler.core.plan.describe``,
+as ``plan`` does). No I/O here, so every
 rule is unit-tested without a server (tests/unit/test_agent_desired.py); the threaded loop
 that acts on them is in loop.py.
 """
@@ -14,8 +15,7 @@ from enum import StrEnum
 from labeler.base.errors import Exit
 from labeler.core.labels import Encoding, check_value, digest
 from labeler.core.model import PLACEHOLDERS
-from labeler.core.node import NodeLabels
-from labeler.core.plan import Desired, LabelPlan, change_lines
+from labeler.core.plan import Desired, LabelPlan
 from labeler.core.profiles import Profile
 from labeler.sources import NoData, Reading
 
@@ -102,24 +102,6 @@ def unknown_levels(profile: Profile, outcome: Reading | NoData, keys: Mapping[st
     return "; ".join(reason for role, reason in outcome.unknown.items() if keys.get(role) in levels)
 
 
-def format_plan(plan: LabelPlan, node: NodeLabels, desired: Desired | None) -> str:
-    """The human-readable plan printed by ``--dry-run``."""
-    if desired is None:
-        return f"node {plan.node}: no data; nothing to write"
-    lines = [f"node {plan.node}:"]
-    lines += [
-        f"  {line}" for line in change_lines(plan, node.labels, source_ids=desired.source_ids)
-    ]
-    for key in plan.unchanged:
-        claim = "  (claimed)" if key in plan.claimed else ""
-        lines.append(f"  keep {key}={node.labels.get(key)}{claim}")
-    for key, ann in sorted(plan.annotations.items()):
-        lines.append(f"  annotation {key}: " + ("(removed)" if ann is None else ann))
-    if plan.is_noop and not plan.conflicts:
-        lines.append("  no change")
-    return "\n".join(lines)
-
-
 def node_is_labeled(profile: Profile, labels: Mapping[str, str], desired: Desired | None) -> bool:
     """Every level label present, and equal to the wanted value when there is one."""
     for key in profile.level_keys:
@@ -151,7 +133,7 @@ class ReconcileResult:
     message: str = ""
     plan: LabelPlan | None = None
     written: bool = False
-    text: str = ""  # the formatted plan (dry run)
+    text: str = ""  # the plan as --dry-run prints it
 
     @property
     def exit_code(self) -> int:

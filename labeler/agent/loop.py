@@ -36,7 +36,6 @@ from labeler.agent.decide import (
     ReconcileResult,
     Status,
     desired_from_outcome,
-    format_plan,
     node_is_labeled,
     unknown_levels,
 )
@@ -46,7 +45,7 @@ from labeler.base.errors import Exit, LabelerError
 from labeler.base.metrics import AgentMetrics
 from labeler.core.labels import Encoding
 from labeler.core.node import NodeInfo
-from labeler.core.plan import Conflict, Desired, change_lines
+from labeler.core.plan import Conflict, Desired, change_lines, describe
 from labeler.core.profiles import Profile
 from labeler.kube import readiness
 from labeler.kube.errors import KubeError, NotFound
@@ -240,7 +239,8 @@ class Agent:
         if desired is None:
             reason = state.outcome.reason if isinstance(state.outcome, NoData) else ""
             self._done(node.labels, None, conflicts=())
-            return ReconcileResult(Status.NO_DATA, reason, text=f"node {cfg.node}: {reason}")
+            text = f"{cfg.node}: no topology data ({reason}); nothing to write"
+            return ReconcileResult(Status.NO_DATA, reason, text=text)
         self._pace()
         try:
             result = self.writer.write(node, desired, adopt=cfg.adopt, dry_run=cfg.dry_run)
@@ -248,7 +248,8 @@ class Agent:
             self.metrics.label_writes.labels("error").inc()
             return self._error(f"cannot write the labels of node {cfg.node}: {e}")
         plan = result.plan
-        text = format_plan(plan, node, desired)
+        lines = describe(plan, node.labels, source_ids=desired.source_ids, show_unchanged=True)
+        text = "\n".join(lines)
         if result.written:
             state.last_write = self._clock()
             state.node = None  # stale now; the watch brings the new version

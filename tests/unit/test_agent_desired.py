@@ -10,13 +10,18 @@ from labeler.agent.decide import (
     ReconcileResult,
     Status,
     desired_from_outcome,
-    format_plan,
     isolated_value,
     node_is_labeled,
 )
 from labeler.core.labels import InvalidLabelValue, parse_encoding
-from labeler.core.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
-from labeler.core.plan import LabelPlan, plan_labels
+from labeler.core.node import (
+    OWNED_ANNOTATION,
+    OWNERS_ANNOTATION,
+    SLINKY_ANNOTATION,
+    SOURCE_IDS_ANNOTATION,
+    NodeLabels,
+)
+from labeler.core.plan import LabelPlan, describe, plan_labels
 from labeler.core.profiles import (
     ASCEND_GROUP,
     ASCEND_SUPERPOD,
@@ -24,6 +29,7 @@ from labeler.core.profiles import (
     ascend_superpod,
     oci_rdma,
 )
+from labeler.core.slinky import Slinky, topology_names
 from labeler.sources import NoData, Reading, ascend, oci_imds
 from labeler.sources.oci_imds import FABRIC, HOST, ISLAND, LOCAL_BLOCK, NETWORK_BLOCK
 
@@ -204,13 +210,32 @@ def test_node_is_labeled_needs_every_level_present_and_current() -> None:
     assert node_is_labeled(P, {k: "v" for k in P.level_keys}, None)
 
 
-def test_format_plan_shows_additions_and_source_ids() -> None:
+def test_a_dry_run_reads_like_plan_with_source_ids_once_per_annotation_and_no_bookkeeping() -> None:
+    # agent --dry-run prints through plan's renderer: one line per change, the full source
+    # ID beside a hashed value, the Slinky annotation once, our bookkeeping hidden.
     d = desired_from_outcome(P, READING, HASH, "n1", keys=K)
     assert d is not None
     node = NodeLabels("n1")
-    text = format_plan(plan_labels(node, d), node, d)
-    assert f"  add {K[LOCAL_BLOCK]}={h(OCID)}  ({OCID})" in text
-    assert OWNED_ANNOTATION in text
+    slinky = Slinky(P.topology, topology_names(P.topology, "ib"))
+    d = slinky.add_to(d, node.labels)
+    lines = describe(plan_labels(node, d), node.labels, source_ids=d.source_ids)
+    assert f"n1: add {K[LOCAL_BLOCK]}={h(OCID)}  ({OCID})" in lines
+    assert [ln for ln in lines if SLINKY_ANNOTATION in ln] == [
+        f"n1: annotate {SLINKY_ANNOTATION}={d.annotations[SLINKY_ANNOTATION]}"
+    ]
+    assert not [ln for ln in lines if "topology-labeler.io/" in ln]
+
+
+def test_a_claim_is_a_line_of_its_own_and_a_current_node_is_unchanged() -> None:
+    d = desired_from_outcome(P, READING, HASH, "n1", keys=K)
+    assert d is not None
+    equal = NodeLabels("n1", dict(d.set))  # set by another labeler, the same values
+    lines = describe(plan_labels(equal, d), equal.labels, show_unchanged=True)
+    assert f"n1: claim {K[LOCAL_BLOCK]}={h(OCID)}  (already set)" in lines
+    assert len(lines) == len(d.set)
+    claimed = {k: v for k, v in plan_labels(equal, d).annotations.items() if v is not None}
+    done = NodeLabels("n1", dict(d.set), claimed)
+    assert describe(plan_labels(done, d), done.labels, show_unchanged=True) == ["n1: unchanged"]
 
 
 @pytest.mark.parametrize(
