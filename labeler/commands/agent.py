@@ -110,7 +110,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 def run_agent(args: argparse.Namespace) -> int:
     from prometheus_client import CollectorRegistry
 
-    from labeler.agent.loop import Agent, AgentConfig, serve
+    from labeler.agent.loop import Agent, serve
+    from labeler.agent.reconcile import AgentConfig
     from labeler.base.metrics import agent_metrics
     from labeler.core.profiles import load_profile
     from labeler.kube.events import NodeEvents
