@@ -68,15 +68,7 @@ class Agent:
         self.metrics = metrics
         self.stop = stop or threading.Event()
         self.events = AgentEvents(config.node, metrics, events, dry_run=config.dry_run)
-        self.step = Reconciler(
-            api,
-            source,
-            config,
-            metrics=metrics,
-            events=self.events,
-            stop=self.stop,
-            clock=clock,
-        )
+        self.step = Reconciler(config, source, api, self.events, stop=self.stop, clock=clock)
         self._reread = threading.Event()  # a change is waiting for confirmation: read soon
         self._clock = clock
         self.heartbeats = Heartbeats(clock)

@@ -33,7 +33,6 @@ from labeler.agent.decide import (
 from labeler.agent.events import AgentEvents, short
 from labeler.agent.gate import ReadinessGate
 from labeler.base.errors import LabelerError
-from labeler.base.metrics import AgentMetrics
 from labeler.core.labels import Encoding
 from labeler.core.node import NodeInfo
 from labeler.core.plan import Conflict, Desired, change_lines, describe
@@ -76,19 +75,18 @@ class Reconciler:
 
     def __init__(
         self,
-        api: Any,
-        source: Source,
         config: AgentConfig,
-        *,
-        metrics: AgentMetrics,
+        source: Source,
+        api: Any,
         events: AgentEvents,
+        *,
         stop: threading.Event,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.source = source
         self.config = config
-        self.metrics = metrics
+        self.source = source
         self.events = events
+        self.metrics = events.metrics
         self.writer = LabelWriter(api)
         self.gate = ReadinessGate(
             api,

@@ -20,7 +20,6 @@ that it equals GFD's label and the agent claims it without a write.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import tempfile
@@ -29,7 +28,7 @@ from dataclasses import dataclass
 
 from labeler.base.flags import positive_number
 from labeler.core.profiles import Profile, Roles
-from labeler.sources import NoData, Reading, SourceError, SourceKind
+from labeler.sources import Flag, NoData, Reading, Settings, SourceError, SourceKind, options
 
 NAME = "nvidia-smi"
 CLIQUE = "nvlink_clique"
@@ -53,34 +52,32 @@ class NvlinkOptions:
     path: str = "nvidia-smi"
     timeout: float = 10.0
 
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> NvlinkOptions:
-        return cls(path=args.nvidia_smi, timeout=args.nvidia_smi_timeout)
+
+def _build(profile: Profile, settings: Settings, stop: threading.Event) -> NvlinkSource:
+    return NvlinkSource(options(NvlinkOptions(), settings, NAME))
 
 
-def add_flags(parser: argparse.ArgumentParser) -> None:
-    default = NvlinkOptions()
-    g = parser.add_argument_group(f"NVLink clique (source {NAME})")
-    g.add_argument(
-        "--nvidia-smi",
-        default=default.path,
-        metavar="PATH",
-        help=f"the nvidia-smi to run (default {default.path}, found on PATH)",
-    )
-    g.add_argument(
-        "--nvidia-smi-timeout",
-        type=positive_number,
-        default=default.timeout,
-        metavar="S",
-        help=f"seconds nvidia-smi may take (default {default.timeout:g})",
-    )
-
-
-def _build(profile: Profile, args: argparse.Namespace, stop: threading.Event) -> NvlinkSource:
-    return NvlinkSource(NvlinkOptions.from_args(args))
-
-
-KIND = SourceKind(NAME, add_flags, _build)
+KIND = SourceKind(
+    NAME,
+    f"NVLink clique (source {NAME})",
+    NvlinkOptions(),
+    (
+        Flag(
+            "--nvidia-smi",
+            "path",
+            f"the nvidia-smi to run (default {NvlinkOptions.path}, found on PATH)",
+            metavar="PATH",
+        ),
+        Flag(
+            "--nvidia-smi-timeout",
+            "timeout",
+            f"seconds nvidia-smi may take (default {NvlinkOptions.timeout:g})",
+            type=positive_number,
+            metavar="S",
+        ),
+    ),
+    _build,
+)
 
 
 def parse_cliques(text: str) -> Reading | NoData:

@@ -16,7 +16,7 @@ from labeler.core.profiles import (
 )
 from labeler.sources import NoData, Reading, SourceError
 from labeler.sources import azure as src
-from labeler.sources.azure import API_VERSION, COMPUTE_PATH, ROLES, AzureOptions, AzureSource
+from labeler.sources.azure import API_VERSION, COMPUTE_PATH, ROLES, AzureSource
 from labeler.sources.metadata_http import HttpOptions
 
 URL = "http://imds.test"
@@ -35,7 +35,7 @@ DOC = {
 
 def source(attempts: int = 3, timeout: float = 2.0) -> AzureSource:
     http = HttpOptions(URL, timeout=timeout, attempts=attempts, backoff=0.001, max_backoff=0.002)
-    return AzureSource(AzureOptions(url=URL), http=http)
+    return AzureSource(http)
 
 
 def answer(**kw: Any) -> None:
@@ -170,7 +170,7 @@ def test_an_imds_that_never_answers_is_a_timeout_naming_the_flag() -> None:
         port = listener.getsockname()[1]
         http = HttpOptions(f"http://127.0.0.1:{port}", timeout=0.5, attempts=2, backoff=0.01)
         with pytest.raises(SourceError, match="--azure-imds-timeout"):
-            AzureSource(http=http).read()
+            AzureSource(http).read()
     finally:
         listener.close()
 

@@ -3,7 +3,6 @@ source sees, and the built-in oci-rdma-nvlink and gce-nvlink."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pytest
@@ -11,19 +10,13 @@ import pytest
 from labeler.base.errors import InputError
 from labeler.core.profiles import GCE_SUBBLOCK, NVIDIA_CLIQUE, OCI_HOST_ID, load_profile
 from labeler.sources.compose import ComposedSource
-from labeler.sources.select import add_flags, make_source
-
-
-def parse(*argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    add_flags(parser)
-    return parser.parse_args(list(argv))
+from labeler.sources.select import make_source
 
 
 @pytest.mark.parametrize("name", ["oci-rdma-nvlink", "gce-nvlink"])
 def test_builtin_composed_profiles_take_every_level_across_sources(name: str) -> None:
     profile = load_profile(name)
-    src = make_source(profile, parse())
+    src = make_source(profile)
     assert isinstance(src, ComposedSource)
     keys = profile.keys_for(src.roles)
     assert set(profile.level_keys) <= set(keys.values())
@@ -48,7 +41,7 @@ def test_a_profile_file_names_a_source_per_level(tmp_path: Path) -> None:
     )
     profile = load_profile(str(path))
     assert profile.sources == ("gce-metadata", "nvidia-smi")
-    src = make_source(profile, parse())
+    src = make_source(profile)
     assert profile.keys_for(src.roles)["nvlink_clique"] == "ex.com/clique"
 
 
