@@ -16,8 +16,8 @@ from labeler.base.errors import Exit
 from labeler.core.labels import Encoding, check_value, digest
 from labeler.core.model import PLACEHOLDERS
 from labeler.core.plan import Desired, LabelPlan
-from labeler.core.profiles import Profile
-from labeler.sources import NoData, Reading
+from labeler.core.profiles import Profile, Roles
+from labeler.sources import MISSING, WIDER_UNKNOWN, NoData, Reading
 
 
 class OnMissing(StrEnum):
@@ -100,6 +100,27 @@ def unknown_levels(profile: Profile, outcome: Reading | NoData, keys: Mapping[st
         return ""
     levels = set(profile.level_keys)
     return "; ".join(reason for role, reason in outcome.unknown.items() if keys.get(role) in levels)
+
+
+def unknown_labels(
+    roles: Roles, outcome: Reading | NoData, keys: Mapping[str, str]
+) -> dict[str, tuple[str, str]]:
+    """The label keys in scope that ``outcome`` could not tell: key → (cause, reason). The
+    cause is the source's code for it, else ``wider-unknown`` for a level under an unknown
+    level, else ``missing``."""
+    if not isinstance(outcome, Reading):
+        return {}
+    levels = roles.levels
+    found: dict[str, tuple[str, str]] = {}
+    for role, reason in outcome.unknown.items():
+        if role not in keys:
+            continue
+        cause = outcome.causes.get(role)
+        if cause is None:
+            wider = levels[: levels.index(role)] if role in levels else ()
+            cause = WIDER_UNKNOWN if any(r in outcome.unknown for r in wider) else MISSING
+        found[keys[role]] = (cause, reason)
+    return found
 
 
 def node_is_labeled(profile: Profile, labels: Mapping[str, str], desired: Desired | None) -> bool:

@@ -1,16 +1,17 @@
 """What the agent tells the outside about its node: Kubernetes Events, log lines, and the
-conflicts among its metrics.
+conflicts and unknown labels among its metrics.
 
 One place decides what is worth saying, so that the reconcile step (reconcile.py) only says
 what happened: a dry run emits no Event (it must leave no trace in the cluster), and a
-standing conflict is counted and announced when it first appears, not on every reconcile
-(``NodeEvents`` also rate-limits Events, so a long outage does not flood etcd).
+standing conflict or a label that stays unknown is reported when it first appears or its
+reason changes, not on every reconcile or read (``NodeEvents`` also rate-limits Events, so
+a long outage does not flood etcd).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from labeler.agent.decide import ReconcileResult, Status
 from labeler.base.metrics import AgentMetrics
@@ -32,6 +33,7 @@ class AgentEvents:
         self._events = events
         self._dry_run = dry_run
         self._conflicts: frozenset[tuple[str, str, str | None]] = frozenset()
+        self._unknown: dict[str, tuple[str, str]] = {}
 
     def node_uid(self, uid: str) -> None:
         """The node's uid, which Events name as their involved object."""
@@ -49,6 +51,30 @@ class AgentEvents:
             self.metrics.label_conflicts.inc(len(new))
             self.emit("Warning", "TopologyLabelConflict", "; ".join(str(c) for c in new))
         self._conflicts = frozenset((c.key, c.current, c.wanted) for c in conflicts)
+
+    def unknown(self, source: str, unknown: Mapping[str, tuple[str, str]]) -> None:
+        """The label keys the last reading could not tell: key → (cause, reason); each is
+        neither written nor removed. Logged when one appears or its reason changes; the
+        gauge ``topology_labeler_label_unknown{key,cause}`` holds the current ones."""
+        if unknown == self._unknown:
+            return
+        gauge = self.metrics.label_unknown
+        gauge.clear()
+        for key, (cause, reason) in sorted(unknown.items()):
+            gauge.labels(key, cause).set(1)
+            if self._unknown.get(key) != (cause, reason):
+                log.warning(
+                    "topology label unknown, kept as it is node=%s source=%s key=%s cause=%s "
+                    "reason=%s",
+                    self.node,
+                    source,
+                    key,
+                    cause,
+                    reason,
+                )
+        for key in sorted(set(self._unknown) - set(unknown)):
+            log.info("topology label known again node=%s key=%s", self.node, key)
+        self._unknown = dict(unknown)
 
     def result(self, result: ReconcileResult) -> None:
         """One log line for one reconcile."""

@@ -105,7 +105,7 @@ class Agent:
     def once(self) -> ReconcileResult:
         """``--once``: read, GET the node, reconcile; errors become an error result."""
         try:
-            self.step.outcome = self.read_source()  # --once writes what it reads, unconfirmed
+            self.step.accept(self.read_source(), confirm=False)  # --once writes what it reads
         except SourceError as e:
             return error(str(e))
         try:

@@ -28,6 +28,7 @@ from labeler.agent.decide import (
     Status,
     desired_from_outcome,
     node_is_labeled,
+    unknown_labels,
     unknown_levels,
 )
 from labeler.agent.events import AgentEvents, short
@@ -135,11 +136,12 @@ class Reconciler:
         self.metrics.source_reads.labels(name, result).inc()
         return outcome
 
-    def accept(self, outcome: Reading | NoData) -> bool:
-        """Whether a new outcome is acted on now (confirm.py); if so it becomes the one the
-        labels come from. No data never needs confirming: it writes nothing, or (isolate)
-        fills only absent levels."""
-        if isinstance(outcome, Reading):
+    def accept(self, outcome: Reading | NoData, *, confirm: bool = True) -> bool:
+        """Whether a new outcome is acted on now (confirm.py; ``confirm=False``: at once,
+        as ``--once`` does); if so it becomes the one the labels come from, and the labels
+        it cannot tell are reported. No data never needs confirming: it writes nothing, or
+        (isolate) fills only absent levels."""
+        if isinstance(outcome, Reading) and confirm:
             candidate = signature(outcome, self._level_roles)
             baseline = self._applied
             if baseline is None and self.node is not None:
@@ -158,6 +160,8 @@ class Reconciler:
                 return False
             self._applied = candidate
         self.outcome = outcome
+        unknown = unknown_labels(self.source.roles, outcome, self.keys)
+        self.events.unknown(self.source.name, unknown)
         return True
 
     # --- the step -------------------------------------------------------------------------

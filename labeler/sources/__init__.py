@@ -29,17 +29,27 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 
+# Causes of an unknown role (``Reading.causes``) that every source may give.
+MISSING = "missing"  # the source did not publish the value
+WIDER_UNKNOWN = "wider-unknown"  # a wider level is unknown, so this one cannot be placed
+NO_DATA = "no-data"  # a source of a composed profile has no data for its levels
+
+
 @dataclass(frozen=True)
 class Reading:
     """``ids``: role → full source ID, encoded by the profile's encoding. ``values``: role →
     a value written as it is (a count, a flag: nothing to encode). ``unknown``: role → why
     this read could not tell it; such a role's label is neither written nor removed (an
-    unknown level is an error for the reconcile, an unknown extra is only logged)."""
+    unknown level is an error for the reconcile, an unknown extra is only logged).
+    ``causes``: role → a short code for why (a metric label value, ``fabric-pending``…);
+    without one, an unknown role is ``wider-unknown`` under an unknown level, else
+    ``missing``."""
 
     ids: Mapping[str, str]
     details: Mapping[str, str] = field(default_factory=dict)  # for logs and events
     values: Mapping[str, str] = field(default_factory=dict)
     unknown: Mapping[str, str] = field(default_factory=dict)
+    causes: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

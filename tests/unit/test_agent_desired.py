@@ -12,6 +12,7 @@ from labeler.agent.decide import (
     desired_from_outcome,
     isolated_value,
     node_is_labeled,
+    unknown_labels,
 )
 from labeler.core.labels import InvalidLabelValue, parse_encoding
 from labeler.core.node import (
@@ -26,11 +27,14 @@ from labeler.core.profiles import (
     ASCEND_GROUP,
     ASCEND_SUPERPOD,
     ASCEND_TREE_LABEL,
+    NVIDIA_CLIQUE,
     ascend_superpod,
+    nvlink,
     oci_rdma,
 )
 from labeler.core.slinky import Slinky, topology_names
 from labeler.sources import NoData, Reading, ascend, oci_imds
+from labeler.sources import nvlink as nvlink_source
 from labeler.sources.oci_imds import FABRIC, HOST, ISLAND, LOCAL_BLOCK, NETWORK_BLOCK
 
 P = oci_rdma()
@@ -244,3 +248,28 @@ def test_a_claim_is_a_line_of_its_own_and_a_current_node_is_unchanged() -> None:
 )
 def test_exit_codes_follow_the_design(status: str, code: int) -> None:
     assert ReconcileResult(Status(status)).exit_code == code
+
+
+def test_unknown_labels_name_the_key_and_why_for_the_metric() -> None:
+    # A missing level and the narrower one under it; an extra the document did not have.
+    reading = Reading(
+        ids={ISLAND: "i"},
+        unknown={
+            NETWORK_BLOCK: "field missing",
+            LOCAL_BLOCK: "a wider level is unknown",
+            HOST: "x",
+        },
+    )
+    assert unknown_labels(oci_imds.ROLES, reading, K) == {
+        K[NETWORK_BLOCK]: ("missing", "field missing"),
+        K[LOCAL_BLOCK]: ("wider-unknown", "a wider level is unknown"),
+        K[HOST]: ("missing", "x"),
+    }
+    # A source's own cause wins; roles outside the scope and no data report nothing.
+    pending = Reading(ids={}, unknown={"nvlink_clique": "GPU 3"}, causes={"nvlink_clique": "p"})
+    roles = nvlink_source.ROLES
+    assert unknown_labels(roles, pending, nvlink().keys_for(roles)) == {
+        NVIDIA_CLIQUE: ("p", "GPU 3")
+    }
+    assert unknown_labels(roles, pending, {}) == {}
+    assert unknown_labels(oci_imds.ROLES, NoData("none"), K) == {}
