@@ -155,9 +155,7 @@ def main() -> int:
                     labels = fake.get_node(node)["metadata"].get("labels") or {}
                     return all(k in labels for k in LEVELS)
 
-                results.setdefault((name, "agent --once"), []).append(
-                    run(agent, env, tmp, labeled)
-                )
+                results.setdefault((name, "agent --once"), []).append(run(agent, env, tmp, labeled))
     print(
         f"start-up, median of {args.runs} runs, load average {os.getloadavg()[0]:.1f} "
         f"(wall s / CPU s / ratio of wall to python -c pass / peak RSS MB)"
