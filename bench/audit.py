@@ -2,8 +2,8 @@
 
     /work/venv/bin/python bench/audit.py [--nodes 10000] [--latency-ms 0] [--changes 10]
 
-Starts the fake API server as a process seeded with N GPU nodes (95 % fully labelled in
-100-node local blocks, 3 % missing the local block, 2 % unlabelled), then the exporter
+Starts the fake API server as a process seeded with N GPU nodes (95 % fully labeled in
+100-node local blocks, 3 % missing the local block, 2 % unlabeled), then the exporter
 (`python -m labeler audit --serve`) as another process, and measures:
 - time from exporter start to the first complete /metrics, and its RSS (current and peak);
 - update latency: one label removed or restored through the API → seen in /metrics;

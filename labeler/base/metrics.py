@@ -38,6 +38,7 @@ class AgentMetrics:
     node_labeled: Gauge
     last_success: Gauge
     thread_errors: Counter
+    label_unknown: Gauge
 
 
 def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
@@ -91,6 +92,14 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
             "Unexpected exceptions in the agent's threads (source, watch, loop); the source "
             "and watch recover, the loop ends the process",
             ["thread"],
+            registry=registry,
+        ),
+        label_unknown=Gauge(
+            f"{PREFIX}_label_unknown",
+            "1 for each label of the profile that the last source reading could not tell, "
+            "so it is neither written nor removed; cause: why (missing, wider-unknown, "
+            "no-data, fabric-pending, fabric-failed); the agent's log says more",
+            ["key", "cause"],
             registry=registry,
         ),
     )

@@ -163,6 +163,25 @@ def change_lines(
     return lines + [conflict_line(c) for c in plan.conflicts]
 
 
+def describe(
+    plan: LabelPlan,
+    current: Mapping[str, str],
+    *,
+    source_ids: Mapping[str, str] | None = None,
+    show_unchanged: bool = False,
+) -> list[str]:
+    """Every plan as people read it (``plan``, ``apply``, ``delete``, ``agent --dry-run``):
+    ``node: <line>`` for each ``change_lines`` line, then ``node: claim k=v`` for a value
+    already on the node that this writer takes over (only the agent claims: an annotation
+    write, the label untouched); ``node: unchanged`` for none of these with
+    ``show_unchanged``."""
+    lines = change_lines(plan, current, source_ids=source_ids)
+    lines += [f"claim {key}={current.get(key)}  (already set)" for key in plan.claimed]
+    if not lines and show_unchanged:
+        lines = ["unchanged"]
+    return [f"{plan.node}: {line}" for line in lines]
+
+
 def conflict_line(c: Conflict) -> str:
     """``conflict k: has 'x' (not ours), …`` and what ``--adopt`` would do about it."""
     whose = "not ours" if c.owner is None else c.whose

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from labeler.agent.loop import Agent, AgentConfig
+from labeler.agent.loop import Agent
+from labeler.agent.reconcile import AgentConfig
 from labeler.base.metrics import agent_metrics
 from labeler.core.labels import parse_encoding
 from labeler.core.profiles import oci_rdma
