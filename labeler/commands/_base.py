@@ -19,7 +19,7 @@ from labeler.core.labels import key_problems, value_problems
 from labeler.core.profiles import BUILTIN, Profile
 
 # What --profile takes, in every command.
-PROFILE_HELP = f"{', '.join(BUILTIN)}, or a profile YAML file"
+PROFILE_HELP = f"{', '.join(BUILTIN)}, or a profile YAML file (docs/profiles.md)"
 
 if TYPE_CHECKING:
     from labeler.core.node import NodeInfo
