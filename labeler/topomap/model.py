@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from labeler.base.text import natural_key
 from labeler.core.capacity import Node
 from labeler.core.check import NODE_STATES, UNLABELED
 from labeler.core.model import Topology
@@ -69,13 +70,32 @@ class TopologyMap:
     resources: tuple[str, ...]
     counts: Mapping[str, int]
     domains: tuple[MapDomain, ...]
-    nodes: tuple[MapNode, ...]  # sorted by name
+    nodes: tuple[MapNode, ...]  # sorted by name, numbers by value (natural_key)
     job: JobOverlay | None = None
     refresh: int = 0  # seconds between reloads of a served page; 0 = never
 
     @property
     def outside(self) -> tuple[MapNode, ...]:
         return tuple(n for n in self.nodes if n.domain < 0)
+
+    def partial_in_domains(self) -> list[int]:
+        """Per domain, the nodes outside the topology whose wider labels name it: a node
+        that lacks only its local block counts in its network block and island. The
+        overview shows them on the domain's row (they are there, but no scheduler sees
+        them)."""
+        index = {d.path: i for i, d in enumerate(self.domains)}
+        counts = [0] * len(self.domains)
+        for n in self.outside:
+            prefix: tuple[str, ...] = ()
+            for value in n.values:
+                if value is None:
+                    break
+                prefix = (*prefix, value)
+                i = index.get(prefix)
+                if i is None:
+                    break
+                counts[i] += 1
+        return counts
 
     def domain_index(self, path: Sequence[str]) -> int:
         for i, d in enumerate(self.domains):
@@ -117,8 +137,16 @@ class TopologyMap:
             "states": states,
             "counts": dict(self.counts),
             "domains": [
-                [d.path[-1], d.level, d.parent, d.nodes, d.total, -1 if d.free is None else d.free]
-                for d in self.domains
+                [
+                    d.path[-1],
+                    d.level,
+                    d.parent,
+                    d.nodes,
+                    d.total,
+                    -1 if d.free is None else d.free,
+                    partial,
+                ]
+                for d, partial in zip(self.domains, self.partial_in_domains(), strict=True)
             ],
             "nodes": nodes,
             "pairs": list(pairs),
@@ -205,7 +233,7 @@ def build_map(
     frees: list[int | None] = []
     resources: set[str] = set()
     out_nodes: list[MapNode] = []
-    for f in sorted(facts, key=lambda f: f.name):
+    for f in sorted(facts, key=lambda f: natural_key(f.name)):
         state = state_of[f.name]
         values = f.position.values
         total = sum(n for _, n in f.accelerators)
@@ -249,8 +277,9 @@ def build_map(
                 taints=detail.taints,
             )
         )
-    # Domains sorted by path so that siblings are drawn in a stable, readable order.
-    order = sorted(range(len(paths)), key=lambda i: paths[i])
+    # Domains sorted by path so that siblings are drawn in a stable, readable order, the
+    # numbers in names by value (lb-2 before lb-10).
+    order = sorted(range(len(paths)), key=lambda i: tuple(map(natural_key, paths[i])))
     new = {old: k for k, old in enumerate(order)}
     domains = tuple(
         MapDomain(
