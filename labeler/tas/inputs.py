@@ -8,6 +8,7 @@ never loads the Kubernetes client).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
@@ -45,11 +46,13 @@ def read_snapshot(path: str) -> Snapshot:
     return snapshot_from_objects(doc, path)
 
 
-def read_cluster(api: Any, *, skip_tas: bool = False) -> Snapshot:
-    """Nodes and non-terminated pods from the API server (paginated LISTs); with
-    ``skip_tas`` TAS pods are left to their Workloads' topology assignments."""
+def read_cluster(api: Any, *, skip_tas: bool = False, dra_drivers: Sequence[str] = ()) -> Snapshot:
+    """Nodes, non-terminated pods and the ResourceSlices of ``dra_drivers`` from the API
+    server (paginated LISTs); with ``skip_tas`` TAS pods are left to their Workloads'
+    topology assignments."""
     from labeler.kube.nodes import list_nodes
     from labeler.kube.pods import list_pods
+    from labeler.kube.resourceslices import read_resource_slices
 
     infos, _ = list_nodes(api)
     pods = list_pods(api, field_selector=",".join(f"status.phase!={p}" for p in TERMINATED_PHASES))
@@ -63,4 +66,5 @@ def read_cluster(api: Any, *, skip_tas: bool = False) -> Snapshot:
     if problems:
         raise InputError(problems, heading="the cluster has nodes the simulator cannot read:")
     usage = usage_by_node(pods, skip_tas=skip_tas)
-    return Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pods))
+    slices = tuple(read_resource_slices(api, dra_drivers))
+    return Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pods), slices=slices)

@@ -20,6 +20,7 @@ from typing import Any
 from labeler.base.text import natural_key
 from labeler.core.capacity import Node
 from labeler.core.check import NODE_STATES, UNLABELED
+from labeler.core.dra import Devices
 from labeler.core.model import Topology
 from labeler.core.node import NodeInfo
 from labeler.core.overlay import JobOverlay
@@ -164,9 +165,15 @@ class TopologyMap:
         return out
 
 
-def facts_from_nodes(topology: Topology, scope: Scope, nodes: Iterable[Node]) -> list[NodeFacts]:
+def facts_from_nodes(
+    topology: Topology,
+    scope: Scope,
+    nodes: Iterable[Node],
+    devices: Mapping[str, Devices] | None = None,
+) -> list[NodeFacts]:
     """The audit's facts of the simulator's nodes that are in scope (the same filter and
-    the same accelerator count as ``audit``)."""
+    the same accelerator count as ``audit``); ``devices``: node → its DRA devices."""
+    devices = devices or {}
     out = []
     for n in nodes:
         info = NodeInfo(
@@ -177,7 +184,7 @@ def facts_from_nodes(topology: Topology, scope: Scope, nodes: Iterable[Node]) ->
             unschedulable=n.unschedulable,
             taints=n.taints,
         )
-        facts = node_facts(topology, scope, info)
+        facts = node_facts(topology, scope, info, devices.get(n.name, ()))
         if facts is not None:
             out.append(facts)
     return out
@@ -187,12 +194,15 @@ def details_from_nodes(
     nodes: Iterable[Node], resources: Mapping[str, Sequence[str]], *, usage: bool = True
 ) -> dict[str, NodeDetail]:
     """Labels, scheduling taints and free accelerators of each node named in ``resources``
-    (node -> its accelerator resources). Without ``usage`` (no pods read), free is unknown."""
+    (node -> its accelerator resources). Without ``usage`` (no pods read), free is unknown;
+    so it is on a node with DRA devices (a resource that is no allocatable resource of the
+    node: what DRA claims hold is not read)."""
     out = {}
     for n in nodes:
         if n.name not in resources:
             continue
-        free = n.free() if usage else None
+        known = usage and all(r in n.allocatable for r in resources[n.name])
+        free = n.free() if known else None
         taints = tuple(str(t) for t in n.taints)
         if not n.ready:
             taints += ("(node not Ready)",)
