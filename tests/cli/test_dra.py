@@ -12,6 +12,7 @@ import pytest
 
 from labeler.cli import main
 from labeler.core.profiles import oci_rdma
+from tests.cli.test_doc_examples import FENCE, commands, matches
 from tests.draslices import NVIDIA, gpu_slice
 from tests.fakekube import FakeKube
 
@@ -152,6 +153,18 @@ def test_a_broken_slice_in_a_snapshot_is_named(
     code, _, err = run(capsys, *argv)
     assert code == 1
     assert re.search(r"items\[\d+\]: ResourceSlice gb-03-\S+: spec.driver and spec.pool", err)
+
+
+def test_the_readme_example(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README.md's advise example on examples/snapshot-dra.yaml prints what it shows."""
+    (block,) = [b for lang, b in FENCE.findall((ROOT / "README.md").read_text())
+                if lang == "console" and "snapshot-dra.yaml" in b]  # fmt: skip
+    monkeypatch.chdir(ROOT)
+    ((argv, expected),) = commands(block)
+    code, out, _ = run(capsys, *argv[1:])
+    assert code == 3 and matches(out.splitlines(), expected), out
 
 
 def _data(page: Path) -> dict:
