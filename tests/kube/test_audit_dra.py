@@ -5,12 +5,8 @@ before the slices were listed once, and no change where the API is not served.""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-
-import pytest
 
 from labeler.audit.serve import AuditExporter, ExporterOptions
-from labeler.base.http import ProbeServer
 from labeler.core.scope import Scope
 from tests.draslices import NVIDIA, gpu_slice
 from tests.fakekube import FakeKube
@@ -23,26 +19,10 @@ DRA_UNUSABLE = series(
 )
 
 
-@pytest.fixture
-def served(fake_kube: FakeKube) -> Iterator[tuple[AuditExporter, str]]:
-    exp = AuditExporter(
-        fake_kube.cluster(), PROFILE, Scope(), options=ExporterOptions(watch_timeout=30)
-    )
-    server = ProbeServer(
-        exp.registry, healthz=exp.healthz, readyz=exp.readyz, port=0, address="127.0.0.1"
-    ).start()
-    exp.start()
-    try:
-        yield exp, f"http://127.0.0.1:{server.port}"
-    finally:
-        exp.stop()
-        server.close()
-
-
 def test_slices_put_nodes_in_scope_through_the_watch(
-    fake_kube: FakeKube, served: tuple[AuditExporter, str]
+    fake_kube: FakeKube, exporter: tuple[AuditExporter, str]
 ) -> None:
-    exp, url = served
+    exp, url = exporter
     fake_kube.add_node("gb-1", labels=full("i", "n", "l"))
     fake_kube.add_node("gb-2")  # no topology labels
     wait_for(lambda: exp.readyz()[0], what="ready")
