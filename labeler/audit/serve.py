@@ -225,13 +225,14 @@ class AuditExporter:
 
     def recompute(self) -> AuditReport:
         """Rebuild the report from the current facts (the only place reports are made)."""
+        # Published only once the nodes and every DRA driver's slices have been listed (or
+        # the slices are not served). Read before the snapshot: what they say is in it.
+        listed = self.store.nodes_listed and all(w.synced for w in self._slice_watches)
         generation, facts = self.store.snapshot()
         started = time.perf_counter()
         report = build_report(
             self.profile.name, self.scope.describe(), self.profile.topology, facts
         )
-        # Published only once every DRA driver's slices have been listed (or are not served).
-        listed = all(w.synced for w in self._slice_watches)
         if listed and generation >= self._report_generation:
             self._report, self._report_generation = report, generation
         log.debug(

@@ -35,6 +35,7 @@ class NodeStore:
         self._facts: dict[str, NodeFacts] = {}  # the ones in scope, with their devices
         self._slices = SliceIndex(scope.dra_drivers)
         self.generation = 0  # bumped on every effective change
+        self.nodes_listed = False  # a full LIST of nodes is in (set with its facts)
 
     def replace(self, nodes: Iterable[NodeInfo]) -> None:
         """Start over from a full LIST (at start and after 410)."""
@@ -48,6 +49,7 @@ class NodeStore:
             self._facts = {}
             self._refresh(fresh)
             self.generation += 1
+            self.nodes_listed = True
         self.changed.set()
 
     def apply(self, kind: str, node: NodeInfo) -> bool:

@@ -231,6 +231,7 @@ def _read(args: argparse.Namespace, *, skip_tas: bool = False) -> Snapshot:
 
     if not args.from_cluster:
         return read_snapshot(args.from_snapshot)
+    # domains has no --dra-driver: it says nothing about DRA, so it reads no slices.
     drivers = dra_drivers(args) if hasattr(args, "dra_driver") else ()
     return read_cluster(cluster(args), skip_tas=skip_tas, dra_drivers=drivers)
 

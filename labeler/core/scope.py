@@ -73,7 +73,7 @@ class Scope:
     def accelerators(self, node: ScopedNode, devices: Devices = ()) -> tuple[tuple[str, int], ...]:
         """(resource, count > 0) of the node's allocatable resources in scope, and its DRA
         ``devices`` of the scope's drivers (under the driver's name), sorted."""
-        out = [(driver, n) for driver, n in devices if driver in self.dra_drivers and n > 0]
+        out = list(self.counted(devices))
         for resource, quantity in node.allocatable.items():
             if not any(fnmatch.fnmatchcase(resource, p) for p in self.resources):
                 continue
@@ -89,6 +89,10 @@ class Scope:
             if count > 0:
                 out.append((resource, count))
         return tuple(sorted(out))
+
+    def counted(self, devices: Devices) -> Devices:
+        """Those of a node's DRA ``devices`` that the scope counts (its drivers')."""
+        return tuple((driver, n) for driver, n in devices if driver in self.dra_drivers and n > 0)
 
     def contains(self, node: ScopedNode, devices: Devices = ()) -> bool:
         if self.selector is not None:

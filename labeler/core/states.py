@@ -63,7 +63,7 @@ def node_facts(
 def in_scope(scope: Scope, facts: NodeFacts, devices: Devices) -> NodeFacts | None:
     """A candidate's facts with its DRA devices counted, or None when it is out of scope
     (no selector, and no accelerator either way)."""
-    counted = [(d, n) for d, n in devices if d in scope.dra_drivers and n > 0]
+    counted = scope.counted(devices)
     if counted:
         facts = replace(facts, accelerators=tuple(sorted((*facts.accelerators, *counted))))
     if scope.selector is None and not facts.accelerators:

@@ -85,3 +85,20 @@ def test_where_the_api_is_not_served_the_exporter_works_as_before(fake_kube: Fak
         assert exp.healthz()[0]
     finally:
         exp.stop()
+
+
+def test_slices_listed_first_publish_nothing_until_the_nodes_are(fake_kube: FakeKube) -> None:
+    fake_kube.add_node("gb-1", labels=full("i", "n", "l"))
+    fake_kube.add_object("ResourceSlice", gpu_slice("gb-1", 4))
+    fake_kube.faults.add(method="GET", path="/api/v1/nodes", delay=1.0)  # a slow first LIST
+    exp = AuditExporter(fake_kube.cluster(), PROFILE, Scope())
+    exp.start()
+    try:
+        wait_for(lambda: all(w.synced for w in exp._slice_watches), what="the slices listed")
+        time.sleep(0.3)  # past the debounce: a recomputation of no nodes has run
+        assert exp.report is None and not exp.readyz()[0]
+        wait_for(lambda: exp.readyz()[0], 10, what="ready once the nodes are listed")
+        report = exp.report
+        assert report is not None and report.states["labeled"] == ("gb-1",)
+    finally:
+        exp.stop()
