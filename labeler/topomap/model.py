@@ -287,8 +287,7 @@ def build_map(
                 taints=detail.taints,
             )
         )
-    # Domains sorted by path so that siblings are drawn in a stable, readable order, the
-    # numbers in names by value (lb-2 before lb-10).
+    # Domains sorted by path, numbers by value (lb-2 before lb-10): a stable, readable order.
     order = sorted(range(len(paths)), key=lambda i: tuple(map(natural_key, paths[i])))
     new = {old: k for k, old in enumerate(order)}
     domains = tuple(
