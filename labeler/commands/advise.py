@@ -52,7 +52,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "leader/worker groups together, with admitted Workloads' capacity subtracted; the "
         "Topology and ResourceFlavor are read from the snapshot or cluster (or --profile). "
         "Not modelled: balanced placement (alpha), node replacement, elastic Workloads, "
-        "preferred node affinity."
+        "preferred node affinity, DRA claims (Kueue's TAS counts node allocatable only; "
+        "nodes whose GPUs only DRA ResourceSlices publish are named after the verdict)."
     )
     _common(p, workload=True)
     _workload_options(p)
