@@ -4,6 +4,10 @@ Loop: LIST all nodes (paginated) → WATCH from the list's resourceVersion → o
 end, WATCH again from the newest version seen; on 410 Expired, LIST again. Any other
 failure keeps the last good state (a transient error never makes nodes "disappear"),
 is logged with the verb and resource that failed, and is retried with backoff.
+
+Beside it, one thread per DRA driver of the scope watches that driver's ResourceSlices the
+same way (:mod:`labeler.audit.slices`): their devices put nodes in scope. Nothing is
+published before both have answered once, so a scrape never counts a DRA-only node out.
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from labeler.audit.slices import SliceWatch
 from labeler.audit.store import NodeStore
 from labeler.base.backoff import Backoff
-from labeler.base.metrics import AuditFigures, audit_metrics
+from labeler.base.metrics import AuditFigures, audit_metrics, slice_watch_errors
 from labeler.core.profiles import Profile
 from labeler.core.scope import Scope
 from labeler.core.states import AuditReport, NodeFacts, build_report
@@ -87,6 +92,19 @@ class AuditExporter:
         self._last_sync: float | None = None
         self._last_error = ""
         self._threads: list[threading.Thread] = []
+        slice_errors = slice_watch_errors(self.registry)
+        self._slice_watches = [
+            SliceWatch(
+                api,
+                self.store,
+                driver,
+                stop=self.stop_event,
+                backoff=Backoff(self.options.first_backoff, self.options.max_backoff),
+                watch_timeout=self.options.watch_timeout,
+                errors=slice_errors,
+            )
+            for driver in scope.dra_drivers
+        ]
 
     # --- what the HTTP side reads ----------------------------------------------------
 
@@ -116,16 +134,18 @@ class AuditExporter:
     def readyz(self) -> tuple[bool, str]:
         if self._report is not None:
             return True, "ok"
-        why = self._last_error or "waiting for the first list of nodes"
-        return False, f"not ready: {why}"
+        why = self._last_error or next((w.error for w in self._slice_watches if w.error), "")
+        if not why and self._last_sync is not None:
+            waiting = [w.driver for w in self._slice_watches if not w.synced]
+            why = f"waiting for the first list of ResourceSlices ({', '.join(waiting)})"
+        return False, f"not ready: {why or 'waiting for the first list of nodes'}"
 
     # --- lifecycle --------------------------------------------------------------------
 
     def start(self) -> None:
-        for name, target in (
-            ("audit-watch", self._watch_loop),
-            ("audit-recompute", self._recompute_loop),
-        ):
+        loops = [("audit-watch", self._watch_loop), ("audit-recompute", self._recompute_loop)]
+        loops += [(f"audit-slices-{w.driver}", w.run) for w in self._slice_watches]
+        for name, target in loops:
             t = threading.Thread(target=target, name=name, daemon=True)
             t.start()
             self._threads.append(t)
@@ -205,12 +225,15 @@ class AuditExporter:
 
     def recompute(self) -> AuditReport:
         """Rebuild the report from the current facts (the only place reports are made)."""
+        # Published only once the nodes and every DRA driver's slices have been listed (or
+        # the slices are not served). Read before the snapshot: what they say is in it.
+        listed = self.store.nodes_listed and all(w.synced for w in self._slice_watches)
         generation, facts = self.store.snapshot()
         started = time.perf_counter()
         report = build_report(
             self.profile.name, self.scope.describe(), self.profile.topology, facts
         )
-        if generation >= self._report_generation:
+        if listed and generation >= self._report_generation:
             self._report, self._report_generation = report, generation
         log.debug(
             "recomputed nodes=%d generation=%d took=%.3fs",

@@ -216,3 +216,17 @@ def audit_metrics(
             registry=registry,
         ),
     )
+
+
+# --- audit: the DRA ResourceSlice watch (one per driver of the scope) -------------------
+
+
+def slice_watch_errors(registry: CollectorRegistry) -> Counter:
+    """Failed list or watch calls of ResourceSlices, by driver and error class (a cluster
+    that does not serve the API is not an error)."""
+    return Counter(
+        f"{PREFIX}_audit_resourceslice_watch_errors",
+        "Failed list or watch calls of DRA ResourceSlices, by driver and error class",
+        ["driver", "error"],
+        registry=registry,
+    )

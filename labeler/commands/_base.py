@@ -19,9 +19,10 @@ from labeler.core.labels import key_problems, value_problems
 from labeler.core.profiles import BUILTIN, Profile
 
 # What --profile takes, in every command.
-PROFILE_HELP = f"{', '.join(BUILTIN)}, or a profile YAML file"
+PROFILE_HELP = f"{', '.join(BUILTIN)}, or a profile YAML file (docs/profiles.md)"
 
 if TYPE_CHECKING:
+    from labeler.core.dra import Devices
     from labeler.core.node import NodeInfo
     from labeler.core.scope import Scope
     from labeler.core.slinky import Slinky
@@ -223,6 +224,7 @@ def add_scope(p: argparse.ArgumentParser, *, when: str = "") -> None:
         help="accelerator resource (glob) that puts a node in the default scope and is "
         f"counted; repeatable (default: {', '.join(DEFAULT_RESOURCES)})",
     )
+    add_dra_driver(g)
 
 
 def node_scope(args: argparse.Namespace) -> Scope:
@@ -232,19 +234,70 @@ def node_scope(args: argparse.Namespace) -> Scope:
 
     selector = parse_selector(args.node_selector) if args.node_selector is not None else None
     resources = tuple(args.resource) if args.resource else DEFAULT_RESOURCES
-    return Scope(resources=resources, selector=selector)
+    return Scope(resources=resources, selector=selector, dra_drivers=dra_drivers(args))
 
 
 def scoped_nodes(args: argparse.Namespace, scope: Scope) -> tuple[list[NodeInfo], int]:
-    """One paginated LIST of every node; the nodes in scope and how many were left out.
+    """One paginated LIST of every node (and of the scope's DRA drivers' ResourceSlices);
+    the nodes in scope and how many were left out.
 
     The selector is matched here, not by the API server, so that the count of nodes left
     out is true with ``--node-selector`` too (the LIST costs the same as the default's).
     """
     from labeler.kube.nodes import list_nodes
 
-    nodes, _ = list_nodes(cluster(args))
-    return scope.split(nodes)
+    api = cluster(args)
+    nodes, _ = list_nodes(api)
+    return scope.split(nodes, cluster_devices(api, scope.dra_drivers))
+
+
+# --- DRA drivers: accelerators that only ResourceSlices publish ---------------------------
+
+NO_DRA = "none"
+
+
+def _driver_name(text: str) -> str:
+    from labeler.core.labels import dns1123_subdomain_problems
+
+    problems = [] if text == NO_DRA else dns1123_subdomain_problems(text)
+    if problems:
+        why = "; ".join(problems)
+        raise argparse.ArgumentTypeError(f"{text!r} is not a DRA driver name: {why}")
+    return text
+
+
+def add_dra_driver(p: Any) -> None:
+    """``--dra-driver``: whose ResourceSlice devices put a node in scope and are counted."""
+    from labeler.core.dra import DEFAULT_DRIVERS
+
+    p.add_argument(
+        "--dra-driver",
+        action="append",
+        type=_driver_name,
+        metavar="DRIVER",
+        help="DRA driver whose devices (ResourceSlices, resource.k8s.io/v1) put a node in "
+        "the default scope and are counted, under the driver's name; repeatable (default: "
+        f"{', '.join(DEFAULT_DRIVERS)}; '{NO_DRA}': read no ResourceSlices)",
+    )
+
+
+def dra_drivers(args: argparse.Namespace) -> tuple[str, ...]:
+    from labeler.core.dra import DEFAULT_DRIVERS
+
+    given = getattr(args, "dra_driver", None)
+    if not given:
+        return DEFAULT_DRIVERS
+    return () if NO_DRA in given else tuple(dict.fromkeys(given))
+
+
+def cluster_devices(api: Api, drivers: tuple[str, ...]) -> dict[str, Devices]:
+    """Node → its DRA devices of ``drivers``, from the cluster's ResourceSlices."""
+    if not drivers:
+        return {}
+    from labeler.core.dra import device_counts
+    from labeler.kube.resourceslices import read_resource_slices
+
+    return device_counts(read_resource_slices(api, drivers), drivers)
 
 
 # --- KEY=VALUE flags --------------------------------------------------------------------

@@ -10,23 +10,28 @@ import argparse
 import json
 import logging
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
 from labeler.commands._base import (
     PROFILE_HELP,
     add_command,
+    add_dra_driver,
     add_profile,
     add_report_format,
     add_source,
     add_tree_name,
     cluster,
+    dra_drivers,
     parse_pairs,
     volcano_version,
 )
 from labeler.core.profiles import Profile, load_profile
 
 if TYPE_CHECKING:
+    from labeler.tas.cluster import Snapshot
+    from labeler.tas.dra import DraNote
     from labeler.tas.tree import PodShape, Tree
 
 log = logging.getLogger(__name__)
@@ -47,7 +52,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "leader/worker groups together, with admitted Workloads' capacity subtracted; the "
         "Topology and ResourceFlavor are read from the snapshot or cluster (or --profile). "
         "Not modelled: balanced placement (alpha), node replacement, elastic Workloads, "
-        "preferred node affinity. "
+        "preferred node affinity, DRA claims (Kueue's TAS counts node allocatable only; "
+        "nodes whose GPUs only DRA ResourceSlices publish are named after the verdict). "
         "A -f file of kube-scheduler PodGroups (scheduling.k8s.io/v1beta1) or "
         "CompositePodGroups (v1alpha3) and their pods is advised as Kubernetes 1.37's "
         "kube-scheduler places them (TopologyPlacement, GangScheduling, PodGroupPodsCount, "
@@ -91,6 +97,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="Ascend trees: check this huawei.com/affinity-config against ascend-for-volcano's "
         "rules and print it (default: derived from the request)",
     )
+    # Counted and named, not placed on: Kueue's TAS has no DRA (the note says what is not).
+    add_dra_driver(p)
     p.set_defaults(handler=run_advise)
 
     d = add_command(
@@ -224,12 +232,32 @@ def _slices(args: argparse.Namespace) -> list[tuple[str, int]]:
 # --- reading -----------------------------------------------------------------------------
 
 
-def _load(args: argparse.Namespace) -> tuple[Profile, Tree]:
+def _read(args: argparse.Namespace, *, skip_tas: bool = False) -> Snapshot:
     from labeler.tas.inputs import read_cluster, read_snapshot
+
+    if not args.from_cluster:
+        return read_snapshot(args.from_snapshot)
+    # domains has no --dra-driver: it says nothing about DRA, so it reads no slices.
+    drivers = dra_drivers(args) if hasattr(args, "dra_driver") else ()
+    return read_cluster(cluster(args), skip_tas=skip_tas, dra_drivers=drivers)
+
+
+def _dra(args: argparse.Namespace, snap: Snapshot, requests: Mapping[str, int]) -> DraNote | None:
+    """What advise says about the nodes whose accelerators only DRA publishes."""
+    from labeler.core.dra import device_counts
+    from labeler.core.scope import DEFAULT_RESOURCES
+    from labeler.tas.dra import dra_note
+
+    devices = device_counts(snap.slices, dra_drivers(args))
+    extended = tuple(r for r in sorted(requests) if "/" in r)
+    return dra_note(snap.nodes, devices, extended or DEFAULT_RESOURCES)
+
+
+def _load(args: argparse.Namespace) -> tuple[Profile, Tree, Snapshot]:
     from labeler.tas.tree import build_tree
 
     profile = load_profile(args.profile, tree_name=args.topotree_name)
-    snap = read_cluster(cluster(args)) if args.from_cluster else read_snapshot(args.from_snapshot)
+    snap = _read(args)
     for kind, n in sorted(snap.ignored.items()):
         log.info("snapshot: ignored %d object(s) of kind %s", n, kind)
     tree = build_tree(
@@ -239,7 +267,7 @@ def _load(args: argparse.Namespace) -> tuple[Profile, Tree]:
         topology_name=args.topology_name or profile.name,
     )
     log.debug("topology built nodes=%d outside=%d", len(tree.leaves), len(tree.outside))
-    return profile, tree
+    return profile, tree, snap
 
 
 def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
@@ -269,16 +297,14 @@ def run_advise(args: argparse.Namespace) -> int:
         from dataclasses import replace
 
         from labeler.commands import advise_workload
-        from labeler.tas.inputs import read_cluster, read_snapshot
 
         if args.from_cluster:
             objects = advise_workload.cluster_objects(args)
             has_workloads = any(o.get("kind") == "Workload" for o in objects)
-            snap = read_cluster(cluster(args), skip_tas=has_workloads)
-            snap = replace(snap, kueue=tuple(objects))
+            snap = replace(_read(args, skip_tas=has_workloads), kueue=tuple(objects))
         else:
-            snap = read_snapshot(args.from_snapshot)
-        return advise_workload.run(args, snap)
+            snap = _read(args)
+        return advise_workload.run(args, snap, _dra(args, snap, {}))
     missing = [
         flag
         for flag, value in (
@@ -297,7 +323,7 @@ def run_advise(args: argparse.Namespace) -> int:
 
     shape = _shape(args)
     slices = _slices(args)
-    profile, tree = _load(args)
+    profile, tree, snap = _load(args)
     topology = profile.topology
     if args.required:
         mode, level = REQUIRED, args.required
@@ -316,7 +342,11 @@ def run_advise(args: argparse.Namespace) -> int:
         volcano_version=args.volcano_version,
         affinity_config=args.affinity_config,
     )
-    _emit(args, advice_text(topology, result, shape.requests), advice_dict(topology, result))
+    text, doc = advice_text(topology, result, shape.requests), advice_dict(topology, result)
+    dra = _dra(args, snap, shape.requests)
+    if dra is not None:
+        text, doc = "\n".join([text, *dra.lines()]), {**doc, "dra": dra.to_json()}
+    _emit(args, text, doc)
     if args.html:
         from labeler.tas.overlay import job_overlay
         from labeler.topomap.advice import advice_map
@@ -330,6 +360,7 @@ def run_advise(args: argparse.Namespace) -> int:
             overlay,
             origin=args.from_snapshot or "the cluster",
             title=f"advise: {result.job.count} pod(s) on {profile.name}",
+            devices=dra.devices if dra is not None else None,
         )
         out = write_html(args.html, page)
         print(f"map with the placement written to {out}", file=sys.stderr)
@@ -349,7 +380,7 @@ def run_domains(args: argparse.Namespace) -> int:
         raise UsageError("--pods must be at least 1")
     if slices and args.pods is not None and args.pods % slices[0][1]:
         raise UsageError(f"--slice-size {slices[0][1]} must evenly divide --pods {args.pods}")
-    profile, tree = _load(args)
+    profile, tree, _ = _load(args)
     topology = profile.topology
     layer = SliceLayer(resolve_level(topology, slices[0][0]), slices[0][1]) if slices else None
     now = leaf_capacity(tree, shape)

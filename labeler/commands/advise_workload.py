@@ -23,6 +23,7 @@ from labeler.core.profiles import load_profile
 from labeler.tas import kubeyaml
 from labeler.tas.admit import add_usage, place_workload
 from labeler.tas.cluster import Snapshot
+from labeler.tas.dra import DraNote
 from labeler.tas.tree import Tree, build_tree_for_levels
 from labeler.tas.usage import admitted_usage, tas_flavor
 from labeler.tas.workload import Workload, with_tolerations, workloads_from_object
@@ -110,8 +111,9 @@ def _workload_from(
     )
 
 
-def run(args: argparse.Namespace, snap: Snapshot) -> int:
-    """Advise every PodSet; 0 when all fit, 2 when any does not."""
+def run(args: argparse.Namespace, snap: Snapshot, dra: DraNote | None = None) -> int:
+    """Advise every PodSet; 0 when all fit, 2 when any does not. ``dra``: what to say
+    about the nodes whose accelerators only DRA publishes."""
     objects = list(snap.kueue)
     workloads, self_ref = _workload_from(args, objects)
     origin = args.from_snapshot or "the cluster"
@@ -155,8 +157,12 @@ def run(args: argparse.Namespace, snap: Snapshot) -> int:
                 add_usage(used, tree, r.outcome.assignment, r.podset.shape.requests)
     if args.output == "json":
         doc = workload_dict(tree, results, flavor=flavor_name, held=held.workloads)
+        if dra is not None:
+            doc["dra"] = dra.to_json()
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         print(workload_text(tree, results, flavor=flavor_name, held=held.workloads))
+        if dra is not None:
+            print("\n".join(dra.lines()))
     return Exit.OK if all(r.fits for r in results) else Exit.INCOMPLETE

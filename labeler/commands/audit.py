@@ -18,6 +18,7 @@ from labeler.commands._base import (
     add_report_format,
     add_scope,
     cluster,
+    cluster_devices,
     node_scope,
 )
 from labeler.core.profiles import Profile, load_profile
@@ -88,8 +89,14 @@ def run_audit(args: argparse.Namespace) -> int:
         return _serve(args, profile, scope)
     from labeler.kube.nodes import list_nodes
 
-    nodes, _ = list_nodes(cluster(args), label_selector=scope.label_selector)
-    facts = [f for n in nodes if (f := node_facts(profile.topology, scope, n)) is not None]
+    api = cluster(args)
+    nodes, _ = list_nodes(api, label_selector=scope.label_selector)
+    devices = cluster_devices(api, scope.dra_drivers)
+    facts = [
+        f
+        for n in nodes
+        if (f := node_facts(profile.topology, scope, n, devices.get(n.name, ()))) is not None
+    ]
     report = build_report(profile.name, scope.describe(), profile.topology, facts)
     if args.output == "json":
         print(json.dumps(report.to_json(), indent=2, sort_keys=False))

@@ -38,6 +38,14 @@ if TYPE_CHECKING:
 
 
 SNIPPETS_DIR = "config-snippets"  # under --output-dir: fragments to merge, not objects
+# The command's formatter keeps line breaks as written (its epilog is a table).
+SLURM_HELP = (
+    "Both files hold the tree: one switch per domain of every level. Mark one\n"
+    "level of a profile file 'block: true' (the built-in nvlink profiles mark the\n"
+    "NVLink clique) and topology.yaml (Slurm >= 25.05) also gets the block topology\n"
+    "'<name>-block': one block per domain of that level, block_sizes from the\n"
+    "smallest block's node count. topology.conf does not change. See docs/profiles.md."
+)
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -142,7 +150,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="networkTopologyTypes name (≤ 20 characters)",
     )
     v.add_argument("--discovery-interval", default="1h", help="label discovery interval")
-    s = g.add_argument_group("Slurm (--emit slurm: topology.conf, topology.yaml)")
+    s = g.add_argument_group("Slurm (--emit slurm: topology.conf, topology.yaml)", SLURM_HELP)
     s.add_argument(
         "--slurm-topology-name",
         help="topology.yaml name of the tree topology; the block topology adds '-block' "

@@ -68,13 +68,17 @@ def run_map(args: argparse.Namespace) -> int:
             title=args.title,
         )
     else:
+        from labeler.core.dra import device_counts
         from labeler.tas.inputs import read_cluster, read_snapshot
 
-        snap = (
-            read_cluster(cluster(args)) if args.from_cluster else read_snapshot(args.from_snapshot)
-        )
         scope = node_scope(args)
-        facts = facts_from_nodes(topology, scope, snap.nodes)
+        snap = (
+            read_cluster(cluster(args), dra_drivers=scope.dra_drivers)
+            if args.from_cluster
+            else read_snapshot(args.from_snapshot)
+        )
+        devices = device_counts(snap.slices, scope.dra_drivers)
+        facts = facts_from_nodes(topology, scope, snap.nodes, devices)
         resources = {f.name: [r for r, _ in f.accelerators] for f in facts}
         topo = build_map(
             topology,

@@ -16,6 +16,7 @@ from typing import Any
 
 from labeler.base.errors import InputError
 from labeler.core.capacity import Node, node_from_object, resource_map
+from labeler.core.dra import SliceDevices, read_slice
 from labeler.core.node import TERMINATED_PHASES, Taint
 from labeler.core.quantity import PODS
 
@@ -201,6 +202,8 @@ class Snapshot:
     ignored: Mapping[str, int] = field(default_factory=dict)
     kueue: tuple[Mapping[str, Any], ...] = ()
     """Kueue objects found (Workload, Topology, ResourceFlavor), as read."""
+    slices: tuple[SliceDevices, ...] = ()
+    """DRA ResourceSlices found (``kubectl get resourceslices``), as their devices."""
 
     @property
     def workloads(self) -> list[Mapping[str, Any]]:
@@ -223,6 +226,7 @@ def snapshot_from_objects(
     node_objs: list[tuple[str, Mapping[str, Any]]] = []
     pod_objs: list[Mapping[str, Any]] = []
     kueue: list[Mapping[str, Any]] = []
+    slices: list[SliceDevices] = []
     ignored: dict[str, int] = {}
     problems: list[str] = []
     for i, item in enumerate(items):
@@ -237,6 +241,11 @@ def snapshot_from_objects(
             pod_objs.append(item)
         elif kind in KUEUE_KINDS:
             kueue.append(item)
+        elif kind == "ResourceSlice":
+            try:
+                slices.append(read_slice(item, where))
+            except InputError as e:
+                problems.extend(e.problems)
         else:
             ignored[str(kind)] = ignored.get(str(kind), 0) + 1
     nodes: list[Node] = []
@@ -271,6 +280,7 @@ def snapshot_from_objects(
         pods=len(pod_objs),
         ignored=ignored,
         kueue=tuple(kueue),
+        slices=tuple(slices),
     )
 
 

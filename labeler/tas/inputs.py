@@ -8,6 +8,7 @@ never loads the Kubernetes client).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
@@ -62,18 +63,20 @@ def load_snapshot(path: str) -> Any:
     return doc
 
 
-def read_cluster(api: Any, *, skip_tas: bool = False) -> Snapshot:
-    """Nodes and non-terminated pods from the API server (paginated LISTs); with
-    ``skip_tas`` TAS pods are left to their Workloads' topology assignments."""
-    return read_cluster_objects(api, skip_tas=skip_tas)[0]
+def read_cluster(api: Any, *, skip_tas: bool = False, dra_drivers: Sequence[str] = ()) -> Snapshot:
+    """Nodes, non-terminated pods and the ResourceSlices of ``dra_drivers`` from the API
+    server (paginated LISTs); with ``skip_tas`` TAS pods are left to their Workloads'
+    topology assignments."""
+    return read_cluster_objects(api, skip_tas=skip_tas, dra_drivers=dra_drivers)[0]
 
 
 def read_cluster_objects(
-    api: Any, *, skip_tas: bool = False
+    api: Any, *, skip_tas: bool = False, dra_drivers: Sequence[str] = ()
 ) -> tuple[Snapshot, list[dict[str, Any]]]:
     """``read_cluster``, and the pods as read (each with its kind set)."""
     from labeler.kube.nodes import list_nodes
     from labeler.kube.pods import list_pods
+    from labeler.kube.resourceslices import read_resource_slices
 
     infos, _ = list_nodes(api)
     pods = list_pods(api, field_selector=",".join(f"status.phase!={p}" for p in TERMINATED_PHASES))
@@ -87,5 +90,6 @@ def read_cluster_objects(
     if problems:
         raise InputError(problems, heading="the cluster has nodes the simulator cannot read:")
     usage = usage_by_node(pods, skip_tas=skip_tas)
-    snap = Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pods))
+    slices = tuple(read_resource_slices(api, dra_drivers))
+    snap = Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pods), slices=slices)
     return snap, [{**p, "kind": "Pod"} for p in pods]

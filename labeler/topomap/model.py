@@ -17,8 +17,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from labeler.base.text import natural_key
 from labeler.core.capacity import Node
 from labeler.core.check import NODE_STATES, UNLABELED
+from labeler.core.dra import Devices
 from labeler.core.model import Topology
 from labeler.core.node import NodeInfo
 from labeler.core.overlay import JobOverlay
@@ -69,13 +71,32 @@ class TopologyMap:
     resources: tuple[str, ...]
     counts: Mapping[str, int]
     domains: tuple[MapDomain, ...]
-    nodes: tuple[MapNode, ...]  # sorted by name
+    nodes: tuple[MapNode, ...]  # sorted by name, numbers by value (natural_key)
     job: JobOverlay | None = None
     refresh: int = 0  # seconds between reloads of a served page; 0 = never
 
     @property
     def outside(self) -> tuple[MapNode, ...]:
         return tuple(n for n in self.nodes if n.domain < 0)
+
+    def partial_in_domains(self) -> list[int]:
+        """Per domain, the nodes outside the topology whose wider labels name it: a node
+        that lacks only its local block counts in its network block and island. The
+        overview shows them on the domain's row (they are there, but no scheduler sees
+        them)."""
+        index = {d.path: i for i, d in enumerate(self.domains)}
+        counts = [0] * len(self.domains)
+        for n in self.outside:
+            prefix: tuple[str, ...] = ()
+            for value in n.values:
+                if value is None:
+                    break
+                prefix = (*prefix, value)
+                i = index.get(prefix)
+                if i is None:
+                    break
+                counts[i] += 1
+        return counts
 
     def domain_index(self, path: Sequence[str]) -> int:
         for i, d in enumerate(self.domains):
@@ -117,8 +138,16 @@ class TopologyMap:
             "states": states,
             "counts": dict(self.counts),
             "domains": [
-                [d.path[-1], d.level, d.parent, d.nodes, d.total, -1 if d.free is None else d.free]
-                for d in self.domains
+                [
+                    d.path[-1],
+                    d.level,
+                    d.parent,
+                    d.nodes,
+                    d.total,
+                    -1 if d.free is None else d.free,
+                    partial,
+                ]
+                for d, partial in zip(self.domains, self.partial_in_domains(), strict=True)
             ],
             "nodes": nodes,
             "pairs": list(pairs),
@@ -136,9 +165,15 @@ class TopologyMap:
         return out
 
 
-def facts_from_nodes(topology: Topology, scope: Scope, nodes: Iterable[Node]) -> list[NodeFacts]:
+def facts_from_nodes(
+    topology: Topology,
+    scope: Scope,
+    nodes: Iterable[Node],
+    devices: Mapping[str, Devices] | None = None,
+) -> list[NodeFacts]:
     """The audit's facts of the simulator's nodes that are in scope (the same filter and
-    the same accelerator count as ``audit``)."""
+    the same accelerator count as ``audit``); ``devices``: node → its DRA devices."""
+    devices = devices or {}
     out = []
     for n in nodes:
         info = NodeInfo(
@@ -149,7 +184,7 @@ def facts_from_nodes(topology: Topology, scope: Scope, nodes: Iterable[Node]) ->
             unschedulable=n.unschedulable,
             taints=n.taints,
         )
-        facts = node_facts(topology, scope, info)
+        facts = node_facts(topology, scope, info, devices.get(n.name, ()))
         if facts is not None:
             out.append(facts)
     return out
@@ -159,12 +194,15 @@ def details_from_nodes(
     nodes: Iterable[Node], resources: Mapping[str, Sequence[str]], *, usage: bool = True
 ) -> dict[str, NodeDetail]:
     """Labels, scheduling taints and free accelerators of each node named in ``resources``
-    (node -> its accelerator resources). Without ``usage`` (no pods read), free is unknown."""
+    (node -> its accelerator resources). Without ``usage`` (no pods read), free is unknown;
+    so it is on a node with DRA devices (a resource that is no allocatable resource of the
+    node: what DRA claims hold is not read)."""
     out = {}
     for n in nodes:
         if n.name not in resources:
             continue
-        free = n.free() if usage else None
+        known = usage and all(r in n.allocatable for r in resources[n.name])
+        free = n.free() if known else None
         taints = tuple(str(t) for t in n.taints)
         if not n.ready:
             taints += ("(node not Ready)",)
@@ -205,7 +243,7 @@ def build_map(
     frees: list[int | None] = []
     resources: set[str] = set()
     out_nodes: list[MapNode] = []
-    for f in sorted(facts, key=lambda f: f.name):
+    for f in sorted(facts, key=lambda f: natural_key(f.name)):
         state = state_of[f.name]
         values = f.position.values
         total = sum(n for _, n in f.accelerators)
@@ -249,8 +287,8 @@ def build_map(
                 taints=detail.taints,
             )
         )
-    # Domains sorted by path so that siblings are drawn in a stable, readable order.
-    order = sorted(range(len(paths)), key=lambda i: paths[i])
+    # Domains sorted by path, numbers by value (lb-2 before lb-10): a stable, readable order.
+    order = sorted(range(len(paths)), key=lambda i: tuple(map(natural_key, paths[i])))
     new = {old: k for k, old in enumerate(order)}
     domains = tuple(
         MapDomain(

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .validation import FieldError, validate_resource_slice
+
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
 
@@ -37,6 +39,11 @@ class Resource:
     name_rule: str = "subdomain"
     allow_create_on_update: bool = False
     delete_returns_object: bool = False
+    # The server keeps metadata.generation (1 on create, +1 when the spec changes), as for
+    # every custom resource; built-in kinds opt in.
+    tracks_generation: bool = False
+    # The kind's own validation (object, old object on update) beyond metadata.
+    validate: Callable[[dict[str, Any], dict[str, Any] | None], list[FieldError]] | None = None
 
     @property
     def api_version(self) -> str:
@@ -206,6 +213,22 @@ COMPOSITE_POD_GROUPS = Resource(
     True,
 )
 
+# pkg/registry/resource/resourceslice: cluster-scoped, no short name; toSelectableFields
+# offers spec.nodeName ("" when unset) and spec.driver; ReturnDeletedObject.
+RESOURCE_SLICES = Resource(
+    "resource.k8s.io",
+    "v1",
+    "resourceslices",
+    "resourceslice",
+    "ResourceSlice",
+    False,
+    (),
+    ("spec.nodeName", "spec.driver"),
+    delete_returns_object=True,
+    tracks_generation=True,
+    validate=validate_resource_slice,
+)
+
 RESOURCES: list[Resource] = [
     NODES,
     PODS,
@@ -220,6 +243,7 @@ RESOURCES: list[Resource] = [
     PRIORITY_CLASSES,
     POD_GROUPS,
     COMPOSITE_POD_GROUPS,
+    RESOURCE_SLICES,
 ]
 
 BY_KIND: dict[str, Resource] = {}
