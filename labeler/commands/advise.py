@@ -48,9 +48,18 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "Topology and ResourceFlavor are read from the snapshot or cluster (or --profile). "
         "Not modelled: balanced placement (alpha), node replacement, elastic Workloads, "
         "preferred node affinity."
+        # --- Volcano (issue 25) ---
+        " Volcano's rules instead when the input is Volcano's: -f with a batch.volcano.sh "
+        "Job, or with a scheduling.volcano.sh PodGroup and its pods, or --podgroup NS/NAME "
+        "(one Volcano scheduling cycle: enqueue, allocate, gang, HyperNodes; see "
+        "--scheduler-conf). A batch/v1 Job or a Workload is Kueue's."
     )
     _common(p, workload=True)
     _workload_options(p)
+    # --- Volcano (issue 25) ---
+    from labeler.commands.advise_volcano import add_options as volcano_options
+
+    volcano_options(p)
     p.add_argument("--pods", type=int, help="pods in the job (PodSet count)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--required", metavar="LEVEL", help="all pods in one domain at LEVEL")
@@ -79,7 +88,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         type=volcano_version,
         default="1.14",
         help="Volcano the job runs on: before 1.14 the stanza uses highestTierAllowed "
-        "(default 1.14)",
+        "(and Volcano inputs lose highestTierName, partitions, sub-groups) (default 1.14)",
     )
     p.add_argument(
         "--affinity-config",
@@ -249,6 +258,13 @@ def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> int:
+    # --- Volcano (issue 25): a Volcano Job/PodGroup input means Volcano's rules ---
+    from labeler.commands import advise_volcano
+
+    volcano = advise_volcano.wanted(args)
+    if volcano is not None:
+        return advise_volcano.run(args, volcano)
+    # --- Kueue ---
     if args.file or args.workload:
         if args.html:
             raise UsageError("--html draws one PodSet: use it without -f/--workload")

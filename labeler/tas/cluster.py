@@ -274,6 +274,11 @@ def snapshot_from_objects(
     )
 
 
+def items_of(doc: Any, origin: str) -> list[Any]:
+    """The objects of a List, a NodeList/PodList, one object or a stream of them."""
+    return _items(doc, origin)
+
+
 def _items(doc: Any, origin: str) -> list[Any]:
     if isinstance(doc, list):
         out: list[Any] = []

@@ -48,6 +48,7 @@ class Cycle:
     tree: HyperNodeTree
     nodes: dict[str, NodeState]
     queue: QueueAttr | None = None
+    scores: bool = True  # False: no node or HyperNode scores (counting copies)
     weights: Weights = field(init=False)
     static: StaticFilter = field(init=False)
     hn_scores: HyperNodeScores | None = field(init=False)
@@ -56,9 +57,8 @@ class Cycle:
     def __post_init__(self) -> None:
         self.weights = weights_from(self.conf)
         self.static = StaticFilter(_switches(self.conf))
-        self.hn_scores = (
-            HyperNodeScores(self.tree, self.nodes, self.weights) if self.weights.nta else None
-        )
+        wanted = self.weights.nta and self.scores
+        self.hn_scores = HyperNodeScores(self.tree, self.nodes, self.weights) if wanted else None
         self.members = {}
 
     def nodes_of(self, hypernode: str) -> list[NodeState]:

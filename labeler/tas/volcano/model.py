@@ -226,6 +226,7 @@ class Task:
     gated: bool = False
     uid: str = ""
     created: str = ""  # metadata.creationTimestamp (RFC 3339 sorts as text)
+    scheduler: str = "volcano"  # spec.schedulerName: Volcano schedules only its own pods
 
     @property
     def ref(self) -> str:
@@ -289,6 +290,7 @@ def task_from_pod(pod: Mapping[str, Any], where: str) -> Task:
         gated=bool(spec.get("schedulingGates")),
         uid=str(meta.get("uid") or ""),
         created=str(meta.get("creationTimestamp") or ""),
+        scheduler=str(spec.get("schedulerName") or "default-scheduler"),
     )
 
 

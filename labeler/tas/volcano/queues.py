@@ -107,23 +107,25 @@ def _capability(q: Queue) -> Res | None:
     return cap
 
 
+def real_capability(q: Queue, queues: Mapping[str, Queue], cluster_total: Mapping[str, int]) -> Res:
+    """What the queue may use at most: the cluster beyond every queue's guarantee, plus its
+    own guarantee, capped by its capability."""
+    total_guarantee = R.total(x.guarantee for x in queues.values())
+    base = R.add(R.exceeded(cluster_total, total_guarantee), q.guarantee)
+    real: Res = {k: float(v) for k, v in base.items()}
+    cap = _capability(q)
+    return real if cap is None else _min_dim(real, cap, infinity=True)
+
+
 def build_attrs(
     queues: Mapping[str, Queue], jobs: Sequence[JobUse], cluster_total: Mapping[str, int]
 ) -> dict[str, QueueAttr]:
     """The queue attributes both plugins start from (queues that have jobs)."""
-    total_guarantee = R.total(q.guarantee for q in queues.values())
     attrs: dict[str, QueueAttr] = {}
     for job in jobs:
         q = queues[job.queue]
         if job.queue not in attrs:
-            real: Res = {
-                k: float(v)
-                for k, v in R.add(R.exceeded(cluster_total, total_guarantee), q.guarantee).items()
-            }
-            cap = _capability(q)
-            if cap is not None:
-                real = _min_dim(real, cap, infinity=True)
-            attrs[job.queue] = QueueAttr(q, real)
+            attrs[job.queue] = QueueAttr(q, real_capability(q, queues, cluster_total))
         a = attrs[job.queue]
         a.allocated = _addf(a.allocated, job.allocated)
         a.request = _addf(a.request, R.add(job.allocated, job.pending))
@@ -158,7 +160,7 @@ def proportion_deserved(attrs: Mapping[str, QueueAttr], cluster_total: Mapping[s
             d = _min_dim(_addf(a.deserved, share), a.real_capability, infinity=True)
             d = _min_dim(d, a.request, infinity=False)
             a.deserved = _max(d, {k: float(v) for k, v in a.queue.guarantee.items()})
-            if R.less_equal(_ceil(a.request), _ceil(a.deserved)) or a.deserved == old:
+            if R.less_equal(as_units(a.request), as_units(a.deserved)) or a.deserved == old:
                 meet.add(name)
             for k in set(a.deserved) | set(old):
                 delta = a.deserved.get(k, 0.0) - old.get(k, 0.0)
@@ -174,7 +176,7 @@ def proportion_deserved(attrs: Mapping[str, QueueAttr], cluster_total: Mapping[s
             return
 
 
-def _ceil(r: Mapping[str, float]) -> dict[str, int]:
+def as_units(r: Mapping[str, float]) -> dict[str, int]:
     """For comparisons: float shares against integer requests, with Volcano's tolerance."""
     return {k: int(v + 0.1) if v != INF else 1 << 62 for k, v in r.items()}
 
@@ -200,9 +202,9 @@ def enqueue_check(
                 )
             if min_resources is None:
                 continue
-            r = R.sub(R.add(R.add(min_resources, _ceil(attr.allocated)), _ceil(attr.inqueue)),
-                      _ceil(attr.elastic))  # fmt: skip
-            short = R.over_in_requested(r, _ceil(attr.real_capability), min_resources)
+            r = R.sub(R.add(R.add(min_resources, as_units(attr.allocated)), as_units(attr.inqueue)),
+                      as_units(attr.elastic))  # fmt: skip
+            short = R.over_in_requested(r, as_units(attr.real_capability), min_resources)
             if short:
                 return QueueVerdict(
                     False, _names("queue resource quota insufficient", "insufficient", short)
@@ -210,7 +212,7 @@ def enqueue_check(
         elif name == "overcommit" and overcommit is not None and min_resources is not None:
             idle, inqueue = overcommit
             short = R.over_in_requested(
-                R.add(_ceil(inqueue), min_resources), _ceil(idle), min_resources
+                R.add(as_units(inqueue), min_resources), as_units(idle), min_resources
             )
             if short:
                 return QueueVerdict(
@@ -247,9 +249,11 @@ def allocatable(plugin: str, attr: QueueAttr, request: Mapping[str, int]) -> boo
     if attr.queue.state != "Open":
         return False
     limit = attr.deserved if plugin == "proportion" else attr.real_capability
-    return not R.over_in_requested(R.add(_ceil(attr.allocated), request), _ceil(limit), request)
+    return not R.over_in_requested(
+        R.add(as_units(attr.allocated), request), as_units(limit), request
+    )
 
 
 def overused(attr: QueueAttr) -> bool:
     """proportion's ``OverusedFn``: the deserved share is all allocated."""
-    return R.less_equal(_ceil(attr.deserved), _ceil(attr.allocated))
+    return R.less_equal(as_units(attr.deserved), as_units(attr.allocated))

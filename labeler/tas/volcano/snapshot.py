@@ -9,14 +9,20 @@ kube-scheduler's gang API and is left alone here).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from labeler.base.errors import InputError
+from labeler.core.capacity import Node
 from labeler.tas.cluster import snapshot_from_objects
 from labeler.tas.volcano.hypernodes import is_hypernode
-from labeler.tas.volcano.model import PODGROUP_API, podgroup_from_object, queue_from_object
+from labeler.tas.volcano.model import (
+    PODGROUP_API,
+    Queue,
+    podgroup_from_object,
+    queue_from_object,
+)
 from labeler.tas.volcano.simulate import Cluster
 
 JOB_API = "batch.volcano.sh"
@@ -44,50 +50,71 @@ class Objects:
     configmaps: tuple[tuple[str, Mapping[str, Any]], ...] = ()
 
 
-def split(items: Iterable[Any], origin: str) -> Objects:
-    """Every item, numbered as in the file; InputError lists every bad one."""
-    core: list[Any] = []
-    pods: list[Mapping[str, Any]] = []
-    hypernodes: list[tuple[str, Mapping[str, Any]]] = []
-    queues = {}
-    podgroups: dict[str, tuple[str, Mapping[str, Any]]] = {}
-    jobs: list[tuple[str, Mapping[str, Any]]] = []
-    configmaps: list[tuple[str, Mapping[str, Any]]] = []
+@dataclass
+class _Sorted:
+    core: list[Any] = field(default_factory=list)
+    pods: list[Mapping[str, Any]] = field(default_factory=list)
+    hypernodes: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)
+    queues: dict[str, Queue] = field(default_factory=dict)
+    podgroups: dict[str, tuple[str, Mapping[str, Any]]] = field(default_factory=dict)
+    jobs: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)
+    configmaps: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)
+
+
+def _sort(items: Iterable[Any], origin: str) -> _Sorted:
+    out = _Sorted()
     problems: list[str] = []
     for i, item in enumerate(items):
         where = f"{origin}: items[{i}]"
         if not isinstance(item, Mapping):
-            core.append(item)  # snapshot_from_objects names it
+            out.core.append(item)  # snapshot_from_objects names it
             continue
         kind = item.get("kind")
         try:
             if kind in ("Node", "Pod"):
-                core.append(item)
+                out.core.append(item)
                 if kind == "Pod":
-                    pods.append(item)
+                    out.pods.append(item)
             elif is_hypernode(item):
-                hypernodes.append((where, item))
+                out.hypernodes.append((where, item))
             elif kind == "Queue" and api_group(item) == PODGROUP_API:
                 q = queue_from_object(item, where)
-                queues[q.name] = q
+                out.queues[q.name] = q
             elif is_volcano_podgroup(item):
                 pg = podgroup_from_object(item, where)
-                podgroups[pg.ref] = (where, item)
+                out.podgroups[pg.ref] = (where, item)
             elif is_volcano_job(item):
-                jobs.append((where, item))
+                out.jobs.append((where, item))
             elif kind == "ConfigMap":
-                configmaps.append((where, item))
+                out.configmaps.append((where, item))
         except InputError as e:
             problems.extend(e.problems)
     if problems:
         raise InputError(problems, heading=f"{origin}: invalid snapshot:")
-    snap = snapshot_from_objects({"kind": "List", "items": core}, origin)
-    groups = tuple(podgroup_from_object(obj, where) for where, obj in podgroups.values())
+    return out
+
+
+def _objects(s: _Sorted, nodes: tuple[Node, ...], pods: Sequence[Mapping[str, Any]]) -> Objects:
+    groups = tuple(podgroup_from_object(obj, where) for where, obj in s.podgroups.values())
     cluster = Cluster(
-        nodes=snap.nodes,
+        nodes=nodes,
         pods=tuple(pods),
-        hypernodes=tuple(hypernodes),
-        queues=queues,
+        hypernodes=tuple(s.hypernodes),
+        queues=s.queues,
         podgroups=groups,
     )
-    return Objects(cluster, podgroups, tuple(jobs), tuple(configmaps))
+    return Objects(cluster, s.podgroups, tuple(s.jobs), tuple(s.configmaps))
+
+
+def split(items: Iterable[Any], origin: str) -> Objects:
+    """Every item of a snapshot, numbered as in the file; InputError lists every bad one."""
+    s = _sort(items, origin)
+    snap = snapshot_from_objects({"kind": "List", "items": s.core}, origin)
+    return _objects(s, snap.nodes, s.pods)
+
+
+def from_parts(
+    nodes: tuple[Node, ...], pods: Sequence[Mapping[str, Any]], items: Iterable[Any], origin: str
+) -> Objects:
+    """The cluster's nodes (with usage) and pods, and its Volcano objects."""
+    return _objects(_sort(items, origin), nodes, pods)
