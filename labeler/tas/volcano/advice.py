@@ -8,7 +8,15 @@ from labeler.tas.volcano.conf import SchedulerConf
 from labeler.tas.volcano.cycle import Cycle
 from labeler.tas.volcano.hypernodes import HyperNodeTree
 from labeler.tas.volcano.model import PENDING, Gang, PodGroup
-from labeler.tas.volcano.simulate import Cluster, Verdict, adjust, node_states, queue_of, run_cycle
+from labeler.tas.volcano.simulate import (
+    Cluster,
+    Verdict,
+    adjust,
+    multilevel_of,
+    node_states,
+    queue_of,
+    run_cycle,
+)
 from labeler.tas.volcano.tiers import TierRow, smallest, tier_table
 from labeler.tas.volcano.traps import (
     configuration_traps,
@@ -60,7 +68,15 @@ def advise(
     podgroup, _ = adjust(gang.podgroup, tree, version)
     session_gang = Gang(podgroup, gang.tasks, gang.origin, gang.notes)
     empty = node_states(cluster, empty=True)
-    rows = tier_table(session_gang, conf, tree, node_states(cluster, empty=False), empty)
+    ml = multilevel_of(conf, gang)
+    rows = tier_table(
+        session_gang,
+        conf,
+        tree,
+        node_states(cluster, empty=False),
+        empty,
+        multilevel=None if isinstance(ml, str) else ml,
+    )
     queue, _ = queue_of(cluster, gang.podgroup)
     static = Cycle(conf, tree, {}, scores=False).static
     traps = [

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from labeler.tas.volcano import resources as R
+from labeler.tas.volcano.ascend import NPU, MultiLevel
 from labeler.tas.volcano.cycle import Cycle
 from labeler.tas.volcano.hypernodes import TOP
 from labeler.tas.volcano.model import PENDING
@@ -96,6 +97,7 @@ class Allocator:
     cy: Cycle
     job: JobState
     first_fit: bool = False  # counting copies: the first node that fits, no scores
+    multilevel: MultiLevel | None = None  # ascend-for-volcano's rules for an Ascend job
     decisions: dict[str, dict[str, str]] = field(default_factory=dict)
     committed: list[Op] = field(default_factory=list)
     waiting: list[Op] = field(default_factory=list)  # pipelined: placed, not committed
@@ -257,6 +259,8 @@ class Allocator:
             return None
         stmt = self.statement()
         allocated = sj.allocated_hypernode
+        if self.multilevel is not None:
+            self.multilevel.chosen = None  # chosen again among this HyperNode's nodes
         while tasks:
             ts = tasks.popleft()
             if not cy.allocatable(ts):
@@ -268,6 +272,7 @@ class Allocator:
                 )
                 continue
             fits, errors = self._feasible(ts, nodes)
+            fits = self._ascend(ts, fits, errors)
             if not fits:
                 if hn != TOP:
                     errors.hypernode = hn
@@ -311,6 +316,27 @@ class Allocator:
         if self.first_fit and not fits:
             self._cursor[key] = len(nodes)
         return fits, errors
+
+    def _ascend(self, ts: TaskState, fits: list[NodeState], errors: FitErrors) -> list[NodeState]:
+        """An Ascend multi-level job's NPU pods go to the nodes ascend-for-volcano selects
+        (its node check first, then the level-by-level selection among those left)."""
+        ml, want = self.multilevel, ts.task.requests.get(NPU, 0)
+        if ml is None or want <= 0:
+            return fits
+        ok = []
+        for ns in fits:
+            why = ml.node_reason(want, ns.node, ns.idle.get(NPU, 0))
+            if why is None:
+                ok.append(ns)
+            else:
+                errors.nodes[ns.name] = [why]
+        if ok and ml.chosen is None:
+            got = ml.choose([ns.node for ns in ok])
+            if isinstance(got, str):
+                errors.err = f"ascend-for-volcano: select nodes failed: {got}"
+                return []
+            ml.chosen = got
+        return [ns for ns in ok if ml.chosen is not None and ns.name in ml.chosen]
 
     def _best(self, ts: TaskState, sj: SubJob, fits: list[NodeState], allocated: str) -> NodeState:
         """``prioritizeNodes``: nodes with idle room first, then those with future room."""

@@ -227,6 +227,7 @@ class Task:
     uid: str = ""
     created: str = ""  # metadata.creationTimestamp (RFC 3339 sorts as text)
     scheduler: str = "volcano"  # spec.schedulerName: Volcano schedules only its own pods
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def ref(self) -> str:
@@ -291,6 +292,7 @@ def task_from_pod(pod: Mapping[str, Any], where: str) -> Task:
         uid=str(meta.get("uid") or ""),
         created=str(meta.get("creationTimestamp") or ""),
         scheduler=str(spec.get("schedulerName") or "default-scheduler"),
+        annotations=annotations,
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from labeler.core.capacity import Node
 from labeler.tas.volcano import resources as R
 from labeler.tas.volcano.allocate import Allocator
+from labeler.tas.volcano.ascend import AFFINITY, NPU, POLICY, MultiLevel, plan
 from labeler.tas.volcano.conf import SchedulerConf
 from labeler.tas.volcano.cycle import Cycle
 from labeler.tas.volcano.hypernodes import TOP, HyperNodeTree, build_tree
@@ -249,6 +250,15 @@ def placement_of(tree: HyperNodeTree, pod: str, task: str, node: str) -> Placeme
     return Placement(pod, task, node, tree.leaf_of.get(node, ""))
 
 
+def multilevel_of(conf: SchedulerConf, gang: Gang) -> MultiLevel | str | None:
+    """ascend-for-volcano's rules for the gang (see ``ascend.plan``)."""
+    notes = dict(gang.podgroup.annotations)
+    for t in gang.tasks:  # the plugin also reads these keys from the pods
+        notes.update({k: v for k, v in t.annotations.items() if k in (POLICY, AFFINITY)})
+    npu = sum(1 for t in gang.tasks if t.requests.get(NPU, 0) > 0)
+    return plan([p.name for p in conf.plugins()], conf.configurations, notes, npu)
+
+
 def _blocked(
     conf: SchedulerConf,
     cluster: Cluster,
@@ -291,7 +301,10 @@ def run_cycle(
     invalid = cy.job_invalid(job)
     if invalid:
         why.append(f"gang: {invalid}")
-    alloc = Allocator(cy, job)
+    ml = multilevel_of(conf, gang)
+    if isinstance(ml, str):
+        why.append(ml)
+    alloc = Allocator(cy, job, multilevel=None if isinstance(ml, str) else ml)
     if not why:
         alloc.run()
     why += alloc.notes

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from labeler.tas.volcano import resources as R
 from labeler.tas.volcano.allocate import Allocator
+from labeler.tas.volcano.ascend import MultiLevel
 from labeler.tas.volcano.conf import SchedulerConf
 from labeler.tas.volcano.cycle import Cycle
 from labeler.tas.volcano.hypernodes import TOP, HyperNodeTree, tier_name_of
@@ -65,9 +66,11 @@ class CopyCounter:
         tree: HyperNodeTree,
         states: dict[str, NodeState],
         gang: Gang,
+        multilevel: MultiLevel | None = None,
     ) -> None:
         self.conf, self.tree, self.gang = conf, tree, fresh(gang)
         self.states = states
+        self.multilevel = multilevel
         tasks = [t for t in self.gang.tasks if not R.is_empty(t.requests)]
         self.min = max(min(self.gang.podgroup.min_member, len(tasks)), 1) if tasks else 0
         self.need = _need(tasks, self.min) if tasks else {}
@@ -91,7 +94,7 @@ class CopyCounter:
         count = 0
         while count < limit:
             job = JobState(self.gang.podgroup, self.gang.tasks)
-            alloc = Allocator(cy, job, first_fit=True)
+            alloc = Allocator(cy, job, first_fit=True, multilevel=self.multilevel)
             alloc.run(root=hn)
             if not alloc.committed or not cy.job_ready(job):
                 return count
@@ -127,9 +130,13 @@ def tier_table(
     now: dict[str, NodeState],
     empty: dict[str, NodeState],
     limit: int = LIMIT,
+    multilevel: MultiLevel | None = None,
 ) -> list[TierRow]:
     """One row per tier (the cluster top last)."""
-    counters = CopyCounter(conf, tree, now, gang), CopyCounter(conf, tree, empty, gang)
+    counters = (
+        CopyCounter(conf, tree, now, gang, multilevel),
+        CopyCounter(conf, tree, empty, gang, multilevel),
+    )
     rows = []
     for tier in tree.tiers:
         names = tree.by_tier[tier]
