@@ -87,6 +87,17 @@ def organize(cy: Cycle, job: JobState) -> Worksheet:
     return ws
 
 
+MIN_NODES_TO_FIND, MIN_PERCENTAGE = 100, 5  # the scheduler's defaults
+
+
+def nodes_to_find(total: int) -> int:
+    """``CalculateNumOfFeasibleNodesToFind`` with Volcano's default options."""
+    if total <= MIN_NODES_TO_FIND:
+        return total
+    percentage = max(50 - total // 125, MIN_PERCENTAGE)
+    return max(total * percentage // 100, MIN_NODES_TO_FIND)
+
+
 def _hard_tier(job: JobState) -> int | None:
     nt = job.network_topology
     return nt.highest_tier if nt is not None and nt.mode == "hard" else None
@@ -102,7 +113,7 @@ class Allocator:
     committed: list[Op] = field(default_factory=list)
     waiting: list[Op] = field(default_factory=list)  # pipelined: placed, not committed
     notes: list[str] = field(default_factory=list)
-    _cursor: dict[object, int] = field(default_factory=dict)
+    cursor: dict[object, int] = field(default_factory=dict)  # first fit: where to go on
 
     def statement(self) -> Statement:
         return Statement(self.job, [self.cy.on_place])
@@ -295,26 +306,45 @@ class Allocator:
     def _feasible(
         self, ts: TaskState, nodes: Sequence[NodeState]
     ) -> tuple[list[NodeState], FitErrors]:
-        """``PredicateNodes``: the nodes where the task fits now or once releasing ends."""
-        cy, req = self.cy, ts.task.requests
-        switches = cy.static.switches
+        """``PredicateNodes``: nodes where the task fits now or once releasing ends.
+
+        Like Volcano, the search starts where the previous one stopped and ends once enough
+        nodes are found (``percentageOfNodesToFind``): on a big cluster only those are
+        scored. Counting copies takes the first node that fits, remembering per task shape
+        where the search got to (nodes only fill up while counting)."""
+        cy, task = self.cy, ts.task
+        switches, static = cy.static.switches, cy.static.for_task(task)
+        order = R.order(task.requests)
         fits: list[NodeState] = []
         errors = FitErrors()
-        key = (id(nodes), tuple(sorted(req.items())), shape_key(ts.task))
-        start = self._cursor.get(key, 0) if self.first_fit else 0
-        for i in range(start, len(nodes)):
-            ns = nodes[i]
-            static = cy.static.reason(ts.task, ns.node)
-            reasons = fit_reasons(req, ns.future_idle(), ns.pods < ns.max_pods, static, switches)
-            if reasons:
-                errors.nodes[ns.name] = reasons
-                continue
-            fits.append(ns)
-            if self.first_fit:
-                self._cursor[key] = i
-                break
-        if self.first_fit and not fits:
-            self._cursor[key] = len(nodes)
+        total = len(nodes)
+        if self.first_fit:
+            key = (id(nodes), order, shape_key(task))
+            start, want = self.cursor.get(key, 0), 1
+            span = range(start, total)
+        else:
+            start, want = cy.last_index % total, nodes_to_find(total)
+            span = range(start, start + total)
+        seen = 0
+        for i in span:
+            ns = nodes[i % total]
+            seen += 1
+            short = ns.short(order)
+            reason = static(ns.node)
+            if short is not None:
+                errors.nodes[ns.name] = [f"Insufficient {short}"]
+            elif reason is not None or (switches.enabled and ns.pods >= ns.max_pods):
+                errors.nodes[ns.name] = fit_reasons(
+                    task.requests, ns.future_idle(), ns.pods < ns.max_pods, reason, switches
+                )
+            else:
+                fits.append(ns)
+                if len(fits) >= want:
+                    break
+        if self.first_fit:
+            self.cursor[key] = start + seen - (1 if fits else 0)
+        else:
+            cy.last_index = (start + seen) % total
         return fits, errors
 
     def _ascend(self, ts: TaskState, fits: list[NodeState], errors: FitErrors) -> list[NodeState]:

@@ -49,6 +49,7 @@ class Cycle:
     nodes: dict[str, NodeState]
     queue: QueueAttr | None = None
     scores: bool = True  # False: no node or HyperNode scores (counting copies)
+    last_index: int = 0  # where the previous node search stopped (Volcano keeps one)
     weights: Weights = field(init=False)
     static: StaticFilter = field(init=False)
     hn_scores: HyperNodeScores | None = field(init=False)

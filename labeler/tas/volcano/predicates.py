@@ -15,7 +15,7 @@ Node ports, pod (anti-)affinity, topology spread, volumes and DRA are not checke
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from labeler.core.capacity import Node
@@ -82,13 +82,22 @@ class StaticFilter:
 
     def __init__(self, switches: Switches) -> None:
         self.switches = switches
-        self._cache: dict[tuple[object, str], str | None] = {}
+        self._cache: dict[object, dict[str, str | None]] = {}
 
     def reason(self, task: Task, node: Node) -> str | None:
-        key = (shape_key(task), node.name)
-        if key not in self._cache:
-            self._cache[key] = static_reason(task, node, self.switches)
-        return self._cache[key]
+        return self.for_task(task)(node)
+
+    def for_task(self, task: Task) -> Callable[[Node], str | None]:
+        """The reason function for one task's shape (its cache looked up once)."""
+        cache = self._cache.setdefault(shape_key(task), {})
+        switches = self.switches
+
+        def reason(node: Node) -> str | None:
+            if node.name not in cache:
+                cache[node.name] = static_reason(task, node, switches)
+            return cache[node.name]
+
+        return reason
 
 
 def shape_key(task: Task) -> object:

@@ -18,7 +18,7 @@ from labeler.tas.volcano import resources as R
 from labeler.tas.volcano.advice import Advice
 from labeler.tas.volcano.hypernodes import TOP, describe_tiers
 from labeler.tas.volcano.simulate import Placement
-from labeler.tas.volcano.tiers import LIMIT, TierRow
+from labeler.tas.volcano.tiers import TierRow
 
 MAX_NODES_SHOWN = 8
 
@@ -30,13 +30,14 @@ def _pods(places: Sequence[Placement]) -> list[dict[str, Any]]:
     ]
 
 
-def _copies(n: int) -> str:
-    return f"{n}+" if n >= LIMIT else str(n)
+def _copies(n: int, limit: int) -> str:
+    return f"{n}+" if n >= limit else str(n)
 
 
 def _tier_dict(r: TierRow) -> dict[str, Any]:
     def side(name: str, n: int) -> dict[str, Any]:
-        return {"hyperNode": None if name == TOP or not n else name, "copies": n}
+        hn = None if name == TOP or not n else name
+        return {"hyperNode": hn, "copies": n, "atLeast": n >= r.limit}
 
     return {
         "tier": r.tier,
@@ -164,9 +165,9 @@ def _tier_lines(a: Advice) -> list[str]:
                 r.name or ("(cluster)" if r.hypernodes == 0 else "-"),
                 str(r.hypernodes) if r.hypernodes else "-",
                 _best(r.best_now, r.now),
-                _copies(r.now),
+                _copies(r.now, r.limit),
                 _best(r.best_empty, r.empty),
-                _copies(r.empty),
+                _copies(r.empty, r.limit),
             ]
         )
     title = "copies of this gang the best HyperNode of each tier holds:"

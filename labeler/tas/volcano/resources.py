@@ -63,6 +63,13 @@ def insufficient(request: Res, available: Res) -> list[str]:
     return out
 
 
+def order(request: Res) -> tuple[tuple[str, int], ...]:
+    """The request in the order ``insufficient`` checks it: cpu and memory (always), then
+    the other resources it names, sorted; ``pods`` never."""
+    rest = sorted((k, v) for k, v in request.items() if k not in NATIVE and k != PODS)
+    return ((CPU, request.get(CPU, 0)), (MEMORY, request.get(MEMORY, 0)), *rest)
+
+
 def over_in_requested(used: Res, limit: Res, request: Res) -> list[str]:
     """Dimensions where ``used`` exceeds ``limit``, looking only at those ``request`` is
     positive in; a dimension ``limit`` lacks is 0 (so any use of it is over)."""

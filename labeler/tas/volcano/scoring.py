@@ -26,6 +26,7 @@ Where scores tie, Volcano picks at random; here the first in name order wins.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -144,19 +145,25 @@ def _requested(task: Task, ns: NodeState, res: str) -> tuple[int, int]:
 
 
 def _least(task: Task, ns: NodeState) -> int:
-    total = 0
+    """LeastAllocated, cpu and memory weighted 50/50 (a resource the node lacks skipped)."""
+    total = weight = 0
     for res in (CPU, R.MEMORY):
         cap, req = _requested(task, ns, res)
-        total += 0 if cap == 0 or req > cap else (cap - req) * MAX_SCORE // cap * 50
-    return total // 100
+        if cap:
+            total += 0 if req > cap else (cap - req) * MAX_SCORE // cap * 50
+            weight += 50
+    return total // weight if weight else 0
 
 
 def _most(task: Task, ns: NodeState) -> int:
-    total = 0
+    """MostAllocated, cpu and memory weighted 1/1."""
+    total = weight = 0
     for res in (CPU, R.MEMORY):
         cap, req = _requested(task, ns, res)
-        total += 0 if cap == 0 else min(req, cap) * MAX_SCORE // cap
-    return total // 2
+        if cap:
+            total += min(req, cap) * MAX_SCORE // cap
+            weight += 1
+    return total // weight if weight else 0
 
 
 def _balanced(task: Task, ns: NodeState) -> int:
@@ -185,16 +192,22 @@ def _normalized(raw: Mapping[str, int], *, reverse: bool) -> dict[str, int]:
 def nodeorder(task: Task, nodes: Sequence[NodeState], w: Weights) -> dict[str, float]:
     out = {n.name: 0.0 for n in nodes}
     for n in nodes:
-        out[n.name] += w.least * _least(task, n) + w.most * _most(task, n)
-        out[n.name] += w.balanced * _balanced(task, n)
-    if w.node_affinity:
+        score = 0
+        if w.least:
+            score += w.least * _least(task, n)
+        if w.most:
+            score += w.most * _most(task, n)
+        if w.balanced:
+            score += w.balanced * _balanced(task, n)
+        out[n.name] = float(score)
+    if w.node_affinity and task.preferred:
         raw = {
             n.name: sum(wt for wt, term in task.preferred if term.matches(n.name, n.node.labels))
             for n in nodes
         }
         for k, v in _normalized(raw, reverse=False).items():
             out[k] += w.node_affinity * v
-    if w.taints:
+    if w.taints and any(t.effect == PREFER_NO_SCHEDULE for n in nodes for t in n.node.taints):
         prefer = [t for t in task.tolerations if t.effect in ("", PREFER_NO_SCHEDULE)]
         raw = {
             n.name: sum(
@@ -206,6 +219,9 @@ def nodeorder(task: Task, nodes: Sequence[NodeState], w: Weights) -> dict[str, f
         }
         for k, v in _normalized(raw, reverse=True).items():
             out[k] += w.taints * v
+    else:  # no PreferNoSchedule taint: every node gets the same, the full score
+        for k in out:
+            out[k] += w.taints * MAX_SCORE
     return out
 
 
@@ -220,13 +236,20 @@ class HyperNodeScores:
         self.future: dict[str, dict[str, int]] = {}
         self.containing: dict[str, list[str]] = {}
         for name, hn in tree.hypernodes.items():
-            members = [nodes[n] for n in hn.nodes if n in nodes]
-            self.allocatable[name] = R.total(m.node.allocatable for m in members)
-            self.used[name] = R.total(m.used for m in members)
-            self.idle[name] = R.total(m.idle for m in members)
-            self.future[name] = R.total(m.future_idle() for m in members)
-            for m in members:
-                self.containing.setdefault(m.name, []).append(name)
+            for table in (self.allocatable, self.used, self.idle, self.future):
+                table[name] = {}
+            for n in hn.nodes:
+                if n in nodes:
+                    self.containing.setdefault(n, []).append(name)
+        for n, hns in self.containing.items():  # each node's resources into its HyperNodes
+            ns = nodes[n]
+            parts = ((self.allocatable, ns.node.allocatable), (self.used, ns.used),
+                     (self.idle, ns.idle), (self.future, ns.future_idle()))  # fmt: skip
+            for table, res in parts:
+                for h in hns:
+                    into = table[h]
+                    for k, v in res.items():
+                        into[k] = into.get(k, 0) + v
         self.min_tier, self.max_tier = tree.tiers[0], tree.tiers[-1]
 
     def on_place(self, request: Mapping[str, int], node: str, sign: int) -> None:
@@ -258,10 +281,7 @@ class HyperNodeScores:
 
     def task_share(self, hn: str, tasks: Sequence[tuple[str, str]]) -> float:
         """Share of the tasks (name, node) on nodes of ``hn``."""
-        if not tasks:
-            return 1.0
-        nodes = self.tree[hn].nodes
-        return sum(1 for _, node in tasks if node in nodes) / len(tasks)
+        return _share(self.tree[hn].nodes, Counter(n for _, n in tasks if n), len(tasks))
 
     def normal_pod(self, task: Task, node: str) -> float:
         """Tier-faded HyperNode binpack for a pod without a network topology."""
@@ -284,21 +304,21 @@ class HyperNodeScores:
         if not allocated:
             return {}
         out: dict[str, float] = {}
+        mine = set(self.tree.ancestors(allocated))
+        memo: dict[str, float] = {"": 0.0, allocated: 1.0}
         for n in nodes:
             hn = self.tree.leaf_of.get(n.name, "")
-            if not hn:
-                out[n.name] = 0.0
-            elif hn == allocated:
-                out[n.name] = 1.0
-            else:
-                lca = self.tree.lca(hn, allocated)
-                out[n.name] = self.tier_score(self.tree[lca].tier) if lca else 0.0
+            if hn not in memo:
+                lca = next((a for a in self.tree.ancestors(hn) if a in mine), "")
+                memo[hn] = self.tier_score(self.tree[lca].tier) if lca else 0.0
+            out[n.name] = memo[hn]
         best = max(out.values(), default=0.0)
         tied = [name for name, s in out.items() if s == best]
         if len(tied) > 1:
+            placed = Counter(n for _, n in tasks if n)
             for name in tied:
                 leaf = self.tree.leaf_of.get(name, "")
-                out[name] += self.task_share(leaf, tasks) if leaf else 0.0
+                out[name] += _share(self.tree[leaf].nodes, placed, len(tasks)) if leaf else 0.0
         return {k: v * MAX_SCORE * self.w.nta_weight for k, v in out.items()}
 
     def order(
@@ -310,9 +330,17 @@ class HyperNodeScores:
         best = max(scores.values(), default=0.0)
         tied = [h for h, s in scores.items() if s == best]
         if len(tied) > 1:
+            placed = Counter(n for _, n in tasks if n)
             for h in tied:
-                scores[h] += self.task_share(h, tasks)
+                scores[h] += _share(self.tree[h].nodes, placed, len(tasks))
         return {h: s * MAX_SCORE * self.w.nta_weight for h, s in scores.items()}
+
+
+def _share(nodes: frozenset[str], placed: Counter[str], total: int) -> float:
+    """``scoreWithTaskNum``: the share of a (sub-)job's tasks already on ``nodes``."""
+    if total == 0:
+        return 1.0
+    return sum(c for n, c in placed.items() if n in nodes) / total
 
 
 def best_of(scores: Mapping[str, float], order: Sequence[str]) -> str:

@@ -34,6 +34,7 @@ from labeler.tas.volcano.model import (
 from labeler.tas.volcano.predicates import FitErrors
 
 READY_STATES = ALLOCATED_STATES | {SUCCEEDED}
+PENDING_BE = "pending best-effort"  # a count beside the states: pending pods asking nothing
 VALID_STATES = ALLOCATED_STATES | {SUCCEEDED, PIPELINED, PENDING}
 
 
@@ -55,6 +56,15 @@ class NodeState:
 
     def future_idle(self) -> dict[str, int]:
         return R.sub(R.add(self.idle, self.releasing), self.pipelined)
+
+    def short(self, request: Sequence[tuple[str, int]]) -> str | None:
+        """The first resource of ``request`` (ordered as ``R.order``) the node's future idle
+        lacks; None when the task fits (``insufficient`` without building the map)."""
+        idle, rel, pipe = self.idle, self.releasing, self.pipelined
+        for k, v in request:
+            if v > idle.get(k, 0) + rel.get(k, 0) - pipe.get(k, 0):
+                return k
+        return None
 
 
 class TaskState:
@@ -93,7 +103,7 @@ class SubJob:
         return sum(self.counts[s] for s in READY_STATES)
 
     def pending_best_effort(self) -> int:
-        return sum(1 for t in self.tasks if t.status == PENDING and t.best_effort)
+        return self.counts[PENDING_BE]
 
     def is_ready(self) -> bool:
         return self.ready_num() + self.pending_best_effort() >= self.min_available
@@ -139,6 +149,7 @@ class JobState:
         }
         for ts in self.tasks:
             self._add(ts)
+        self.by_name = {t.name: t for t in self.tasks}
 
     # --- sub-jobs --------------------------------------------------------------------
 
@@ -174,9 +185,12 @@ class JobState:
         self._count(ts, ts.status, 1)
 
     def _count(self, ts: TaskState, status: str, delta: int) -> None:
-        self.counts[status] += delta
-        self.role_counts.setdefault(ts.task.role, Counter())[status] += delta
-        self.subjobs[ts.subjob].counts[status] += delta
+        keys = (status, PENDING_BE) if status == PENDING and ts.best_effort else (status,)
+        role = self.role_counts.setdefault(ts.task.role, Counter())
+        for key in keys:
+            self.counts[key] += delta
+            role[key] += delta
+            self.subjobs[ts.subjob].counts[key] += delta
 
     def set_status(self, ts: TaskState, status: str, node: str = "") -> None:
         self._count(ts, ts.status, -1)
@@ -195,7 +209,7 @@ class JobState:
         return sum(self.counts[s] for s in READY_STATES)
 
     def pending_best_effort(self) -> int:
-        return sum(1 for t in self.tasks if t.status == PENDING and t.best_effort)
+        return self.counts[PENDING_BE]
 
     def is_ready(self) -> bool:
         return self.ready_num() + self.pending_best_effort() >= self.min_available
@@ -211,9 +225,7 @@ class JobState:
 
     def _role_occupied(self, states: Iterable[str], role: str) -> int:
         counts = self.role_counts.get(role, Counter())
-        return sum(counts[s] for s in states) + sum(
-            1 for t in self.tasks if t.task.role == role and t.status == PENDING and t.best_effort
-        )
+        return sum(counts[s] for s in states) + counts[PENDING_BE]
 
     def check_task_ready(self) -> bool:
         if self.min_available < self.task_min_total:
@@ -254,7 +266,7 @@ class JobState:
         return all(have[g] >= n for g, n in self.min_subjobs.items())
 
     def failed_roles(self, subjob: str) -> set[str]:
-        by_name = {t.name: t for t in self.tasks}
+        by_name = self.by_name
         return {
             by_name[n].task.role
             for n in self.fit_errors
@@ -284,8 +296,12 @@ class JobState:
         if subjob is None:
             self.fit_errors, self.job_fit_error = {}, ""
             return
-        by_name = {t.name: t.subjob for t in self.tasks}
-        self.fit_errors = {n: e for n, e in self.fit_errors.items() if by_name.get(n) != subjob}
+        by_name = self.by_name
+        self.fit_errors = {
+            n: e
+            for n, e in self.fit_errors.items()
+            if n not in by_name or by_name[n].subjob != subjob
+        }
 
 
 @dataclass

@@ -23,6 +23,7 @@ from labeler.tas.volcano.model import FAILED, PENDING, SUCCEEDED, Gang, Task
 from labeler.tas.volcano.session import JobState, NodeState
 
 LIMIT = 100  # copies are counted up to this many ("100+")
+PLACEMENTS = 2000  # …and up to about this many pods placed per HyperNode counted
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class TierRow:
     now: int
     best_empty: str
     empty: int
+    limit: int = LIMIT  # copies were counted up to this many
 
     @property
     def is_top(self) -> bool:
@@ -74,27 +76,54 @@ class CopyCounter:
         tasks = [t for t in self.gang.tasks if not R.is_empty(t.requests)]
         self.min = max(min(self.gang.podgroup.min_member, len(tasks)), 1) if tasks else 0
         self.need = _need(tasks, self.min) if tasks else {}
+        self._bounds: dict[str, int] = {}
+        self._need_dims = [(k, v) for k, v in sorted(self.need.items()) if v > 0]
+        self._rows: dict[str, tuple[int, ...]] | None = None
 
     def bound(self, hn: str, limit: int) -> int:
         """At most this many copies fit the free resources and pod slots of ``hn``."""
         if not self.min:
             return 0
-        nodes = [self.states[n] for n in self.tree[hn].nodes if n in self.states]
-        free = R.total(n.future_idle() for n in nodes)
-        best = min(limit, sum(max(n.max_pods - n.pods, 0) for n in nodes) // self.min)
-        for k, v in self.need.items():
-            if v > 0:
-                best = min(best, max(free.get(k, 0), 0) // v)
-        return best
+        got = self._bounds.get(hn)
+        if got is None:
+            per = self._per_node()
+            sums = [0] * (len(self._need_dims) + 1)
+            for n in self.tree[hn].nodes:
+                row = per.get(n)
+                if row is not None:
+                    for i, v in enumerate(row):
+                        sums[i] += v
+            got = sums[0] // self.min
+            for (_, need), free in zip(self._need_dims, sums[1:], strict=True):
+                got = min(got, max(free, 0) // need)
+            self._bounds[hn] = got
+        return min(got, limit)
+
+    def _per_node(self) -> dict[str, tuple[int, ...]]:
+        """Per node: free pod slots, then the free amount of each resource a copy needs."""
+        if self._rows is None:
+            dims = self._need_dims
+            self._rows = {
+                name: (
+                    max(ns.max_pods - ns.pods, 0),
+                    *(
+                        ns.idle.get(k, 0) + ns.releasing.get(k, 0) - ns.pipelined.get(k, 0)
+                        for k, _ in dims
+                    ),
+                )
+                for name, ns in self.states.items()
+            }
+        return self._rows
 
     def copies(self, hn: str, limit: int) -> int:
         names = self.tree[hn].nodes
         states = {n: _copy(self.states[n]) for n in names if n in self.states}
         cy = Cycle(self.conf, self.tree, states, None, scores=False)
+        cursor: dict[object, int] = {}  # shared by the copies: nodes only fill up
         count = 0
         while count < limit:
             job = JobState(self.gang.podgroup, self.gang.tasks)
-            alloc = Allocator(cy, job, first_fit=True, multilevel=self.multilevel)
+            alloc = Allocator(cy, job, first_fit=True, multilevel=self.multilevel, cursor=cursor)
             alloc.run(root=hn)
             if not alloc.committed or not cy.job_ready(job):
                 return count
@@ -133,6 +162,7 @@ def tier_table(
     multilevel: MultiLevel | None = None,
 ) -> list[TierRow]:
     """One row per tier (the cluster top last)."""
+    limit = max(1, min(limit, PLACEMENTS // max(len(gang.tasks), 1)))
     counters = (
         CopyCounter(conf, tree, now, gang, multilevel),
         CopyCounter(conf, tree, empty, gang, multilevel),
@@ -142,7 +172,7 @@ def tier_table(
         names = tree.by_tier[tier]
         real = [n for n in names if n != TOP]
         (a, n), (b, e) = (c.best(names, limit) for c in counters)
-        rows.append(TierRow(tier, tier_name_of(tree, tier), len(real), a, n, b, e))
+        rows.append(TierRow(tier, tier_name_of(tree, tier), len(real), a, n, b, e, limit))
     return rows
 
 

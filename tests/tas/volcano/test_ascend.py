@@ -21,7 +21,8 @@ def conf(levels: dict[str, Any], *, npu_plugin: bool = True) -> Any:
     return parse_conf(
         "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n  - name: predicates\n"
         + plugin
-        + f"configurations:\n- name: init-params\n  arguments:\n    resource-level-config: '{init}'\n",
+        + "configurations:\n- name: init-params\n  arguments:\n"
+        + f"    resource-level-config: '{init}'\n",
         "test",
     )
 
