@@ -219,17 +219,24 @@ def run(args: argparse.Namespace, items: Sequence[Any]) -> int:
 def _html(
     args: argparse.Namespace, result: Advice, objects: Objects, profile: Profile | None
 ) -> None:
-    from labeler.tas.volcano.overlay import volcano_overlay
+    from labeler.tas.volcano.overlay import tier_profile, volcano_overlay
     from labeler.topomap.advice import advice_map
     from labeler.topomap.render import write_html
 
+    nodes = list(objects.cluster.nodes)
     if profile is None:
-        raise UsageError("--html draws the map by a profile's levels: add --profile")
-    overlay = volcano_overlay(profile.topology, result, objects.cluster.nodes)
+        by_tiers = tier_profile(result.tree, nodes)
+        if by_tiers is None:
+            raise UsageError(
+                "--html draws the map by HyperNode tiers or a profile's levels: the cluster "
+                "has no HyperNodes, add --profile"
+            )
+        profile, nodes = by_tiers
+    overlay = volcano_overlay(profile.topology, result, nodes)
     requests = result.gang.tasks[0].requests if result.gang.tasks else {}
     page = advice_map(
         profile,
-        objects.cluster.nodes,
+        nodes,
         requests,
         overlay,
         origin=args.from_snapshot or "the cluster",

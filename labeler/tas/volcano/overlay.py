@@ -1,4 +1,5 @@
-"""``advise --html`` for Volcano: the placement drawn over the map of a profile's levels.
+"""``advise --html`` for Volcano: the placement drawn over the map of a profile's levels,
+or, without a profile, of the HyperNode tiers (``tier_profile``).
 
 The pods per node are the pods Volcano would bind; the highlighted domain is the chosen
 HyperNode (or, when the gang does not fit, the best HyperNode of the narrowest tier that
@@ -11,15 +12,37 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
 from labeler.core.capacity import Node
-from labeler.core.model import Topology, level_values
+from labeler.core.model import Level, Topology, level_values
 from labeler.core.overlay import JobOverlay
+from labeler.core.profiles import Profile
 from labeler.tas.volcano import resources as R
 from labeler.tas.volcano.advice import Advice
 from labeler.tas.volcano.cycle import Cycle
-from labeler.tas.volcano.hypernodes import TOP
+from labeler.tas.volcano.hypernodes import TOP, HyperNodeTree, tier_name_of
 from labeler.tas.volcano.model import PENDING
+
+TIER_KEY = "hypernode.volcano.sh/tier-{}"  # a map level per tier; never written to a node
+
+
+def tier_profile(tree: HyperNodeTree, nodes: Sequence[Node]) -> tuple[Profile, list[Node]] | None:
+    """The map's levels from the HyperNodes, widest tier first, and the nodes labelled
+    with the HyperNode holding them at each tier (None without HyperNodes)."""
+    tiers = sorted({h.tier for h in tree.real}, reverse=True)
+    if not tiers:
+        return None
+    levels = []
+    for t in tiers:
+        name = tier_name_of(tree, t)
+        levels.append(Level(TIER_KEY.format(t), f"tier {t}" + (f" ({name})" if name else "")))
+    holder: dict[str, dict[str, str]] = {}
+    for h in tree.real:
+        for n in h.nodes:
+            holder.setdefault(n, {})[TIER_KEY.format(h.tier)] = h.name
+    out = [replace(n, labels={**n.labels, **holder.get(n.name, {})}) for n in nodes]
+    return Profile("HyperNodes", Topology("hypernodes", tuple(levels))), out
 
 
 def _domain(topology: Topology, nodes: Sequence[Node]) -> tuple[str, ...] | None:
@@ -81,10 +104,13 @@ def volcano_overlay(topology: Topology, advice: Advice, nodes: Sequence[Node]) -
     return JobOverlay(
         fits=advice.fits,
         headline=headline,
-        message="" if advice.fits else v.message,
+        message="",  # the map prefixes a message with "Kueue:": Volcano's goes in the notes
         pods=dict(pods),
         domain=_domain(topology, members),
         domain_role=role,
         blocked=blocked,
-        notes=tuple(f"{n} node(s): {k}" for k, n in sorted(kinds.items())),
+        notes=(
+            *([] if advice.fits else [f"Volcano: {v.message}"]),
+            *(f"{n} node(s): {k}" for k, n in sorted(kinds.items())),
+        ),
     )
