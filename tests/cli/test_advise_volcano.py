@@ -274,3 +274,14 @@ def test_from_cluster_reads_volcano_objects_and_the_scheduler_configmap(
         "/apis/scheduling.volcano.sh/v1beta1/podgroups",
         "/api/v1/namespaces/volcano-system/configmaps/volcano-scheduler-configmap",
     } <= paths
+
+
+def test_the_readme_shows_what_advise_prints(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    command = "advise -f examples/volcano-job.yaml --from-snapshot examples/snapshot-volcano.yaml"
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split(f"$ topology-labeler {command}\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(ROOT)  # the paths as the README gives them
+    assert main(command.split()) == 3
+    assert capsys.readouterr().out == block
