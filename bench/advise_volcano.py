@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from labeler.tas.cluster import items_of  # noqa: E402
-from labeler.tas.inputs import load_document  # noqa: E402
+from labeler.tas.inputs import load_snapshot  # noqa: E402
 from labeler.tas.volcano.advice import advise  # noqa: E402
 from labeler.tas.volcano.conf import parse_conf  # noqa: E402
 from labeler.tas.volcano.hypernodes import build_tree  # noqa: E402
@@ -168,7 +168,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         snap_path = Path(tmp) / "snap.json"
         snap_path.write_text(json.dumps(doc), encoding="utf-8")
-        parsed = timed("read + parse snapshot (JSON)", lambda: load_document(str(snap_path)), rows)
+        parsed = timed("read + parse snapshot (JSON)", lambda: load_snapshot(str(snap_path)), rows)
         objects = timed(
             "sort objects, nodes with usage",
             lambda: split(items_of(parsed, "bench"), "bench"),

@@ -48,9 +48,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 def _file_items(path: str) -> list[Any]:
     from labeler.tas.cluster import items_of
-    from labeler.tas.inputs import load_document
+    from labeler.tas.inputs import load_snapshot
 
-    return [i for i in items_of(load_document(path), path) if isinstance(i, Mapping)]
+    return [i for i in items_of(load_snapshot(path), path) if isinstance(i, Mapping)]
 
 
 def volcano_file(args: argparse.Namespace) -> list[Any] | None:
@@ -82,17 +82,17 @@ def _read_cluster(args: argparse.Namespace) -> Objects:
 
     if args.from_snapshot:
         from labeler.tas.cluster import items_of
-        from labeler.tas.inputs import load_document
+        from labeler.tas.inputs import load_snapshot
 
         return split(
-            items_of(load_document(args.from_snapshot), args.from_snapshot), args.from_snapshot
+            items_of(load_snapshot(args.from_snapshot), args.from_snapshot), args.from_snapshot
         )
     from labeler.kube.volcano import get_configmap, list_volcano_objects
-    from labeler.tas.inputs import read_cluster_pods
+    from labeler.tas.inputs import read_cluster_objects
     from labeler.tas.volcano.conf import CONFIGMAP_NAME, CONFIGMAP_NAMESPACE
 
     api = cluster(args)
-    snap, pods = read_cluster_pods(api)
+    snap, pods = read_cluster_objects(api)
     items = list_volcano_objects(api)
     if not args.scheduler_conf:
         cm = get_configmap(api, CONFIGMAP_NAMESPACE, CONFIGMAP_NAME)

@@ -219,7 +219,7 @@ def snapshot_from_objects(
     to their Workloads (see ``usage_by_node``) when the snapshot has Workloads, unless
     ``tas_pods_via_workloads`` says otherwise.
     """
-    items = _items(doc, origin)
+    items = items_of(doc, origin)
     node_objs: list[tuple[str, Mapping[str, Any]]] = []
     pod_objs: list[Mapping[str, Any]] = []
     kueue: list[Mapping[str, Any]] = []
@@ -275,11 +275,8 @@ def snapshot_from_objects(
 
 
 def items_of(doc: Any, origin: str) -> list[Any]:
-    """The objects of a List, a NodeList/PodList, one object or a stream of them."""
-    return _items(doc, origin)
-
-
-def _items(doc: Any, origin: str) -> list[Any]:
+    """The objects of a List, a typed list (NodeList: items get their kind), a YAML stream of
+    either, or one object."""
     if isinstance(doc, list):
         out: list[Any] = []
         for d in doc:  # a multi-document YAML stream: each a List or an object

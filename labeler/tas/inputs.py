@@ -25,11 +25,11 @@ MAX_SNAPSHOT_BYTES = 1 << 30
 
 def read_snapshot(path: str) -> Snapshot:
     """Read a snapshot file (YAML stream or JSON) into nodes with usage."""
-    return snapshot_from_objects(load_document(path), path)
+    return snapshot_from_objects(load_snapshot(path), path)
 
 
-def load_document(path: str) -> Any:
-    """The parsed snapshot file: a List, an object, or a stream of them."""
+def load_snapshot(path: str) -> Any:
+    """A snapshot file (YAML stream or JSON) as parsed, every problem naming the file."""
     text = read_text(path, MAX_SNAPSHOT_BYTES, what="snapshot")
     try:
         if text.lstrip()[:1] in ("{", "["):
@@ -53,11 +53,13 @@ def load_document(path: str) -> Any:
 def read_cluster(api: Any, *, skip_tas: bool = False) -> Snapshot:
     """Nodes and non-terminated pods from the API server (paginated LISTs); with
     ``skip_tas`` TAS pods are left to their Workloads' topology assignments."""
-    return read_cluster_pods(api, skip_tas=skip_tas)[0]
+    return read_cluster_objects(api, skip_tas=skip_tas)[0]
 
 
-def read_cluster_pods(api: Any, *, skip_tas: bool = False) -> tuple[Snapshot, list[Any]]:
-    """:func:`read_cluster`, and the pods it read (the Volcano advisor reads them too)."""
+def read_cluster_objects(
+    api: Any, *, skip_tas: bool = False
+) -> tuple[Snapshot, list[dict[str, Any]]]:
+    """``read_cluster``, and the pods as read (each with its kind set)."""
     from labeler.kube.nodes import list_nodes
     from labeler.kube.pods import list_pods
 
@@ -73,4 +75,5 @@ def read_cluster_pods(api: Any, *, skip_tas: bool = False) -> tuple[Snapshot, li
     if problems:
         raise InputError(problems, heading="the cluster has nodes the simulator cannot read:")
     usage = usage_by_node(pods, skip_tas=skip_tas)
-    return Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pods)), pods
+    snap = Snapshot(nodes=tuple(with_usage(nodes, usage)), pods=len(pods))
+    return snap, [{**p, "kind": "Pod"} for p in pods]
