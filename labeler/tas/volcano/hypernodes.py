@@ -22,7 +22,7 @@ from typing import Any
 
 from labeler.base.errors import InputError
 from labeler.core.capacity import Node
-from labeler.tas.volcano.model import as_map, label_selector
+from labeler.tas.volcano.model import as_map, label_selector, named
 
 TOP = "<cluster-top-hypernode>"
 API_GROUP = "topology.volcano.sh"
@@ -49,10 +49,7 @@ class _Spec:
 
 
 def _spec(obj: Mapping[str, Any], where: str) -> _Spec:
-    meta, spec = as_map(obj.get("metadata")), as_map(obj.get("spec"))
-    name = str(meta.get("name") or "")
-    if not name:
-        raise InputError(f"{where}: a HyperNode needs metadata.name")
+    _, spec, name = named(obj, where, "HyperNode")
     here = f"{where} (HyperNode {name})"
     tier = spec.get("tier")
     if isinstance(tier, bool) or not isinstance(tier, int):

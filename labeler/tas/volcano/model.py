@@ -45,6 +45,17 @@ def as_map(raw: Any) -> Mapping[str, Any]:
     return raw if isinstance(raw, Mapping) else {}
 
 
+def named(
+    obj: Mapping[str, Any], where: str, kind: str
+) -> tuple[Mapping[str, Any], Mapping[str, Any], str]:
+    """An object's metadata, spec and name; an object without a name is an error."""
+    meta, spec = as_map(obj.get("metadata")), as_map(obj.get("spec"))
+    name = str(meta.get("name") or "")
+    if not name:
+        raise InputError(f"{where}: a {kind} needs metadata.name")
+    return meta, spec, name
+
+
 def strings(raw: Any) -> dict[str, str]:
     return {str(k): "" if v is None else str(v) for k, v in as_map(raw).items()}
 
@@ -178,10 +189,7 @@ def _subgroup(raw: Any, where: str) -> SubGroupPolicy:
 
 
 def podgroup_from_object(obj: Mapping[str, Any], where: str) -> PodGroup:
-    meta, spec = as_map(obj.get("metadata")), as_map(obj.get("spec"))
-    name = str(meta.get("name") or "")
-    if not name:
-        raise InputError(f"{where}: a PodGroup needs metadata.name")
+    meta, spec, name = named(obj, where, "PodGroup")
     here = f"{where} (PodGroup {meta.get('namespace') or 'default'}/{name})"
     mtm = {
         str(k): whole(v, f"{here}: spec.minTaskMember[{k}]")
@@ -318,10 +326,7 @@ class Queue:
 
 
 def queue_from_object(obj: Mapping[str, Any], where: str) -> Queue:
-    meta, spec = as_map(obj.get("metadata")), as_map(obj.get("spec"))
-    name = str(meta.get("name") or "")
-    if not name:
-        raise InputError(f"{where}: a Queue needs metadata.name")
+    _, spec, name = named(obj, where, "Queue")
     here = f"{where} (Queue {name})"
     cap = spec.get("capability")
     return Queue(

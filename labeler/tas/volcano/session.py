@@ -86,18 +86,12 @@ class TaskState:
         return self.task.name
 
 
-@dataclass
-class SubJob:
-    """``SubJobInfo``: tasks that must be placed together (a sub-group or partition)."""
+class GangCounts:
+    """The readiness counts ``JobInfo`` and ``SubJobInfo`` share: tasks by state, kept up
+    to date as tasks change state, against ``min_available``."""
 
-    uid: str
-    gid: str
+    counts: Counter[str]
     min_available: int
-    network_topology: NetworkTopology | None
-    match_index: int = 0
-    tasks: list[TaskState] = field(default_factory=list)
-    allocated_hypernode: str = ""
-    counts: Counter[str] = field(default_factory=Counter)
 
     def ready_num(self) -> int:
         return sum(self.counts[s] for s in READY_STATES)
@@ -114,6 +108,20 @@ class SubJob:
             >= self.min_available
         )
 
+
+@dataclass
+class SubJob(GangCounts):
+    """``SubJobInfo``: tasks that must be placed together (a sub-group or partition)."""
+
+    uid: str
+    gid: str
+    min_available: int
+    network_topology: NetworkTopology | None
+    match_index: int = 0
+    tasks: list[TaskState] = field(default_factory=list)
+    allocated_hypernode: str = ""
+    counts: Counter[str] = field(default_factory=Counter)
+
     def priority(self) -> int:
         return max((t.task.priority for t in self.tasks), default=0)
 
@@ -128,7 +136,7 @@ def pod_index(name: str) -> int | None:
     return int(parts[-1]) if len(parts) >= 3 and re.fullmatch(r"[+-]?\d+", parts[-1]) else None
 
 
-class JobState:
+class JobState(GangCounts):
     """``JobInfo`` of the advised job."""
 
     def __init__(self, podgroup: PodGroup, tasks: Sequence[Task]) -> None:
@@ -203,22 +211,7 @@ class JobState:
     def default_subjob(self) -> SubJob | None:
         return self.subjobs.get(self.podgroup.ref)
 
-    # --- gang counts (``job_info.go``) -------------------------------------------------
-
-    def ready_num(self) -> int:
-        return sum(self.counts[s] for s in READY_STATES)
-
-    def pending_best_effort(self) -> int:
-        return self.counts[PENDING_BE]
-
-    def is_ready(self) -> bool:
-        return self.ready_num() + self.pending_best_effort() >= self.min_available
-
-    def is_pipelined(self) -> bool:
-        return (
-            self.counts[PIPELINED] + self.ready_num() + self.pending_best_effort()
-            >= self.min_available
-        )
+    # --- gang counts (``job_info.go``; readiness in ``GangCounts``) -------------------
 
     def valid_num(self) -> int:
         return sum(self.counts[s] for s in VALID_STATES)
