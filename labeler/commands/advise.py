@@ -58,9 +58,18 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "CompositePodGroups (v1alpha3) and their pods is advised as Kubernetes 1.37's "
         "kube-scheduler places them (TopologyPlacement, GangScheduling, PodGroupPodsCount, "
         "PlacementBinPacking); preemption is not modelled."
+        # --- Volcano (issue 25) ---
+        " Volcano's rules instead when the input is Volcano's: -f with a batch.volcano.sh "
+        "Job, or with a scheduling.volcano.sh PodGroup and its pods, or --podgroup NS/NAME "
+        "(one Volcano scheduling cycle: enqueue, allocate, gang, HyperNodes; see "
+        "--scheduler-conf). A batch/v1 Job or a Workload is Kueue's."
     )
     _common(p, workload=True)
     _workload_options(p)
+    # --- Volcano (issue 25) ---
+    from labeler.commands.advise_volcano import add_options as volcano_options
+
+    volcano_options(p)
     p.add_argument("--pods", type=int, help="pods in the job (PodSet count)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--required", metavar="LEVEL", help="all pods in one domain at LEVEL")
@@ -89,7 +98,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         type=volcano_version,
         default="1.14",
         help="Volcano the job runs on: before 1.14 the stanza uses highestTierAllowed "
-        "(default 1.14)",
+        "(and Volcano inputs lose highestTierName, partitions, sub-groups) (default 1.14)",
     )
     p.add_argument(
         "--affinity-config",
@@ -282,6 +291,12 @@ def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> int:
+    # --- Volcano (issue 25): a Volcano Job/PodGroup input means Volcano's rules ---
+    from labeler.commands import advise_volcano
+
+    volcano = advise_volcano.wanted(args)
+    if volcano is not None:
+        return advise_volcano.run(args, volcano)
     # --- kube-scheduler: a file of scheduling.k8s.io PodGroups / CompositePodGroups -------
     if args.file:
         from labeler.commands import advise_podgroup

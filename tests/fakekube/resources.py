@@ -229,6 +229,43 @@ RESOURCE_SLICES = Resource(
     validate=validate_resource_slice,
 )
 
+# --- Volcano's scheduling objects (advise for Volcano, issue 25): CRDs as Volcano installs
+# them (scope, names and short names from its CRD manifests). Their status subresources
+# (queues, jobs) are not served: the advisor only reads them.
+VOLCANO_QUEUES = Resource(
+    "scheduling.volcano.sh",
+    "v1beta1",
+    "queues",
+    "queue",
+    "Queue",
+    False,
+    ("q", "queue-v1beta1"),
+    custom=True,
+    delete_returns_object=True,
+)
+VOLCANO_PODGROUPS = Resource(
+    "scheduling.volcano.sh",
+    "v1beta1",
+    "podgroups",
+    "podgroup",
+    "PodGroup",
+    True,
+    ("pg", "podgroup-v1beta1"),
+    custom=True,
+    delete_returns_object=True,
+)
+VOLCANO_JOBS = Resource(
+    "batch.volcano.sh",
+    "v1alpha1",
+    "jobs",
+    "job",
+    "Job",
+    True,
+    ("vcjob", "vj"),
+    custom=True,
+    delete_returns_object=True,
+)
+
 RESOURCES: list[Resource] = [
     NODES,
     PODS,
@@ -244,6 +281,9 @@ RESOURCES: list[Resource] = [
     POD_GROUPS,
     COMPOSITE_POD_GROUPS,
     RESOURCE_SLICES,
+    VOLCANO_QUEUES,
+    VOLCANO_PODGROUPS,
+    VOLCANO_JOBS,
 ]
 
 BY_KIND: dict[str, Resource] = {}
