@@ -79,8 +79,8 @@ def test_gang_takes_the_placement_with_most_allocation() -> None:
     assert _in(nodes_of(advice), ["p1", "p2", "p3"], {"node1-rack1", "node2-rack1"})
     scores = {p.domain: p.scores for p in advice.results[0].placements if p.feasible}
     assert scores == {
-        "rack-1": {"PodGroupPodsCount": 100, "PlacementBinPacking": 75, "total": 175},
-        "rack-2": {"PodGroupPodsCount": 100, "PlacementBinPacking": 50, "total": 150},
+        "rack-1": {"PodGroupPodsCount": 100, "NodeResourcesFit": 75, "total": 175},
+        "rack-2": {"PodGroupPodsCount": 100, "NodeResourcesFit": 50, "total": 150},
     }
     assert [p.feasible for p in advice.results[0].placements] == [True, True, False]
 

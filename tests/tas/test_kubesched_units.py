@@ -1,5 +1,6 @@
-"""kube-scheduler's plugins one by one: PlacementBinPacking's score table
-(pkg/scheduler/framework/plugins/noderesources/placement_bin_packing_test.go, ported),
+"""kube-scheduler's plugins one by one: NodeResourcesFit's placement score table (the table
+of pkg/scheduler/framework/plugins/noderesources/placement_bin_packing_test.go, ported: that
+alpha plugin's MostAllocated scoring is what NodeResourcesFit's ScorePlacement does now),
 PodGroupPodsCount's normalisation, the filters' messages, reading PodGroups, and the
 PodGroup spec that the flag form prints, checked against the Kubernetes 1.37 schema."""
 
@@ -15,7 +16,7 @@ from labeler.tas.advice import advise, make_job
 from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
 from labeler.tas.kubesched.filters import feasible
 from labeler.tas.kubesched.objects import group_from_object, pod_from_object
-from labeler.tas.kubesched.score import bin_packing, pods_count_scores
+from labeler.tas.kubesched.score import fit_placement_score, pods_count_scores
 from labeler.tas.report import advice_text
 from labeler.tas.tree import PodShape
 from tests.tas.objects import gpu_nodes, tree_of
@@ -53,28 +54,29 @@ def _pod(cpu: str, mem: str, gpu: str | None = None):
         ({"cpu": 1, "memory": 1}, False, {"cpu": 1000}, False, 30),
     ],
 )
-def test_placement_bin_packing_table(weights, same_node, existing, gpu, expected) -> None:
+def test_fit_placement_score_table(weights, same_node, existing, gpu, expected) -> None:
     nodes = [_node("node1", 5000, 5000), _node("node2", 5000, 5000)]
     foo, bar = _pod("1000m", "0"), _pod("2000m", "2000")
     proposed = [(foo, "node1"), (bar, "node1" if same_node else "node2")]
     requested = {"node1": existing or {}}
-    assert bin_packing(nodes, proposed, requested, weights) == expected
+    assert fit_placement_score(nodes, proposed, requested, weights) == expected
 
 
-def test_bin_packing_counts_an_extended_resource_only_when_the_group_asks_for_it() -> None:
+def test_fit_placement_score_counts_an_extended_resource_only_when_the_group_asks_for_it() -> None:
     weights = {"cpu": 1, "memory": 1, "nvidia.com/gpu": 1}
     nodes = [_node("node1", 5000, 5000, 5), _node("node2", 5000, 5000, 5)]
     asked = [(_pod("1000m", "0", "0"), "node1"), (_pod("1000m", "2000", "1"), "node2")]
     running = {"node1": {"cpu": 1000, "nvidia.com/gpu": 0}}
-    assert bin_packing(nodes, asked, running, weights) == 20  # (30 + 20 + 10) / 3
+    assert fit_placement_score(nodes, asked, running, weights) == 20  # (30 + 20 + 10) / 3
     none = [(_pod("1000m", "0", "0"), "node1"), (_pod("1000m", "2000", "0"), "node2")]
-    assert bin_packing(nodes, none, {"node1": {"cpu": 1000, "nvidia.com/gpu": 1}}, weights) == 25
+    running = {"node1": {"cpu": 1000, "nvidia.com/gpu": 1}}
+    assert fit_placement_score(nodes, none, running, weights) == 25
 
 
 def test_a_node_outside_the_placement_does_not_count() -> None:
     nodes = [_node("node1", 5000, 5000), _node("node2", 5000, 5000)]
     proposed = [(_pod("1000m", "0"), "node1"), (_pod("2000m", "2000"), "node2")]
-    assert bin_packing(nodes, proposed, {"node3": {"cpu": 5000}}) == 25
+    assert fit_placement_score(nodes, proposed, {"node3": {"cpu": 5000}}) == 25
 
 
 def test_pods_count_is_normalised_on_the_largest() -> None:
