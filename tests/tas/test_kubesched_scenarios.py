@@ -1,6 +1,8 @@
 """kube-scheduler's topology-aware scheduling integration scenarios, ported as our own cases
 (test/integration/scheduler/podgroup/topology_aware_scheduling: tas_test.go for the gang
-and basic policies, cpg_tas_test.go for CompositePodGroup hierarchies). Every node has
+and basic policies, the first ten of cpg_tas_test.go's CompositePodGroup hierarchies; the
+rest are in test_kubesched_cpg.py and, its preemption scenarios, test_kubesched_preemption.py).
+Every node has
 2 CPUs; a pod asks for 1 (``cpu=`` says otherwise). Where upstream creates a second group
 after the first is scheduled, the second decision is its own case with the first group's
 pods bound where the first case put them."""
