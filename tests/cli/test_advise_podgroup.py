@@ -100,6 +100,17 @@ def test_from_cluster_reads_podgroups_and_bound_members(
         (["--html", "x.html"], None, 2, "--html with a PodGroup file needs --profile"),
         ([], [gang("pg1", "rack", 2, parent="gone"), pod("p1", "pg1")], 1, "parent "),
         ([], [gang("pg1", "rack", 2)], 1, "no pending pod of its PodGroups"),
+        (
+            [],
+            [
+                composite("a", "zone", 1, parent="b"),
+                composite("b", "zone", 1, parent="a"),
+                gang("pg1", "rack", 1, parent="a"),
+                pod("p1", "pg1"),
+            ],
+            1,
+            "makes a cycle (a → b → a); a hierarchy needs a root without a parent",
+        ),
     ],
 )
 def test_bad_input_is_a_clear_error(

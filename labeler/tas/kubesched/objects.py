@@ -70,13 +70,24 @@ class GroupPod:
     scored: Mapping[str, int]
     """CPU and memory as placement scoring counts them (non-zero defaults per container)."""
     node: str | None = None
-    key: Hashable = None
-    """Equal for pods the filters and scores cannot tell apart (same requests, tolerations,
-    nodeSelector and node affinity): the simulator reuses what it found for one."""
 
     @property
     def ref(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @cached_property
+    def key(self) -> Hashable:
+        """Equal for pods the filters and scores cannot tell apart (same requests,
+        tolerations, nodeSelector and node affinity): the simulator reuses what it found
+        for one."""
+        shape = self.shape
+        return (
+            tuple(sorted(shape.requests.items())),
+            tuple(sorted(self.scored.items())),
+            shape.tolerations,
+            tuple(sorted(shape.node_selector.items())),
+            shape.affinity,
+        )
 
     @cached_property
     def need(self) -> Mapping[str, int]:
@@ -189,16 +200,6 @@ def non_zero_requests(spec: Mapping[str, Any], where: str) -> dict[str, int]:
     return {r: total[r] + overhead.get(r, 0) for r in SCORED_RESOURCES}
 
 
-def _shape_key(shape: PodShape, scored: Mapping[str, int]) -> Hashable:
-    return (
-        tuple(sorted(shape.requests.items())),
-        tuple(sorted(scored.items())),
-        shape.tolerations,
-        tuple(sorted(shape.node_selector.items())),
-        shape.affinity,
-    )
-
-
 def pod_from_object(obj: Mapping[str, Any], where: str) -> GroupPod | None:
     """A pod of a group, or None (not in a group, or finished)."""
     group = group_name_of(obj)
@@ -209,16 +210,13 @@ def pod_from_object(obj: Mapping[str, Any], where: str) -> GroupPod | None:
     here = f"{where} (Pod {namespace}/{name})"
     spec = _map(obj.get("spec"))
     node = spec.get("nodeName")
-    shape = shape_of({"spec": spec}, here)
-    scored = non_zero_requests(spec, here)
     return GroupPod(
         namespace=namespace,
         name=name,
         group=group,
-        shape=shape,
-        scored=scored,
+        shape=shape_of({"spec": spec}, here),
+        scored=non_zero_requests(spec, here),
         node=str(node) if node else None,
-        key=_shape_key(shape, scored),
     )
 
 
@@ -368,12 +366,15 @@ def roots(objs: Objects, origin: str) -> list[Group]:
     out: list[Group] = []
     for key in objs.order:
         group = objs.groups[key]
-        seen = {key}
+        chain = [group]
         while (up := parent_of(objs, group, origin)) is not None:
-            up_key = (up.kind, up.namespace, up.name)
-            if up_key in seen:
-                raise InputError(f"{group.ref}: parentCompositePodGroupName makes a cycle")
-            seen.add(up_key)
+            if up in chain:
+                names = " → ".join(g.name for g in [*chain[chain.index(up) :], up])
+                raise InputError(
+                    f"{up.ref}: spec.parentCompositePodGroupName makes a cycle ({names}); "
+                    "a hierarchy needs a root without a parent"
+                )
+            chain.append(up)
             group = up
         if group not in out:
             out.append(group)

@@ -85,8 +85,12 @@ def _group_lines(r: GroupResult, indent: str) -> list[str]:
         feasible = [p for p in r.placements if p.feasible]
         if len(feasible) > 1:
             best = max(feasible, key=lambda p: p.scores.get("total", 0))
-            where += f" (score {best.scores.get('total')} of {len(feasible)} feasible"
-            where += "; a tie, which kube-scheduler breaks at random)" if r.tie else ")"
+            where += f" (best score {best.scores.get('total')} of {len(feasible)} feasible"
+            where += (
+                " placements; a tie, which kube-scheduler breaks at random)"
+                if r.tie
+                else " placements)"
+            )
         lines.append(where)
     elif r.ok:
         lines.append(f"{indent}  placed on any nodes of its parent's domain")
@@ -95,6 +99,8 @@ def _group_lines(r: GroupResult, indent: str) -> list[str]:
         lines.append(f"{indent}  {label}: {r.message}")
     if r.note:
         lines.append(f"{indent}  why: {r.note}")
+    if not r.ok and r.children and r.placements and g.key is not None:
+        lines.append(f"{indent}  in the first placement tried, {g.key}={r.placements[0].domain}:")
     for child in r.children:
         lines += _group_lines(child, indent + "  ")
     return lines
