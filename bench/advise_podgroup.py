@@ -78,6 +78,13 @@ def hierarchy(subgroups: int, groups: int, pods: int) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "List", "items": items}
 
 
+def basic_group(pods: int) -> list[dict[str, Any]]:
+    """One basic PodGroup held to a network block, ``pods`` pods: placed pod by pod."""
+    group = _group("PodGroup", "basic", "network_block_id", 1, None)
+    group["spec"]["schedulingPolicy"] = {"basic": {}}
+    return [group, *(_pod(f"basic-{i}", "basic") for i in range(pods))]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", type=int, default=10_000)
@@ -108,6 +115,13 @@ def main() -> None:
             f"{pending} pods"
         )
         result = timed(label, lambda: advise(objs, snap.nodes, "pg.json"), rows)
+        others = [(o, "basic") for o in basic_group(pending)]
+        lone = collect(others, known)
+        timed(
+            f"simulate: a basic PodGroup of {pending} pods, pod by pod",
+            lambda: advise(lone, snap.nodes, "basic"),
+            rows,
+        )
         if args.compare:
             slow = timed(
                 label + ", caches off",

@@ -1,6 +1,7 @@
-"""The simulator's shortcuts (per-node caches, one try reused for every identical child)
-change nothing: on random clusters and CompositePodGroup hierarchies, with siblings that
-are often identical, the answer with them is the answer computed in full."""
+"""The simulator's shortcuts (per-node caches, the heap of identical pods, one try reused for
+every identical child) change nothing: on random clusters, PodGroups and CompositePodGroup
+hierarchies, with siblings that are often identical, the answer with them is the answer
+computed in full (every pod filtered and scored on every node of every placement)."""
 
 from __future__ import annotations
 
@@ -33,10 +34,18 @@ middle = st.tuples(
     st.integers(0, 3),
     st.lists(leaf, min_size=1, max_size=3).map(lambda kids: kids + kids[:1]),
 )
-roots = st.tuples(
-    st.sampled_from(["zone", None]),
-    st.integers(0, 3),
-    st.lists(st.one_of(leaf, middle), min_size=1, max_size=3),
+roots = st.one_of(
+    st.tuples(
+        st.sampled_from(["zone", None]),
+        st.integers(0, 3),
+        st.lists(st.one_of(leaf, middle), min_size=1, max_size=3),
+    ),
+    # a PodGroup of its own (a basic one is placed pod by pod)
+    st.tuples(
+        st.sampled_from(["zone", "rack", None]),
+        st.integers(0, 3),
+        st.lists(st.sampled_from(["1", "2"]), min_size=1, max_size=6),
+    ),
 )
 
 

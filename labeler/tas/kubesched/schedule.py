@@ -69,14 +69,14 @@ HELD_ERROR = "cannot determine domain for already scheduled pods: "
 
 
 def _domains(
-    group: Group, nodes: Sequence[Node], state: State, under: Sequence[str]
+    group: Group, nodes: list[Node], state: State, under: Sequence[str]
 ) -> tuple[list[tuple[str | None, list[Node]]], str, str]:
     """TopologyPlacement.GeneratePlacements: (placements, kube-scheduler's message when
     there are none, our note why). A message starting with HELD_ERROR is a scheduler error,
     NO_PLACEMENTS means unschedulable."""
     key = group.key
     if key is None:
-        return [(None, list(nodes))], "", ""
+        return [(None, nodes)], "", ""
     held: set[str] = set()
     for pod, node in state.scheduled(group.namespace, under):
         labels = state.labels(node)
@@ -93,30 +93,43 @@ def _domains(
         if len(held) > 1:
             a, b = sorted(held)
             return [], f"{why}more than 1 domain found for pod group: {a}, {b}", ""
-    by: dict[str, list[Node]] = {}
-    for n in nodes:
-        value = n.labels.get(key)
-        if value is not None and (not held or value in held):
-            by.setdefault(value, []).append(n)
+    by = state.grouped(nodes, key)
+    if held:
+        by = {v: by[v] for v in held if v in by}
     if not by:
         where = "the cluster" if group.parent is None else "its parent's domain"
         note = f"no node in {where} has the label {key}"
         if held:
             note = f"its pods already run in {key}={next(iter(held))}, outside {where}"
         return [], NO_PLACEMENTS, note
-    return [(v, by[v]) for v in sorted(by)], "", ""
+    return list(by.items()), "", ""
+
+
+Pickers = dict[int, tuple[list[Node], Picker]]
+"""Per placement's node list (by id, the list kept alive): the Picker that served it."""
 
 
 def _pod_group_default(
-    group: Group, todo: Sequence[GroupPod], nodes: Sequence[Node], state: State
+    group: Group,
+    todo: Sequence[GroupPod],
+    nodes: list[Node],
+    state: State,
+    pickers: Pickers | None = None,
 ) -> GroupResult:
-    """podGroupSchedulingDefaultAlgorithm on one placement; leaves its pods assumed."""
+    """podGroupSchedulingDefaultAlgorithm on one placement; leaves its pods assumed.
+    ``pickers`` carries the Pickers of a basic group's earlier pods: between them only the
+    nodes those pods took have changed, which a Picker expects."""
     scheduled = len(state.scheduled(group.namespace, [group.name]))
     remaining = len(todo)
     ok, go_on, message = _gang_check(group.min_count, remaining, scheduled)
     result = GroupResult(group, ok=False)
-    picker = Picker(nodes, state)
+    kept = pickers.get(id(nodes)) if pickers is not None else None
+    picker = kept[1] if kept is not None and kept[0] is nodes else Picker(nodes, state)
+    if pickers is not None:
+        pickers[id(nodes)] = (nodes, picker)
     for pod in todo if go_on else ():
+        if not state.caches.remember:  # every pod on every node afresh, as upstream does
+            picker = Picker(nodes, state)
         node, why = picker.pick(pod)
         if node is not None:
             state.assume(pod, node)
@@ -131,9 +144,7 @@ def _pod_group_default(
     return result
 
 
-def _composite_default(
-    group: Group, nodes: Sequence[Node], state: State, objs: Objects
-) -> GroupResult:
+def _composite_default(group: Group, nodes: list[Node], state: State, objs: Objects) -> GroupResult:
     """compositePodGroupSchedulingDefaultAlgorithm: the children in turn, inside ``nodes``."""
     kids = ob.children(objs, group)
     scheduled, remaining = 0, len(kids)
@@ -167,7 +178,7 @@ def _try(group: Group, nodes: list[Node], state: State, objs: Objects) -> GroupR
     return result
 
 
-def place(group: Group, nodes: Sequence[Node], state: State, objs: Objects) -> GroupResult:
+def place(group: Group, nodes: list[Node], state: State, objs: Objects) -> GroupResult:
     """The placement algorithm for one (composite) group within ``nodes``; the best
     placement's pods stay assumed in ``state``."""
     return _place(group, nodes, state, objs, todo=None)
@@ -175,10 +186,11 @@ def place(group: Group, nodes: Sequence[Node], state: State, objs: Objects) -> G
 
 def _place(
     group: Group,
-    nodes: Sequence[Node],
+    nodes: list[Node],
     state: State,
     objs: Objects,
     todo: Sequence[GroupPod] | None,
+    pickers: Pickers | None = None,
 ) -> GroupResult:
     under = ob.pod_groups_under(objs, group)
     candidates, error, note = _domains(group, nodes, state, under)
@@ -192,7 +204,7 @@ def _place(
         elif todo is None:
             result = _try(group, members, state, objs)
         else:
-            result = _pod_group_default(group, todo, members, state)
+            result = _pod_group_default(group, todo, members, state, pickers)
             state.revert(result.assignments)
             result.assignments = result.assignments if result.ok else []
         if result.error:
@@ -270,8 +282,9 @@ def _waiting(root: Group, state: State, objs: Objects) -> str:
 def _pod_by_pod(root: Group, state: State, objs: Objects) -> GroupResult:
     """A basic PodGroup of its own: each pod its own cycle, held to the first one's domain."""
     combined = GroupResult(root, ok=False)
+    pickers: Pickers | None = {} if state.caches.remember else None
     for pod in ob.pending(objs, root):
-        r = _place(root, state.node_list(), state, objs, todo=[pod])
+        r = _place(root, state.every, state, objs, todo=[pod], pickers=pickers)
         if r.ok and not r.assignments:
             r.ok, r.message = False, NONE_SCHEDULED
         own = r.pods[0].message if r.pods else ""
@@ -295,7 +308,7 @@ def schedule_root(root: Group, state: State, objs: Objects) -> GroupResult:
         return GroupResult(root, ok=False, message=waiting)
     if root.kind == ob.PODGROUP and not root.gang:
         return _pod_by_pod(root, state, objs)
-    result = place(root, state.node_list(), state, objs)
+    result = place(root, state.every, state, objs)
     if result.ok and not result.assignments:
         result.ok, result.message = False, NONE_SCHEDULED
     return result

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from labeler.core.capacity import Node
 from labeler.core.quantity import PODS
@@ -32,6 +33,12 @@ class Caches:
     dynamic: dict[tuple[Hashable, str, int], int | None] = field(default_factory=dict)
     shapes: dict[Group, Hashable] = field(default_factory=dict)
     tries: dict[Hashable, tuple[Group, GroupResult]] = field(default_factory=dict)
+    grouped: dict[tuple[str, int], tuple[list[Node], dict[str, list[Node]]]] = field(
+        default_factory=dict
+    )
+    """Per (topology key, node list): its nodes by value of the key, values in name order.
+    Node lists are the cluster's (``State.every``) or an entry of this cache, so they live
+    as long as the cache and their ids name them."""
 
 
 @dataclass
@@ -74,8 +81,25 @@ class State:
             state.members.setdefault((pod.namespace, pod.group), []).append((pod, pod.node))
         return state
 
-    def node_list(self) -> list[Node]:
+    @cached_property
+    def every(self) -> list[Node]:
+        """All nodes, one list (``Caches.grouped`` knows it by its id)."""
         return list(self.nodes.values())
+
+    def grouped(self, nodes: list[Node], key: str) -> dict[str, list[Node]]:
+        """``nodes`` by value of ``key`` (nodes without it left out), values in name order."""
+        cache = self.caches.grouped
+        hit = cache.get((key, id(nodes)))
+        if hit is not None and hit[0] is nodes:
+            return hit[1]
+        by: dict[str, list[Node]] = {}
+        for n in nodes:
+            value = n.labels.get(key)
+            if value is not None:
+                by.setdefault(value, []).append(n)
+        ordered = {v: by[v] for v in sorted(by)}
+        cache[(key, id(nodes))] = (nodes, ordered)
+        return ordered
 
     def add_usage(self, pod: GroupPod, node: str) -> None:
         """Count a bound pod the snapshot did not list (given only in the file)."""
