@@ -46,18 +46,20 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         exits={Exit.OK: "the job fits", Exit.INCOMPLETE: "simulated: the job does not fit now"},
     )
     p.description = (
-        "Simulate Kueue TAS placement. Either a quick single-PodSet question (--pods, "
-        "--request, a mode) or a whole Workload: -f FILE (Workload, Job, JobSet, "
+        "Would a job fit now, and where. The input says which scheduler answers. "
+        "Kueue (Topology-Aware Scheduling): a quick single-PodSet question (--pods, "
+        "--request, a mode; its answer also prints the Volcano and kube-scheduler "
+        "equivalents of the level) or a whole Workload: -f FILE (Workload, Job, JobSet, "
         "LeaderWorkerSet) or --workload NS/NAME, whose PodSets are placed in order, "
         "leader/worker groups together, with admitted Workloads' capacity subtracted; the "
         "Topology and ResourceFlavor are read from the snapshot or cluster (or --profile). "
         "Not modelled: balanced placement (alpha), node replacement, elastic Workloads, "
         "preferred node affinity, DRA claims (Kueue's TAS counts node allocatable only; "
         "nodes whose GPUs only DRA ResourceSlices publish are named after the verdict). "
-        "A -f file of kube-scheduler PodGroups (scheduling.k8s.io/v1beta1) or "
-        "CompositePodGroups (v1alpha3) and their pods is advised as Kubernetes 1.37's "
-        "kube-scheduler places them (TopologyPlacement, GangScheduling, PodGroupPodsCount, "
-        "PlacementBinPacking); preemption is not modelled."
+        "kube-scheduler (Kubernetes 1.37, no Kueue): -f FILE holding PodGroups "
+        "(scheduling.k8s.io/v1beta1) or CompositePodGroups (v1alpha3) and their pods, "
+        "placed as the default scheduler's pod-group cycle does (TopologyPlacement, "
+        "GangScheduling, PodGroupPodsCount, NodeResourcesFit); not modelled: preemption."
         # --- Volcano (issue 25) ---
         " Volcano's rules instead when the input is Volcano's: -f with a batch.volcano.sh "
         "Job, or with a scheduling.volcano.sh PodGroup and its pods, or --podgroup NS/NAME "
@@ -169,9 +171,9 @@ def _workload_options(p: argparse.ArgumentParser) -> None:
         "-f",
         "--file",
         metavar="FILE",
-        help="a Workload (kubectl get workload -o yaml), Job, JobSet or LeaderWorkerSet "
-        "manifest: advise every PodSet of it; or kube-scheduler PodGroups/CompositePodGroups "
-        "and their pods",
+        help="Kueue: a Workload (kubectl get workload -o yaml), Job, JobSet or "
+        "LeaderWorkerSet manifest, every PodSet of it advised; kube-scheduler: a List of "
+        "PodGroups/CompositePodGroups (scheduling.k8s.io) and their pods",
     )
     src.add_argument(
         "--workload",

@@ -65,7 +65,9 @@ def _known(args: argparse.Namespace) -> tuple[Any, list[tuple[Mapping[str, Any],
         return snap, named
     from labeler.tas.inputs import read_snapshot_objects
 
-    snap, items = read_snapshot_objects(args.from_snapshot)
+    # kube-scheduler counts every bound pod, Kueue's TAS pods too (Kueue alone counts
+    # those through their Workloads)
+    snap, items = read_snapshot_objects(args.from_snapshot, tas_pods_via_workloads=False)
     origin = args.from_snapshot
     return snap, [(o, f"{origin}: items[{i}]") for i, o in enumerate(items) if _is_map(o)]
 

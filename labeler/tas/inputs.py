@@ -35,10 +35,14 @@ def read_snapshot(path: str) -> Snapshot:
     return snapshot_from_objects(load_snapshot(path), path)
 
 
-def read_snapshot_objects(path: str) -> tuple[Snapshot, list[Any]]:
-    """The snapshot and every object in it (PodGroups and pods too)."""
+def read_snapshot_objects(
+    path: str, *, tas_pods_via_workloads: bool | None = None
+) -> tuple[Snapshot, list[Any]]:
+    """The snapshot and every object in it (PodGroups and pods too); for
+    ``tas_pods_via_workloads`` see ``snapshot_from_objects``."""
     doc = load_snapshot(path)
-    return snapshot_from_objects(doc, path), items_of(doc, path)
+    snap = snapshot_from_objects(doc, path, tas_pods_via_workloads=tas_pods_via_workloads)
+    return snap, items_of(doc, path)
 
 
 def load_snapshot(path: str) -> Any:

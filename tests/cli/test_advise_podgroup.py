@@ -100,6 +100,17 @@ def test_from_cluster_reads_podgroups_and_bound_members(
         (["--html", "x.html"], None, 2, "--html with a PodGroup file needs --profile"),
         ([], [gang("pg1", "rack", 2, parent="gone"), pod("p1", "pg1")], 1, "parent "),
         ([], [gang("pg1", "rack", 2)], 1, "no pending pod of its PodGroups"),
+        (
+            [],
+            [
+                composite("a", "zone", 1, parent="b"),
+                composite("b", "zone", 1, parent="a"),
+                gang("pg1", "rack", 1, parent="a"),
+                pod("p1", "pg1"),
+            ],
+            1,
+            "makes a cycle (a → b → a); a hierarchy needs a root without a parent",
+        ),
     ],
 )
 def test_bad_input_is_a_clear_error(
@@ -147,3 +158,34 @@ def test_html_draws_the_chosen_domain(tmp_path: Path, capsys: Capture) -> None:
     page = html.read_text()
     assert "FITS now: kube-scheduler binds 2 pod(s)" in page
     assert "map with the placement written to" in capsys.readouterr().err
+
+
+def test_kueues_tas_pods_count_for_kube_scheduler(tmp_path: Path, capsys: Capture) -> None:
+    """A snapshot with Kueue Workloads leaves TAS pods to them for Kueue's advice; the
+    default scheduler counts them like any pod."""
+    tas = pod("trainer", cpu="2", node_name="node1-rack1")
+    tas["metadata"]["annotations"] = {"kueue.x-k8s.io/podset-required-topology": "rack"}
+    workload = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": "trainer", "namespace": "ns"},
+        "spec": {"podSets": []},
+    }
+    snap = _write(
+        tmp_path / "snap.yaml",
+        [
+            *(node(f"node{i}-rack1", "rack-1", "zone-1") for i in (1, 2, 3)),
+            node("node4-rack2", "rack-2", "zone-1"),
+            node("node5-rack2", "rack-2", "zone-1"),
+            tas,
+            workload,
+        ],
+    )
+    five = [gang("pg1", "rack", 5), *(pod(f"p{i}", "pg1") for i in range(1, 6))]
+    pg = _write(tmp_path / "pg.yaml", five)
+    # the trainer fills node1: rack-1 has 4 CPUs left, not the 6 that 5 pods would need
+    assert main(["advise", "--from-snapshot", snap, "-f", pg, "-o", "json"]) == 3
+    assert json.loads(capsys.readouterr().out)["message"] == (
+        "0/2 placements are available, first placement status: "
+        "minCount (5) cannot be satisfied: 4 scheduled, 0 remaining"
+    )

@@ -52,6 +52,23 @@ def pod(
     }
 
 
+def tainted(obj: Obj, key: str) -> Obj:
+    """The node with a ``key:NoSchedule`` taint (no value)."""
+    obj["spec"] = {"taints": [{"key": key, "effect": "NoSchedule"}]}
+    return obj
+
+
+def prefers(obj: Obj, node_name: str) -> Obj:
+    """The pod with a preferred node affinity for one node (weight 100, by metadata.name)."""
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
+    obj["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "preference": term}]
+        }
+    }
+    return obj
+
+
 def _constraints(key: str | None) -> Obj:
     return {"schedulingConstraints": {"topology": [{"key": key}]}} if key else {}
 
@@ -104,3 +121,25 @@ def run(cluster: Iterable[Obj], asked: Iterable[Obj]) -> Advice:
 
 def nodes_of(advice: Advice) -> dict[str, str | None]:
     return {p.pod.name: p.node for p in advice.pods}
+
+
+def bound_as(advice: Advice, cpu: str = "1") -> list[Obj]:
+    """The pods ``advice`` binds, as running pods: the cluster of the next decision."""
+    return [pod(p.pod.name, p.pod.group, cpu=cpu, node_name=p.node) for p in advice.pods if p.node]
+
+
+def one_domain(advice: Advice, pods: Sequence[str], cluster: Iterable[Obj], key: str) -> bool:
+    """The named pods are all bound, all in one domain of ``key``."""
+    labels = {
+        o["metadata"]["name"]: o["metadata"]["labels"] for o in cluster if o["kind"] == "Node"
+    }
+    got = nodes_of(advice)
+    if any(got[p] is None for p in pods):
+        return False
+    return len({labels[str(got[p])].get(key) for p in pods}) == 1
+
+
+def within(advice: Advice, pods: Sequence[str], nodes: set[str]) -> bool:
+    """The named pods are all bound on these nodes."""
+    got = nodes_of(advice)
+    return all(got[p] in nodes for p in pods)

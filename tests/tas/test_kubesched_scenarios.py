@@ -1,6 +1,8 @@
 """kube-scheduler's topology-aware scheduling integration scenarios, ported as our own cases
 (test/integration/scheduler/podgroup/topology_aware_scheduling: tas_test.go for the gang
-and basic policies, cpg_tas_test.go for CompositePodGroup hierarchies). Every node has
+and basic policies, the first ten of cpg_tas_test.go's CompositePodGroup hierarchies; the
+rest are in test_kubesched_cpg.py and, its preemption scenarios, test_kubesched_preemption.py).
+Every node has
 2 CPUs; a pod asks for 1 (``cpu=`` says otherwise). Where upstream creates a second group
 after the first is scheduled, the second decision is its own case with the first group's
 pods bound where the first case put them."""
@@ -79,8 +81,8 @@ def test_gang_takes_the_placement_with_most_allocation() -> None:
     assert _in(nodes_of(advice), ["p1", "p2", "p3"], {"node1-rack1", "node2-rack1"})
     scores = {p.domain: p.scores for p in advice.results[0].placements if p.feasible}
     assert scores == {
-        "rack-1": {"PodGroupPodsCount": 100, "PlacementBinPacking": 75, "total": 175},
-        "rack-2": {"PodGroupPodsCount": 100, "PlacementBinPacking": 50, "total": 150},
+        "rack-1": {"PodGroupPodsCount": 100, "NodeResourcesFit": 75, "total": 175},
+        "rack-2": {"PodGroupPodsCount": 100, "NodeResourcesFit": 50, "total": 150},
     }
     assert [p.feasible for p in advice.results[0].placements] == [True, True, False]
 

@@ -1,5 +1,6 @@
-"""kube-scheduler's plugins one by one: PlacementBinPacking's score table
-(pkg/scheduler/framework/plugins/noderesources/placement_bin_packing_test.go, ported),
+"""kube-scheduler's plugins one by one: NodeResourcesFit's placement score table (the table
+of pkg/scheduler/framework/plugins/noderesources/placement_bin_packing_test.go, ported: that
+alpha plugin's MostAllocated scoring is what NodeResourcesFit's ScorePlacement does now),
 PodGroupPodsCount's normalisation, the filters' messages, reading PodGroups, and the
 PodGroup spec that the flag form prints, checked against the Kubernetes 1.37 schema."""
 
@@ -15,11 +16,11 @@ from labeler.tas.advice import advise, make_job
 from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
 from labeler.tas.kubesched.filters import feasible
 from labeler.tas.kubesched.objects import group_from_object, pod_from_object
-from labeler.tas.kubesched.score import bin_packing, pods_count_scores
+from labeler.tas.kubesched.score import fit_placement_score, node_score, pods_count_scores
 from labeler.tas.report import advice_text
 from labeler.tas.tree import PodShape
 from tests.tas.objects import gpu_nodes, tree_of
-from tests.tas.podgroups import gang, pod
+from tests.tas.podgroups import composite, gang, node, nodes_of, pod, run
 
 
 def _node(name: str, cpu: int, mem: int, gpu: int = 0) -> Node:
@@ -53,28 +54,29 @@ def _pod(cpu: str, mem: str, gpu: str | None = None):
         ({"cpu": 1, "memory": 1}, False, {"cpu": 1000}, False, 30),
     ],
 )
-def test_placement_bin_packing_table(weights, same_node, existing, gpu, expected) -> None:
+def test_fit_placement_score_table(weights, same_node, existing, gpu, expected) -> None:
     nodes = [_node("node1", 5000, 5000), _node("node2", 5000, 5000)]
     foo, bar = _pod("1000m", "0"), _pod("2000m", "2000")
     proposed = [(foo, "node1"), (bar, "node1" if same_node else "node2")]
     requested = {"node1": existing or {}}
-    assert bin_packing(nodes, proposed, requested, weights) == expected
+    assert fit_placement_score(nodes, proposed, requested, weights) == expected
 
 
-def test_bin_packing_counts_an_extended_resource_only_when_the_group_asks_for_it() -> None:
+def test_fit_placement_score_counts_an_extended_resource_only_when_the_group_asks_for_it() -> None:
     weights = {"cpu": 1, "memory": 1, "nvidia.com/gpu": 1}
     nodes = [_node("node1", 5000, 5000, 5), _node("node2", 5000, 5000, 5)]
     asked = [(_pod("1000m", "0", "0"), "node1"), (_pod("1000m", "2000", "1"), "node2")]
     running = {"node1": {"cpu": 1000, "nvidia.com/gpu": 0}}
-    assert bin_packing(nodes, asked, running, weights) == 20  # (30 + 20 + 10) / 3
+    assert fit_placement_score(nodes, asked, running, weights) == 20  # (30 + 20 + 10) / 3
     none = [(_pod("1000m", "0", "0"), "node1"), (_pod("1000m", "2000", "0"), "node2")]
-    assert bin_packing(nodes, none, {"node1": {"cpu": 1000, "nvidia.com/gpu": 1}}, weights) == 25
+    running = {"node1": {"cpu": 1000, "nvidia.com/gpu": 1}}
+    assert fit_placement_score(nodes, none, running, weights) == 25
 
 
 def test_a_node_outside_the_placement_does_not_count() -> None:
     nodes = [_node("node1", 5000, 5000), _node("node2", 5000, 5000)]
     proposed = [(_pod("1000m", "0"), "node1"), (_pod("2000m", "2000"), "node2")]
-    assert bin_packing(nodes, proposed, {"node3": {"cpu": 5000}}) == 25
+    assert fit_placement_score(nodes, proposed, {"node3": {"cpu": 5000}}) == 25
 
 
 def test_pods_count_is_normalised_on_the_largest() -> None:
@@ -172,3 +174,84 @@ def test_test_objects_validate_against_the_1_37_schemas() -> None:
     ):
         kubernetes_validate.validate(doc, "1.37", strict=True)
     kubernetes_validate.validate(pod("p", "a"), "1.37", strict=True)
+
+
+# --- when there is no placement, and what scoring counts --------------------------------
+
+
+def test_no_node_with_the_key_is_no_feasible_placement() -> None:
+    cluster = [node("n1", "rack-1", "zone-1"), node("n2", "rack-2", "zone-1")]
+    advice = run(cluster, [gang("pg1", "block", 1), pod("p1", "pg1")])
+    result = advice.results[0]
+    # TopologyPlacement returns no placement; the framework's status says so, no more
+    assert result.message == advice.message == "no feasible placements found"
+    assert result.note == "no node in the cluster has the label block"
+    assert not result.error and nodes_of(advice) == {"p1": None}
+
+
+def test_a_child_whose_key_its_parents_domain_lacks_has_no_placement() -> None:
+    cluster = [node("n1", "rack-1", "zone-1"), node("n2", "rack-2", "zone-2")]
+    asked = [composite("root", "zone", 1), gang("pg1", "block", 1, parent="root"), pod("p1", "pg1")]
+    advice = run(cluster, asked)
+    root = advice.results[0]
+    assert root.message == (
+        "0/2 placements are available, first placement status: "
+        "minCount (1) cannot be satisfied: 0 scheduled, 0 remaining"
+    )
+    (child,) = root.children  # the first placement's (zone-1's) try
+    assert child.message == "no feasible placements found"
+    assert child.note == "no node in its parent's domain has the label block"
+
+
+def test_a_childs_scheduler_error_stops_its_parent() -> None:
+    cluster = [
+        node("n1", "rack-1", "zone-1"),
+        node("n2", "rack-2", "zone-1"),
+        pod("a", "pg1", node_name="n1"),
+        pod("b", "pg1", node_name="n2"),  # pg1's pods in two racks: no single domain
+    ]
+    asked = [composite("root", "zone", 1), gang("pg1", "rack", 3, parent="root"), pod("p", "pg1")]
+    advice = run(cluster, asked)
+    assert advice.results[0].error
+    assert advice.message == (
+        "composite pod group evaluation failed due to child error: "
+        "cannot determine domain for already scheduled pods: "
+        "more than 1 domain found for pod group: rack-1, rack-2"
+    )
+
+
+def test_running_pods_without_requests_count_at_the_non_zero_defaults() -> None:
+    """NodeResourcesFit scores what runs on a node as NonZeroRequested: a pod that requests
+    nothing counts 100m, so rack-2's idle-looking nodes are the more allocated."""
+    cluster = [
+        *(node(f"a{i}", "rack-1", "zone-1") for i in (1, 2)),
+        *(node(f"b{i}", "rack-2", "zone-1") for i in (1, 2)),
+    ]
+    for i in range(5):
+        sidecar = pod(f"agent-{i}", node_name="b1")
+        sidecar["spec"]["containers"][0]["resources"] = {}
+        cluster.append(sidecar)
+    advice = run(cluster, [gang("pg1", "rack", 2), pod("p1", "pg1"), pod("p2", "pg1")])
+    scores = {p.domain: p.scores["NodeResourcesFit"] for p in advice.results[0].placements}
+    assert scores == {"rack-1": 50, "rack-2": 62}  # (2000 + 500) / 4000 → 62
+    assert advice.results[0].domain == "rack-2" and not advice.results[0].tie
+
+
+def test_balanced_allocation_uses_the_real_requests_and_skips_best_effort_pods() -> None:
+    gib = 1024**3
+    n = Node("n", allocatable={"cpu": 4000, "memory": 4 * gib, "pods": 110})
+    free = dict(n.allocatable)
+
+    def with_requests(requests: dict[str, str]):
+        obj = pod("x", "pg")
+        obj["spec"]["containers"][0]["resources"] = {"requests": requests} if requests else {}
+        got = pod_from_object(obj, "test")
+        assert got is not None
+        return got
+
+    # NodeResourcesFit (LeastAllocated) counts the missing memory request as 200Mi:
+    # CPU 50, memory (4096 - 200) / 4096 → 95, (50 + 95) // 2 = 72; BalancedAllocation
+    # counts what the pod really requests: fractions 0.5 and 0 → (1 - 0.25) * 100 = 75
+    assert node_score(n, {}, free, with_requests({"cpu": "2"})) == 72 + 75
+    # a pod that requests nothing: CPU (4000 - 100) / 4000 → 97, memory 95, no balance score
+    assert node_score(n, {}, free, with_requests({})) == (97 + 95) // 2

@@ -35,8 +35,9 @@ def _taints(node: Node) -> tuple[Taint, ...]:
     return (*node.taints, NOT_READY_TAINT)
 
 
-def reasons(node: Node, free: Mapping[str, int], pod: GroupPod) -> list[str]:
-    """Why ``node`` (with ``free`` left) cannot take ``pod``; empty when it can."""
+def static_reasons(node: Node, pod: GroupPod) -> list[str]:
+    """The filters that depend on the pod and the node only (not on what runs there):
+    NodeUnschedulable, TaintToleration, NodeAffinity; empty when all pass."""
     shape = pod.shape
     if node.unschedulable and not any(t.tolerates(UNSCHEDULABLE_TAINT) for t in shape.tolerations):
         return [UNSCHEDULABLE]
@@ -48,7 +49,15 @@ def reasons(node: Node, free: Mapping[str, int], pod: GroupPod) -> list[str]:
         shape.affinity is not None and not shape.affinity.matches(node.name, labels)
     ):
         return [AFFINITY]
-    need = shape.with_pod_slot()
+    return []
+
+
+def reasons(node: Node, free: Mapping[str, int], pod: GroupPod) -> list[str]:
+    """Why ``node`` (with ``free`` left) cannot take ``pod``; empty when it can."""
+    static = static_reasons(node, pod)
+    if static:
+        return static
+    need = pod.shape.with_pod_slot()
     out = [TOO_MANY_PODS] if need[PODS] > free.get(PODS, 0) else []
     for res in sorted(need):
         if res != PODS and need[res] > 0 and need[res] > free.get(res, 0):

@@ -9,13 +9,15 @@ topology[0].key``; ``spec.parentCompositePodGroupName``. A pod joins a group wit
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from labeler.base.errors import InputError
 from labeler.core.capacity import resource_map
 from labeler.core.node import TERMINATED_PHASES
+from labeler.tas.cluster import pod_requests
 from labeler.tas.tree import PodShape
 from labeler.tas.workload import shape_of
 
@@ -30,6 +32,9 @@ VERSIONS = {PODGROUP: "v1beta1", COMPOSITE: "v1alpha3"}
 DEFAULT_MILLI_CPU = 100
 DEFAULT_MEMORY = 200 * 1024 * 1024
 SCORED_RESOURCES = ("cpu", "memory")
+NON_ZERO_UNITS = {"cpu": DEFAULT_MILLI_CPU, "memory": DEFAULT_MEMORY}
+NON_ZERO_DEFAULTS = {"cpu": f"{DEFAULT_MILLI_CPU}m", "memory": str(DEFAULT_MEMORY)}
+"""The same defaults as the quantities a container's requests would name."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,29 @@ class GroupPod:
     def ref(self) -> str:
         return f"{self.namespace}/{self.name}"
 
+    @cached_property
+    def key(self) -> Hashable:
+        """Equal for pods the filters and scores cannot tell apart (same requests,
+        tolerations, nodeSelector and node affinity): the simulator reuses what it found
+        for one."""
+        shape = self.shape
+        return (
+            tuple(sorted(shape.requests.items())),
+            tuple(sorted(self.scored.items())),
+            shape.tolerations,
+            tuple(sorted(shape.node_selector.items())),
+            shape.affinity,
+        )
+
+    @cached_property
+    def need(self) -> Mapping[str, int]:
+        """What the filters check: the requests plus the pod slot."""
+        return self.shape.with_pod_slot()
+
+
+Assignment = tuple[GroupPod, str]
+"""A pod on a node, bound or assumed."""
+
 
 def is_scheduling_k8s(obj: Mapping[str, Any]) -> bool:
     """A PodGroup or CompositePodGroup of kube-scheduler (not Volcano's, same kind name)."""
@@ -97,16 +125,17 @@ def group_from_object(obj: Mapping[str, Any], where: str) -> Group:
     where = f"{where} ({kind} {namespace}/{name})"
     spec = _map(obj.get("spec"))
     policy = _map(spec.get("schedulingPolicy"))
-    field = "minGroupCount" if kind == COMPOSITE else "minCount"
+    count_field = "minGroupCount" if kind == COMPOSITE else "minCount"
     if ("gang" in policy) == ("basic" in policy):
         raise InputError(
-            f"{where}: spec.schedulingPolicy needs exactly one of gang ({field}) or basic"
+            f"{where}: spec.schedulingPolicy needs exactly one of gang ({count_field}) or basic"
         )
     gang = "gang" in policy
-    count = _map(policy.get("gang")).get(field) if gang else 1
+    count = _map(policy.get("gang")).get(count_field) if gang else 1
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise InputError(
-            f"{where}: spec.schedulingPolicy.gang.{field} must be a positive integer, got {count!r}"
+            f"{where}: spec.schedulingPolicy.gang.{count_field} must be a positive integer, "
+            f"got {count!r}"
         )
     topology = _map(spec.get("schedulingConstraints")).get("topology") or []
     if not isinstance(topology, Sequence) or isinstance(topology, str) or len(topology) > 1:
@@ -131,17 +160,44 @@ def group_name_of(pod: Mapping[str, Any]) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
-def _scored(spec: Mapping[str, Any], where: str) -> dict[str, int]:
-    """CPU/memory per container with the scheduler's non-zero defaults
-    (``GetNonzeroRequests``): scoring counts a container without a request as 100m/200Mi."""
-    out = {"cpu": 0, "memory": 0}
-    for i, c in enumerate(spec.get("containers") or []):
-        reqs = resource_map(
-            _map(_map(c).get("resources")).get("requests"), f"{where}: containers[{i}]"
-        )
-        out["cpu"] += reqs.get("cpu", DEFAULT_MILLI_CPU)
-        out["memory"] += reqs.get("memory", DEFAULT_MEMORY)
+def _with_defaults(containers: Any) -> Any:
+    """The containers with 100m CPU / 200Mi memory where a request is missing (not zero)."""
+    if not isinstance(containers, Sequence) or isinstance(containers, str):
+        return containers
+    out = []
+    for c in containers:
+        c = _map(c)
+        reqs = _map(_map(c.get("resources")).get("requests"))
+        missing = {r: q for r, q in NON_ZERO_DEFAULTS.items() if r not in reqs}
+        if missing:
+            resources = {**_map(c.get("resources")), "requests": {**reqs, **missing}}
+            c = {**c, "resources": resources}
+        out.append(c)
     return out
+
+
+def non_zero_requests(spec: Mapping[str, Any], where: str) -> dict[str, int]:
+    """CPU and memory as kube-scheduler's NodeResourcesFit scores them, for a pending or a
+    running pod alike: ``resourcehelper.PodRequests`` with the non-zero defaults
+    (``schedutil.GetNonzeroRequests``) put in for every container, init containers too,
+    that does not name the resource; pod-level requests and the overhead as usual."""
+    if spec.get("initContainers") or _map(spec.get("resources")).get("requests"):
+        filled = {
+            **spec,
+            "containers": _with_defaults(spec.get("containers") or []),
+            "initContainers": _with_defaults(spec.get("initContainers") or []),
+        }
+        reqs = pod_requests({"spec": filled}, where)
+        return {r: reqs.get(r, 0) for r in SCORED_RESOURCES}
+    # the common pod: the containers' requests summed, each missing one at its default
+    total = {"cpu": 0, "memory": 0}
+    for i, c in enumerate(spec.get("containers") or []):
+        raw = _map(_map(_map(c).get("resources")).get("requests"))
+        given = resource_map(raw, f"{where}: containers[{i}].resources.requests")
+        for res in SCORED_RESOURCES:
+            total[res] += given.get(res, 0) if res in raw else NON_ZERO_UNITS[res]
+    overhead = resource_map(spec.get("overhead"), f"{where}: spec.overhead")
+    return {r: total[r] + overhead.get(r, 0) for r in SCORED_RESOURCES}
 
 
 def pod_from_object(obj: Mapping[str, Any], where: str) -> GroupPod | None:
@@ -159,7 +215,7 @@ def pod_from_object(obj: Mapping[str, Any], where: str) -> GroupPod | None:
         name=name,
         group=group,
         shape=shape_of({"spec": spec}, here),
-        scored=_scored(spec, here),
+        scored=non_zero_requests(spec, here),
         node=str(node) if node else None,
     )
 
@@ -176,6 +232,48 @@ class Objects:
     """The file's pending pods whose PodGroup is nowhere to be found."""
     unlisted: tuple[GroupPod, ...] = ()
     """The file's bound pods that the cluster's objects do not list (their usage is added)."""
+    scoring: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """Per node, CPU and memory of the cluster's running pods as NodeResourcesFit scores
+    them (``NodeInfo.NonZeroRequested``: every pod, in a group or not, with the defaults)."""
+
+    @cached_property
+    def waiting(self) -> Mapping[tuple[str, str], list[GroupPod]]:
+        """Per (namespace, PodGroup name): its pods waiting for a node, in the order read."""
+        out: dict[tuple[str, str], list[GroupPod]] = {}
+        for p in self.pods:
+            if p.node is None:
+                out.setdefault((p.namespace, p.group), []).append(p)
+        return out
+
+    @cached_property
+    def kids(self) -> Mapping[tuple[str, str], list[Group]]:
+        """Per (namespace, CompositePodGroup name): its children, the file's first in its
+        order, then the others by name."""
+        rank = {key: i for i, key in enumerate(self.order)}
+        out: dict[tuple[str, str], list[Group]] = {}
+        for key in sorted(self.groups, key=lambda k: (rank.get(k, len(rank)), k[2])):
+            g = self.groups[key]
+            if g.parent is not None:
+                out.setdefault((g.namespace, g.parent), []).append(g)
+        return out
+
+
+def _count_running(
+    obj: Mapping[str, Any], pod: GroupPod | None, where: str, into: dict[str, dict[str, int]]
+) -> None:
+    """Add a cluster pod bound to a node to ``into`` (its node's non-zero requests)."""
+    if pod is not None:
+        node, scored = pod.node, pod.scored
+    else:
+        spec = _map(obj.get("spec"))
+        node = spec.get("nodeName")
+        if not node or _map(obj.get("status")).get("phase") in TERMINATED_PHASES:
+            return
+        scored = non_zero_requests(spec, f"{where} (Pod)")
+    if node:
+        total = into.setdefault(str(node), {})
+        for res, qty in scored.items():
+            total[res] = total.get(res, 0) + qty
 
 
 def collect(
@@ -190,6 +288,7 @@ def collect(
     asked_pods: list[GroupPod] = []
     unlisted: list[GroupPod] = []
     order: list[tuple[str, str, str]] = []
+    scoring: dict[str, dict[str, int]] = {}
     problems: list[str] = []
     for is_asked, source in ((False, known), (True, asked)):
         for obj, where in source:
@@ -202,6 +301,8 @@ def collect(
                         order.append(key)
                 elif obj.get("kind") == "Pod":
                     p = pod_from_object(obj, where)
+                    if not is_asked:
+                        _count_running(obj, p, where, scoring)
                     if p is None:
                         continue
                     if is_asked:
@@ -217,7 +318,7 @@ def collect(
     orphans = tuple(
         p for p in asked_pods if p.node is None and (PODGROUP, p.namespace, p.group) not in groups
     )
-    return Objects(groups, tuple(pods.values()), tuple(order), orphans, tuple(unlisted))
+    return Objects(groups, tuple(pods.values()), tuple(order), orphans, tuple(unlisted), scoring)
 
 
 def children(objs: Objects, group: Group) -> list[Group]:
@@ -225,11 +326,7 @@ def children(objs: Objects, group: Group) -> list[Group]:
     its order, then the others by name."""
     if group.kind != COMPOSITE:
         return []
-    found = [
-        g for g in objs.groups.values() if g.parent == group.name and g.namespace == group.namespace
-    ]
-    rank = {key: i for i, key in enumerate(objs.order)}
-    return sorted(found, key=lambda g: (rank.get((g.kind, g.namespace, g.name), len(rank)), g.name))
+    return objs.kids.get((group.namespace, group.name), [])
 
 
 def subtree(objs: Objects, group: Group) -> list[Group]:
@@ -247,11 +344,9 @@ def pod_groups_under(objs: Objects, group: Group) -> list[str]:
 
 def pending(objs: Objects, group: Group) -> list[GroupPod]:
     """The PodGroup's pods waiting for a node, in the order read."""
-    return [
-        p
-        for p in objs.pods
-        if p.node is None and p.group == group.name and p.namespace == group.namespace
-    ]
+    if group.kind != PODGROUP:
+        return []
+    return objs.waiting.get((group.namespace, group.name), [])
 
 
 def parent_of(objs: Objects, group: Group, origin: str) -> Group | None:
@@ -271,12 +366,15 @@ def roots(objs: Objects, origin: str) -> list[Group]:
     out: list[Group] = []
     for key in objs.order:
         group = objs.groups[key]
-        seen = {key}
+        chain = [group]
         while (up := parent_of(objs, group, origin)) is not None:
-            up_key = (up.kind, up.namespace, up.name)
-            if up_key in seen:
-                raise InputError(f"{group.ref}: parentCompositePodGroupName makes a cycle")
-            seen.add(up_key)
+            if up in chain:
+                names = " → ".join(g.name for g in [*chain[chain.index(up) :], up])
+                raise InputError(
+                    f"{up.ref}: spec.parentCompositePodGroupName makes a cycle ({names}); "
+                    "a hierarchy needs a root without a parent"
+                )
+            chain.append(up)
             group = up
         if group not in out:
             out.append(group)

@@ -4,7 +4,9 @@ JSON keys (an interface, as for the other schedulers): ``scheduler``, ``fits`` (
 pending pod would be bound now), ``message`` (kube-scheduler's message for the first pod
 left pending), ``pods`` (``name`` ns/pod, ``node``, ``group``, ``message``) and ``groups``
 (per group: ``kind``, ``name``, ``policy``, ``min_count``, ``topology_key``, ``domain``,
-``fits``, ``message``, ``placements``, ``children``).
+``fits``, ``message``, ``note`` (our words where the scheduler's message does not say why),
+``tie``, ``placements`` (each with its ``scores``: ``PodGroupPodsCount``,
+``NodeResourcesFit`` and ``total``), ``children``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from labeler.base.text import table
-from labeler.tas.kubesched.schedule import Advice, GroupResult, Placement
+from labeler.tas.kubesched.results import GroupResult, Placement
+from labeler.tas.kubesched.schedule import Advice
 
 SCHEDULER = "kube-scheduler"
 
@@ -39,6 +42,7 @@ def _group(r: GroupResult) -> dict[str, Any]:
         "domain": None if g.key is None or r.domain is None else {g.key: r.domain},
         "fits": r.ok,
         "message": r.message,
+        "note": r.note,
         "tie": r.tie,
         "placements": [_placement(p) for p in r.placements],
         "children": [_group(c) for c in r.children],
@@ -81,14 +85,22 @@ def _group_lines(r: GroupResult, indent: str) -> list[str]:
         feasible = [p for p in r.placements if p.feasible]
         if len(feasible) > 1:
             best = max(feasible, key=lambda p: p.scores.get("total", 0))
-            where += f" (score {best.scores.get('total')} of {len(feasible)} feasible"
-            where += "; a tie, which kube-scheduler breaks at random)" if r.tie else ")"
+            where += f" (best score {best.scores.get('total')} of {len(feasible)} feasible"
+            where += (
+                " placements; a tie, which kube-scheduler breaks at random)"
+                if r.tie
+                else " placements)"
+            )
         lines.append(where)
     elif r.ok:
         lines.append(f"{indent}  placed on any nodes of its parent's domain")
     if r.message:
         label = "pending" if not r.ok else "note"
         lines.append(f"{indent}  {label}: {r.message}")
+    if r.note:
+        lines.append(f"{indent}  why: {r.note}")
+    if not r.ok and r.children and r.placements and g.key is not None:
+        lines.append(f"{indent}  in the first placement tried, {g.key}={r.placements[0].domain}:")
     for child in r.children:
         lines += _group_lines(child, indent + "  ")
     return lines

@@ -11,7 +11,12 @@ plugin's PlacementFeasible check runs before the first pod and after each: ``min
 satisfied`` goes on. A CompositePodGroup does the same with its child groups, counting
 successful children against ``minGroupCount``, each child placed inside the parent's
 placement. Of the feasible placements the best-scoring one is kept (``score``); when none is
-feasible the group gets ``0/N placements are available, first placement status: ...``.
+feasible the group gets ``0/N placements are available, first placement status: ...``
+(kube-scheduler tries the placements in no set order and quotes whichever came first; the
+simulator tries them in name order). When there is no placement at all (no node of the
+scope has the key, or the bound pods' domain lies outside the parent's) the framework says
+``no feasible placements found``; a child's scheduler error stops its parent with
+``composite pod group evaluation failed due to child error: ...``.
 
 A gang waits until ``minCount`` of its pods exist. A basic PodGroup of its own is scheduled
 pod by pod: its first pod picks the domain, the next ones are held to it. Every assumed pod
@@ -22,50 +27,23 @@ does not fit is reported as kube-scheduler reports it before preemption runs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from labeler.core.capacity import Node
 from labeler.tas.kubesched import objects as ob
-from labeler.tas.kubesched.filters import feasible
+from labeler.tas.kubesched.memo import remembered_try
 from labeler.tas.kubesched.objects import Group, GroupPod, Objects
-from labeler.tas.kubesched.score import bin_packing, node_score, pods_count_scores
-from labeler.tas.kubesched.state import Assignment, State
+from labeler.tas.kubesched.pick import Picker
+from labeler.tas.kubesched.results import GroupResult, Placement, PodResult
+from labeler.tas.kubesched.score import FIT, PODS_COUNT, fit_placement_score, pods_count_scores
+from labeler.tas.kubesched.state import State
 
 GANG_WAITING = "waiting for minCount pods from a gang to appear in scheduling queue"
 NONE_SCHEDULED = "no pods were schedulable"
-
-
-@dataclass
-class PodResult:
-    pod: GroupPod
-    node: str | None
-    message: str = ""
-
-
-@dataclass
-class Placement:
-    """One candidate placement as tried: its domain value (None: no constraint)."""
-
-    domain: str | None
-    nodes: int
-    feasible: bool
-    message: str = ""
-    scores: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass
-class GroupResult:
-    group: Group
-    ok: bool
-    message: str = ""
-    error: bool = False  # a scheduler error, not "unschedulable"
-    domain: str | None = None
-    pods: list[PodResult] = field(default_factory=list)
-    children: list[GroupResult] = field(default_factory=list)
-    placements: list[Placement] = field(default_factory=list)
-    tie: bool = False
-    assignments: list[Assignment] = field(default_factory=list)
-    """What the (sub)tree binds: every pod on its node."""
+NO_PLACEMENTS = "no feasible placements found"
+"""The framework's status when the placement generators produce no placement
+(``RunPlacementGeneratePlugins``); TopologyPlacement itself returns an empty list."""
+CHILD_ERROR = "composite pod group evaluation failed due to child error: "
 
 
 def _gang_check(min_count: int, remaining: int, scheduled: int) -> tuple[bool, bool, str]:
@@ -87,59 +65,72 @@ def _gang_check(min_count: int, remaining: int, scheduled: int) -> tuple[bool, b
     return True, True, ""
 
 
-def _pick_node(pod: GroupPod, nodes: Sequence[Node], state: State) -> tuple[str | None, str]:
-    ok, message = feasible(nodes, state.free, pod)
-    if not ok:
-        return None, message
-    # max keeps the first of equal scores: the first node name (kube-scheduler: at random)
-    ok.sort(key=lambda n: n.name)
-    best = max(ok, key=lambda n: node_score(n, state.requested[n.name], pod))
-    return best.name, ""
-
-
 HELD_ERROR = "cannot determine domain for already scheduled pods: "
 
 
 def _domains(
-    group: Group, nodes: Sequence[Node], state: State, under: Sequence[str]
-) -> tuple[list[tuple[str | None, list[Node]]], str]:
-    """TopologyPlacement.GeneratePlacements: (placements, why there are none). A message
-    starting with HELD_ERROR is a scheduler error, the others mean unschedulable."""
+    group: Group, nodes: list[Node], state: State, under: Sequence[str]
+) -> tuple[list[tuple[str | None, list[Node]]], str, str]:
+    """TopologyPlacement.GeneratePlacements: (placements, kube-scheduler's message when
+    there are none, our note why). A message starting with HELD_ERROR is a scheduler error,
+    NO_PLACEMENTS means unschedulable."""
     key = group.key
     if key is None:
-        return [(None, list(nodes))], ""
+        return [(None, nodes)], "", ""
     held: set[str] = set()
     for pod, node in state.scheduled(group.namespace, under):
         labels = state.labels(node)
         why = HELD_ERROR
         if labels is None:
-            return [], f'{why}getting node for pod {pod.ref}: node "{node}" not found'
+            return (
+                [],
+                f'{why}getting node for pod {pod.ref}: nodeinfo not found for node name "{node}"',
+                "",
+            )
         if key not in labels:
-            return [], f"{why}no topology domain found for pod {pod.ref}"
+            return [], f"{why}no topology domain found for pod {pod.ref}", ""
         held.add(labels[key])
         if len(held) > 1:
             a, b = sorted(held)
-            return [], f"{why}more than 1 domain found for pod group: {a}, {b}"
-    by: dict[str, list[Node]] = {}
-    for n in nodes:
-        value = n.labels.get(key)
-        if value is not None and (not held or value in held):
-            by.setdefault(value, []).append(n)
+            return [], f"{why}more than 1 domain found for pod group: {a}, {b}", ""
+    by = state.grouped(nodes, key)
+    if held:
+        by = {v: by[v] for v in held if v in by}
     if not by:
-        return [], f"no nodes found with topology label '{key}'"
-    return [(v, by[v]) for v in sorted(by)], ""
+        where = "the cluster" if group.parent is None else "its parent's domain"
+        note = f"no node in {where} has the label {key}"
+        if held:
+            note = f"its pods already run in {key}={next(iter(held))}, outside {where}"
+        return [], NO_PLACEMENTS, note
+    return list(by.items()), "", ""
+
+
+Pickers = dict[int, tuple[list[Node], Picker]]
+"""Per placement's node list (by id, the list kept alive): the Picker that served it."""
 
 
 def _pod_group_default(
-    group: Group, todo: Sequence[GroupPod], nodes: Sequence[Node], state: State
+    group: Group,
+    todo: Sequence[GroupPod],
+    nodes: list[Node],
+    state: State,
+    pickers: Pickers | None = None,
 ) -> GroupResult:
-    """podGroupSchedulingDefaultAlgorithm on one placement; leaves its pods assumed."""
+    """podGroupSchedulingDefaultAlgorithm on one placement; leaves its pods assumed.
+    ``pickers`` carries the Pickers of a basic group's earlier pods: between them only the
+    nodes those pods took have changed, which a Picker expects."""
     scheduled = len(state.scheduled(group.namespace, [group.name]))
     remaining = len(todo)
     ok, go_on, message = _gang_check(group.min_count, remaining, scheduled)
     result = GroupResult(group, ok=False)
+    kept = pickers.get(id(nodes)) if pickers is not None else None
+    picker = kept[1] if kept is not None and kept[0] is nodes else Picker(nodes, state)
+    if pickers is not None:
+        pickers[id(nodes)] = (nodes, picker)
     for pod in todo if go_on else ():
-        node, why = _pick_node(pod, nodes, state)
+        if not state.caches.remember:  # every pod on every node afresh, as upstream does
+            picker = Picker(nodes, state)
+        node, why = picker.pick(pod)
         if node is not None:
             state.assume(pod, node)
             result.assignments.append((pod, node))
@@ -153,9 +144,7 @@ def _pod_group_default(
     return result
 
 
-def _composite_default(
-    group: Group, nodes: Sequence[Node], state: State, objs: Objects
-) -> GroupResult:
+def _composite_default(group: Group, nodes: list[Node], state: State, objs: Objects) -> GroupResult:
     """compositePodGroupSchedulingDefaultAlgorithm: the children in turn, inside ``nodes``."""
     kids = ob.children(objs, group)
     scheduled, remaining = 0, len(kids)
@@ -166,7 +155,7 @@ def _composite_default(
         result.children.append(sub)
         result.assignments += sub.assignments
         if sub.error:
-            result.error, message = True, sub.message
+            result.error, message = True, CHILD_ERROR + sub.message
             break
         remaining -= 1
         scheduled += sub.ok
@@ -189,7 +178,7 @@ def _try(group: Group, nodes: list[Node], state: State, objs: Objects) -> GroupR
     return result
 
 
-def place(group: Group, nodes: Sequence[Node], state: State, objs: Objects) -> GroupResult:
+def place(group: Group, nodes: list[Node], state: State, objs: Objects) -> GroupResult:
     """The placement algorithm for one (composite) group within ``nodes``; the best
     placement's pods stay assumed in ``state``."""
     return _place(group, nodes, state, objs, todo=None)
@@ -197,21 +186,25 @@ def place(group: Group, nodes: Sequence[Node], state: State, objs: Objects) -> G
 
 def _place(
     group: Group,
-    nodes: Sequence[Node],
+    nodes: list[Node],
     state: State,
     objs: Objects,
     todo: Sequence[GroupPod] | None,
+    pickers: Pickers | None = None,
 ) -> GroupResult:
     under = ob.pod_groups_under(objs, group)
-    candidates, error = _domains(group, nodes, state, under)
+    candidates, error, note = _domains(group, nodes, state, under)
     if error:
-        return GroupResult(group, ok=False, message=error, error=error.startswith(HELD_ERROR))
+        held = error.startswith(HELD_ERROR)
+        return GroupResult(group, ok=False, message=error, error=held, note=note)
     tried: list[tuple[Placement, GroupResult]] = []
     for domain, members in candidates:
-        if todo is None:
+        if todo is None and state.caches.remember:
+            result = remembered_try(group, members, state, objs, _try)
+        elif todo is None:
             result = _try(group, members, state, objs)
         else:
-            result = _pod_group_default(group, todo, members, state)
+            result = _pod_group_default(group, todo, members, state, pickers)
             state.revert(result.assignments)
             result.assignments = result.assignments if result.ok else []
         if result.error:
@@ -248,13 +241,12 @@ def _best(
     counts = pods_count_scores([already + len(r.assignments) for _, r in good])
     totals = []
     for (info, result), count in zip(good, counts, strict=True):
-        packing = bin_packing(members[info.domain], result.assignments, state.requested)
-        info.scores = {
-            "PodGroupPodsCount": count,
-            "PlacementBinPacking": packing,
-            "total": count + packing,
-        }
-        totals.append(count + packing)
+        if FIT not in result.known:  # an outcome remembered from an equal try has it
+            nodes = members[info.domain]
+            result.known[FIT] = fit_placement_score(nodes, result.assignments, state.requested)
+        fit = result.known[FIT]
+        info.scores = {PODS_COUNT: count, FIT: fit, "total": count + fit}
+        totals.append(count + fit)
     top = max(totals)
     winners = [r for (_, r), t in zip(good, totals, strict=True) if t == top]
     return winners[0], len(winners) > 1
@@ -290,8 +282,9 @@ def _waiting(root: Group, state: State, objs: Objects) -> str:
 def _pod_by_pod(root: Group, state: State, objs: Objects) -> GroupResult:
     """A basic PodGroup of its own: each pod its own cycle, held to the first one's domain."""
     combined = GroupResult(root, ok=False)
+    pickers: Pickers | None = {} if state.caches.remember else None
     for pod in ob.pending(objs, root):
-        r = _place(root, state.node_list(), state, objs, todo=[pod])
+        r = _place(root, state.every, state, objs, todo=[pod], pickers=pickers)
         if r.ok and not r.assignments:
             r.ok, r.message = False, NONE_SCHEDULED
         own = r.pods[0].message if r.pods else ""
@@ -315,7 +308,7 @@ def schedule_root(root: Group, state: State, objs: Objects) -> GroupResult:
         return GroupResult(root, ok=False, message=waiting)
     if root.kind == ob.PODGROUP and not root.gang:
         return _pod_by_pod(root, state, objs)
-    result = place(root, state.node_list(), state, objs)
+    result = place(root, state.every, state, objs)
     if result.ok and not result.assignments:
         result.ok, result.message = False, NONE_SCHEDULED
     return result
@@ -362,11 +355,13 @@ def _outcomes(
     return out
 
 
-def advise(objs: Objects, nodes: Sequence[Node], origin: str) -> Advice:
+def advise(objs: Objects, nodes: Sequence[Node], origin: str, *, remember: bool = True) -> Advice:
     """Schedule every hierarchy the file names, one after another, as kube-scheduler would
-    now. Pods given only in the file with a node are counted on that node."""
+    now. Pods given only in the file with a node are counted on that node. ``remember``
+    False recomputes every try (the same answer, slower: for tests and the benchmark)."""
     listed = {n.name for n in nodes}
-    state = State.build(nodes, [p for p in objs.pods if p.node])
+    state = State.build(nodes, [p for p in objs.pods if p.node], objs.scoring)
+    state.caches.remember = remember
     for pod in objs.unlisted:
         if pod.node in listed:
             state.add_usage(pod, pod.node)
