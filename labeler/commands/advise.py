@@ -20,16 +20,18 @@ from labeler.commands._base import (
     add_report_format,
     add_source,
     add_tree_name,
-    cluster,
+    origin_of,
     parse_pairs,
+    profile_of,
+    read_nodes,
     volcano_version,
 )
-from labeler.core.profiles import Profile, load_profile
-
-if TYPE_CHECKING:
-    from labeler.tas.tree import PodShape, Tree
 
 log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from labeler.core.profiles import Profile
+    from labeler.tas.tree import PodShape, Tree
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -220,16 +222,12 @@ def _slices(args: argparse.Namespace) -> list[tuple[str, int]]:
 
 
 def _load(args: argparse.Namespace) -> tuple[Profile, Tree]:
-    from labeler.tas.inputs import read_cluster, read_snapshot
     from labeler.tas.tree import build_tree
 
-    profile = load_profile(args.profile, tree_name=args.topotree_name)
-    snap = read_cluster(cluster(args)) if args.from_cluster else read_snapshot(args.from_snapshot)
-    for kind, n in sorted(snap.ignored.items()):
-        log.info("snapshot: ignored %d object(s) of kind %s", n, kind)
+    profile = profile_of(args)
     tree = build_tree(
         profile.topology,
-        snap.nodes,
+        read_nodes(args).nodes,
         flavor_labels=parse_pairs(args.flavor_node_label, "--flavor-node-label"),
         topology_name=args.topology_name or profile.name,
     )
@@ -249,22 +247,22 @@ def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> int:
+    """A whole object (-f FILE, --workload) goes to the advisor of its kind, each in a
+    module next to this one; without one, advise places the single PodSet of the flags."""
     if args.file or args.workload:
-        if args.html:
-            raise UsageError("--html draws one PodSet: use it without -f/--workload")
-        from dataclasses import replace
+        return _advise_object(args)
+    return _advise_podset(args)
 
-        from labeler.commands import advise_workload
-        from labeler.tas.inputs import read_cluster, read_snapshot
 
-        if args.from_cluster:
-            objects = advise_workload.cluster_objects(args)
-            has_workloads = any(o.get("kind") == "Workload" for o in objects)
-            snap = read_cluster(cluster(args), skip_tas=has_workloads)
-            snap = replace(snap, kueue=tuple(objects))
-        else:
-            snap = read_snapshot(args.from_snapshot)
-        return advise_workload.run(args, snap)
+def _advise_object(args: argparse.Namespace) -> int:
+    if args.html:
+        raise UsageError("--html draws one PodSet: use it without -f/--workload")
+    from labeler.commands import advise_workload
+
+    return advise_workload.run(args, read_nodes(args, kueue=True))
+
+
+def _advise_podset(args: argparse.Namespace) -> int:
     missing = [
         flag
         for flag, value in (
@@ -277,7 +275,6 @@ def run_advise(args: argparse.Namespace) -> int:
     if missing:
         raise UsageError(f"give {', '.join(missing)} (or -f FILE / --workload NS/NAME)")
     from labeler.tas.advice import advise, make_job
-    from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
     from labeler.tas.multilevel import check_affinity_flag
     from labeler.tas.report import advice_dict, advice_text
 
@@ -285,12 +282,7 @@ def run_advise(args: argparse.Namespace) -> int:
     slices = _slices(args)
     profile, tree = _load(args)
     topology = profile.topology
-    if args.required:
-        mode, level = REQUIRED, args.required
-    elif args.preferred:
-        mode, level = PREFERRED, args.preferred
-    else:
-        mode, level = UNCONSTRAINED, None
+    mode, level = _mode(args)
     job = make_job(topology, args.pods, mode=mode, level=level, slices=slices)
     if args.affinity_config is not None:
         check_affinity_flag(args.affinity_config, args.pods, profile.topology, profile.name)
@@ -314,12 +306,23 @@ def run_advise(args: argparse.Namespace) -> int:
             tree.nodes,
             shape.requests,
             overlay,
-            origin=args.from_snapshot or "the cluster",
+            origin=origin_of(args),
             title=f"advise: {result.job.count} pod(s) on {profile.name}",
         )
         out = write_html(args.html, page)
         print(f"map with the placement written to {out}", file=sys.stderr)
     return Exit.OK if result.outcome.fits else Exit.INCOMPLETE
+
+
+def _mode(args: argparse.Namespace) -> tuple[str, str | None]:
+    """The topology mode of --required / --preferred / --unconstrained, and its level."""
+    from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
+
+    if args.required:
+        return REQUIRED, args.required
+    if args.preferred:
+        return PREFERRED, args.preferred
+    return UNCONSTRAINED, None
 
 
 def run_domains(args: argparse.Namespace) -> int:
