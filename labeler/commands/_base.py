@@ -4,7 +4,9 @@ Several commands take the same things: a profile and its tree name, a source of 
 (``--from-csv`` / ``--from-cluster`` / ``--from-snapshot``), a node scope
 (``--node-selector`` / ``--resource``), ``KEY=VALUE`` pairs. Declaring them here keeps
 the names, help texts, error messages and exit codes the same in every command
-(scripts depend on them).
+(scripts depend on them). What those flags give is read here too, so that the commands
+that read nodes (advise, domains, map, audit) open the same way: ``profile_of``,
+``read_nodes`` with ``origin_of``, ``node_scope``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from labeler.base.errors import Exit, InputError, UsageError, one_line
 from labeler.core.labels import key_problems, value_problems
-from labeler.core.profiles import BUILTIN, Profile
+from labeler.core.profiles import BUILTIN, Profile, load_profile
 
 # What --profile takes, in every command.
 PROFILE_HELP = f"{', '.join(BUILTIN)}, or a profile YAML file"
@@ -179,8 +181,6 @@ def add_profile(
 
 def profile_of(args: argparse.Namespace) -> Profile:
     """The profile of ``--profile`` with the tree name of ``--topotree-name``."""
-    from labeler.core.profiles import load_profile
-
     return load_profile(args.profile, tree_name=args.topotree_name)
 
 
@@ -218,8 +218,8 @@ def origin_of(args: argparse.Namespace) -> str:
 def read_nodes(args: argparse.Namespace, *, kueue: bool = False) -> Snapshot:
     """The nodes and pods of ``--from-snapshot`` or ``--from-cluster``, as the simulators
     and the map read them. With ``kueue``, the cluster's Workloads, Topologies and
-    ResourceFlavors too (a snapshot file carries its own); TAS pods are then left to their
-    Workloads' topology assignments, as the snapshot reader does when it finds Workloads.
+    ResourceFlavors too (a snapshot file carries its own); when there are Workloads, TAS
+    pods are left to their topology assignments, as the snapshot reader does.
     """
     from labeler.tas.inputs import read_cluster, read_snapshot
 

@@ -255,6 +255,9 @@ def run_advise(args: argparse.Namespace) -> int:
 
 
 def _advise_object(args: argparse.Namespace) -> int:
+    # Each scheduler's objects have their advisor in a module beside this one, chosen here
+    # (by flag, or by what the file holds); Kueue's Workloads, and the Jobs, JobSets and
+    # LeaderWorkerSets Kueue makes them from, are the default.
     if args.html:
         raise UsageError("--html draws one PodSet: use it without -f/--workload")
     from labeler.commands import advise_workload
