@@ -231,7 +231,7 @@ def _absent_levels(path: str, keys: Sequence[str], level_keys: Sequence[str]) ->
 
 @dataclass
 class _Rows:
-    """The node rows of one sheet, read a record at a time; every problem is collected."""
+    """The node rows of one sheet and every problem found in them."""
 
     path: str
     keys: Sequence[str]
@@ -245,43 +245,48 @@ class _Rows:
     first_cells: dict[str, list[str]] = field(default_factory=dict)
     valid: set[str] = field(default_factory=set)  # checked values: a column repeats a few
 
-    def read(self, number: int, line: int, cells: list[str]) -> None:
-        """One record; ``number`` counts records as MindCluster's tool does (header = 1),
-        for its warnings."""
-        if self.leniency.skip_unnamed_rows and cells and cells[0] == "":
-            self.unnamed.append(number)
-            return
-        if not "".join(cells).strip():
-            return  # blank line or an all-empty spreadsheet row
+    def read(self, records: Iterable[tuple[int, list[str]]]) -> None:
+        """The records after the header, (first line, cells) each."""
+        lenient, width = self.leniency, self.width
+        # ``number`` counts records as MindCluster's tool does (header = 1), for its warnings.
+        for number, (line, cells) in enumerate(records, start=2):
+            if lenient.skip_unnamed_rows and cells and cells[0] == "":
+                self.unnamed.append(number)
+                continue
+            if not "".join(cells).strip():
+                continue  # blank line or an all-empty spreadsheet row
+            if len(cells) < width and lenient.pad_short_rows:
+                cells = cells + [""] * (width - len(cells))
+            if len(cells) != width:
+                self.problems.append(self._width_problem(line, cells))
+            elif self._new_node(number, line, cells):
+                self.rows.append(self._row(line, cells))
+
+    def _width_problem(self, line: int, cells: list[str]) -> str:
         width = self.width
-        if len(cells) < width and self.leniency.pad_short_rows:
-            cells = cells + [""] * (width - len(cells))
-        if len(cells) != width:
-            self.problems.append(
-                f"{self.path}:{line}:{min(len(cells), width) + 1}: {len(cells)} cells but the "
-                f"header has {width} columns; "
-                + (
-                    "remove the extra cells (or quote a value containing ',')"
-                    if len(cells) > width
-                    else "add the missing cells (empty cells are allowed: 'node,,3')"
-                )
+        return (
+            f"{self.path}:{line}:{min(len(cells), width) + 1}: {len(cells)} cells but the "
+            f"header has {width} columns; "
+            + (
+                "remove the extra cells (or quote a value containing ',')"
+                if len(cells) > width
+                else "add the missing cells (empty cells are allowed: 'node,,3')"
             )
-            return
-        if self._new_node(number, line, cells):
-            self.rows.append(self._row(line, cells))
+        )
 
     def _new_node(self, number: int, line: int, cells: list[str]) -> bool:
         """Whether the row names a valid node not seen before; a repeat that the leniency
         merges is recorded, any other repeat is a problem."""
         node = cells[0]
-        where = f"{self.path}:{line}:1"
         if not node.strip():
-            self.problems.append(f"{where}: the row has values but no node name; fill in column 1")
+            self.problems.append(
+                f"{self.path}:{line}:1: the row has values but no node name; fill in column 1"
+            )
             return False
         bad = [] if NODE_NAME_RE.fullmatch(node) else dns1123_subdomain_problems(node)
         if bad:
             self.problems.append(
-                f"{where}: {node!r} is not a valid node name: {'; '.join(bad)}; "
+                f"{self.path}:{line}:1: {node!r} is not a valid node name: {'; '.join(bad)}; "
                 "use the name shown by 'kubectl get nodes'"
             )
             return False
@@ -295,7 +300,7 @@ class _Rows:
             self.repeats.append((number, first))
         else:
             self.problems.append(
-                f"{where}: node {node!r} already has a row on line {first}"
+                f"{self.path}:{line}:1: node {node!r} already has a row on line {first}"
                 + (" with other values" if merge else "")
                 + "; keep one row per node"
             )
@@ -357,8 +362,7 @@ def parse_label_csv(
         raise TooFewRows([*problems, _no_rows(path, header_line)])
     problems += _absent_levels(path, keys, level_keys)
     sheet = _Rows(path, keys, len(header), leniency, problems)
-    for number, (line, cells) in enumerate(records[1:], start=2):
-        sheet.read(number, line, cells)
+    sheet.read(records[1:])
     # Only unnamed or blank rows: strict readers refuse; a lenient one has nothing to do.
     if not problems and not sheet.rows and not leniency.skip_unnamed_rows:
         problems.append(_no_rows(path, header_line))

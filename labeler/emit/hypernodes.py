@@ -128,6 +128,7 @@ def build_hypernodes(
         raise InputError(f"--hypernode-prefix {opts.prefix!r} {problems[0]}")
     if opts.node_members not in ("names", "labels"):
         raise InputError(f"--node-members {opts.node_members!r}: use names or labels")
+    with_tier_name = opts.volcano_version >= TIER_NAME_SINCE
     labels = dict(MANAGED_BY)
     if opts.owner:
         labels[OWNER_LABEL] = opts.owner
@@ -147,7 +148,7 @@ def build_hypernodes(
                     "--hypernode-prefix"
                 )
             spec: dict[str, Any] = {"tier": tier}
-            if opts.volcano_version >= TIER_NAME_SINCE:
+            if with_tier_name:
                 spec["tierName"] = level.tier
             spec["members"] = _member_list(topology, i, value, members, opts)
             tier_docs.append(

@@ -336,18 +336,6 @@ class _Exclusions:
         )
 
 
-def _free_now(
-    leaf: Domain, empty: bool, used: Mapping[str, Mapping[str, int]] | None
-) -> dict[str, int]:
-    """The leaf's free resources less the ``used`` of :func:`leaf_capacity`."""
-    free = leaf_free(leaf, empty=empty)
-    extra = used.get(leaf.id) if used else None
-    if extra:
-        for res, v in extra.items():
-            free[res] = free.get(res, 0) - v
-    return free
-
-
 def _with_leader(
     leader: Mapping[str, int], requests: Mapping[str, int], free: dict[str, int]
 ) -> tuple[int, int]:
@@ -398,12 +386,18 @@ def leaf_capacity(
                 leaders.append(0)
                 with_leader.append(0)
                 continue
-        free = _free_now(leaf, empty, used)
+        free = leaf_free(leaf, empty=empty)
+        extra = used.get(leaf.id) if used else None
+        if extra:
+            for res, v in extra.items():
+                free[res] = free.get(res, 0) - v
         n, limiting = count_in(requests, free)
         if n == 0 and limiting:
             excluded.resources[limiting] = excluded.resources.get(limiting, 0) + 1
+            blocked.append(f"full ({limiting})")
+        else:
+            blocked.append("")
         counts.append(n)
-        blocked.append(f"full ({limiting})" if n == 0 and limiting else "")
         if leader_req is not None:
             fits, beside = _with_leader(leader_req, requests, free)
             leaders.append(fits)
