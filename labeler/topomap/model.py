@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from labeler.core.capacity import Node
 from labeler.core.check import NODE_STATES, UNLABELED
@@ -251,6 +251,7 @@ def build_map(
     details = details or {}
     every_level = tuple(lv.name for lv in topology.levels)
     domains = _Domains()
+    add_domain = domains.add
     resources: set[str] = set()
     out_nodes: list[MapNode] = []
     for f in sorted(facts, key=lambda f: f.name):
@@ -261,8 +262,8 @@ def build_map(
         detail = details.get(f.name, NodeDetail())
         free = None if detail.free is None else sum(detail.free.values())
         domain = -1
-        if all(v is not None for v in values):
-            domain = domains.add(tuple(v for v in values if v is not None), total, free)
+        if all(v is not None for v in values):  # then the values are the domain's path
+            domain = add_domain(cast("tuple[str, ...]", values), total, free)
         out_nodes.append(
             MapNode(
                 name=f.name,
