@@ -336,18 +336,6 @@ class _Exclusions:
         )
 
 
-def _with_leader(
-    leader: Mapping[str, int], requests: Mapping[str, int], free: dict[str, int]
-) -> tuple[int, int]:
-    """(1 when the leader fits, else 0; the pods that fit beside it): the leader takes its
-    share of ``free`` first."""
-    if count_in(leader, free)[0] == 0:
-        return 0, count_in(requests, free)[0]
-    for res, v in leader.items():
-        free[res] = free.get(res, 0) - v
-    return 1, count_in(requests, free)[0]
-
-
 def leaf_capacity(
     tree: Tree,
     shape: PodShape,
@@ -398,10 +386,14 @@ def leaf_capacity(
         else:
             blocked.append("")
         counts.append(n)
-        if leader_req is not None:
-            fits, beside = _with_leader(leader_req, requests, free)
-            leaders.append(fits)
-            with_leader.append(beside)
+        if leader_req is not None:  # the leader takes its share first
+            if count_in(leader_req, free)[0] > 0:
+                leaders.append(1)
+                for res, v in leader_req.items():
+                    free[res] = free.get(res, 0) - v
+            else:
+                leaders.append(0)
+            with_leader.append(count_in(requests, free)[0])
     return Capacity(
         pods=tuple(counts),
         stats=excluded.stats(len(tree.leaves)),
