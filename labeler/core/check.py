@@ -169,7 +169,7 @@ class _Tally:
     """What one pass over the positions finds, per level index (widest = 0)."""
 
     missing: list[list[str]]  # nodes without a value
-    sizes: list[Counter[str]]  # value -> nodes carrying it
+    sizes: list[Counter[str]]  # value -> how many nodes carry it
     parents: list[defaultdict[str, set[str]]]  # value -> values at level i-1 above it (i ≥ 1)
     carriers: list[defaultdict[str, list[str]]]  # value -> nodes carrying it
     invalid: list[str]

@@ -243,7 +243,7 @@ class _Rows:
     repeats: list[tuple[int, int]] = field(default_factory=list)
     first_line: dict[str, int] = field(default_factory=dict)
     first_cells: dict[str, list[str]] = field(default_factory=dict)
-    valid: set[str] = field(default_factory=set)  # checked values: a column repeats a few
+    valid: set[str] = field(default_factory=set)  # checked (a column repeats few values)
 
     def read(self, records: Iterable[tuple[int, list[str]]]) -> None:
         """The records after the header, (first line, cells) each."""

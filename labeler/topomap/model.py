@@ -211,7 +211,7 @@ class _Domains:
             parent = i
         return parent
 
-    def sorted(self) -> tuple[tuple[MapDomain, ...], dict[int, int]]:
+    def in_order(self) -> tuple[tuple[MapDomain, ...], dict[int, int]]:
         """The domains sorted by path, so that siblings are drawn in a stable, readable
         order, and each old index's new one."""
         paths, parents = self.paths, self.parents
@@ -277,7 +277,7 @@ def build_map(
                 taints=detail.taints,
             )
         )
-    drawn, new = domains.sorted()
+    drawn, new = domains.in_order()
     remapped = tuple(n if n.domain < 0 else replace(n, domain=new[n.domain]) for n in out_nodes)
     return TopologyMap(
         title=title or f"Topology of {profile}",
