@@ -26,14 +26,15 @@ from labeler.commands._base import (
     flag_value,
     node_scope,
     parse_pairs,
+    profile_of,
     scoped_nodes,
     volcano_version,
 )
-from labeler.core.profiles import Profile, load_profile
 
 if TYPE_CHECKING:
     from labeler.core.check import CheckReport
     from labeler.core.positions import PositionSet
+    from labeler.core.profiles import Profile
     from labeler.emit import bundle
 
 
@@ -222,7 +223,7 @@ def run_check(args: argparse.Namespace) -> int:
     from labeler.core.check import render_text, to_json
     from labeler.tas.multilevel import check_affinity_flag
 
-    profile = load_profile(args.profile, tree_name=args.topotree_name)
+    profile = profile_of(args)
     if (args.affinity_config is None) != (args.replicas is None):
         raise UsageError("--affinity-config and --replicas go together")
     if args.affinity_config is not None:
@@ -313,7 +314,7 @@ def _merge(args: argparse.Namespace, profile: Profile, *, network_topology: bool
 def run_generate(args: argparse.Namespace) -> int:
     from labeler.emit import bundle
 
-    profile = load_profile(args.profile, tree_name=args.topotree_name)
+    profile = profile_of(args)
     opts = _generate_options(args, profile)  # validate every flag before reading anything
     wants_objects = bool(args.output_dir or args.output or args.apply)
     if args.merge_into and not wants_objects:
