@@ -4,19 +4,23 @@ Several commands take the same things: a profile and its tree name, a source of 
 (``--from-csv`` / ``--from-cluster`` / ``--from-snapshot``), a node scope
 (``--node-selector`` / ``--resource``), ``KEY=VALUE`` pairs. Declaring them here keeps
 the names, help texts, error messages and exit codes the same in every command
-(scripts depend on them).
+(scripts depend on them). What those flags give is read here too, so that the commands
+that read nodes (advise, domains, map, audit) open the same way: ``profile_of``,
+``read_nodes`` with ``origin_of``, ``node_scope``.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import textwrap
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from labeler.base.errors import Exit, InputError, UsageError, one_line
 from labeler.core.labels import key_problems, value_problems
-from labeler.core.profiles import BUILTIN, Profile
+from labeler.core.profiles import BUILTIN, Profile, load_profile
 
 # What --profile takes, in every command.
 PROFILE_HELP = f"{', '.join(BUILTIN)}, or a profile YAML file (docs/profiles.md)"
@@ -27,12 +31,15 @@ if TYPE_CHECKING:
     from labeler.core.scope import Scope
     from labeler.core.slinky import Slinky
     from labeler.kube.client import Api
+    from labeler.tas.cluster import Snapshot
 
 # Exit codes shared by every command; each command names what 0 (and 3) mean for it.
 EXIT_ERROR = "error: invalid input, cluster or API failure (the message says what to do)"
 EXIT_USAGE = "usage: bad or conflicting flags"
 
 T = TypeVar("T")
+
+log = logging.getLogger("labeler.commands")  # what every command reads, said by one name
 
 
 def add_command(
@@ -173,6 +180,11 @@ def add_profile(
         add_tree_name(p)
 
 
+def profile_of(args: argparse.Namespace) -> Profile:
+    """The profile of ``--profile`` with the tree name of ``--topotree-name``."""
+    return load_profile(args.profile, tree_name=args.topotree_name)
+
+
 # --- where the nodes come from ----------------------------------------------------------
 
 
@@ -197,6 +209,49 @@ def add_source(
             metavar="FILE",
             help="a List of Nodes and Pods (kubectl get nodes,pods -A -o yaml), YAML or JSON",
         )
+
+
+def origin_of(args: argparse.Namespace) -> str:
+    """Where the nodes come from, as messages and pages name it: the file, or the cluster."""
+    return getattr(args, "from_csv", None) or args.from_snapshot or "the cluster"
+
+
+def read_nodes(args: argparse.Namespace, *, kueue: bool = False) -> Snapshot:
+    """The nodes and pods of ``--from-snapshot`` or ``--from-cluster`` (with the
+    ResourceSlices of ``--dra-driver``), as the simulators and the map read them. With
+    ``kueue``, the cluster's Workloads, Topologies and ResourceFlavors too (a snapshot file
+    carries its own); when there are Workloads, TAS pods are left to their topology
+    assignments, as the snapshot reader does.
+    """
+    from labeler.tas.inputs import read_cluster, read_snapshot
+
+    # domains has no --dra-driver: it says nothing about DRA, so it reads no slices.
+    drivers = dra_drivers(args) if hasattr(args, "dra_driver") else ()
+    if not args.from_cluster:
+        snap = read_snapshot(args.from_snapshot)
+    elif not kueue:
+        snap = read_cluster(cluster(args), dra_drivers=drivers)
+    else:
+        api = cluster(args)
+        objects = _kueue_objects(api)
+        has_workloads = any(o.get("kind") == "Workload" for o in objects)
+        snap = read_cluster(api, skip_tas=has_workloads, dra_drivers=drivers)
+        snap = replace(snap, kueue=tuple(objects))
+    for kind, n in sorted(snap.ignored.items()):
+        log.info("snapshot: ignored %d object(s) of kind %s", n, kind)
+    return snap
+
+
+def _kueue_objects(api: Api) -> list[Mapping[str, Any]]:
+    """Workloads, Topologies and ResourceFlavors from the cluster (none without Kueue)."""
+    from labeler.kube.errors import NotFound
+    from labeler.kube.kueue import list_kueue_objects
+
+    try:
+        return list(list_kueue_objects(api))
+    except NotFound:
+        log.info("Kueue's API is not served: no Workloads, Topologies or ResourceFlavors")
+        return []
 
 
 # --- node scope -----------------------------------------------------------------------

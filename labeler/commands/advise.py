@@ -22,19 +22,21 @@ from labeler.commands._base import (
     add_report_format,
     add_source,
     add_tree_name,
-    cluster,
     dra_drivers,
+    origin_of,
     parse_pairs,
+    profile_of,
+    read_nodes,
     volcano_version,
 )
-from labeler.core.profiles import Profile, load_profile
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from labeler.core.profiles import Profile
     from labeler.tas.cluster import Snapshot
     from labeler.tas.dra import DraNote
     from labeler.tas.tree import PodShape, Tree
-
-log = logging.getLogger(__name__)
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -72,26 +74,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     from labeler.commands.advise_volcano import add_options as volcano_options
 
     volcano_options(p)
-    p.add_argument("--pods", type=int, help="pods in the job (PodSet count)")
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--required", metavar="LEVEL", help="all pods in one domain at LEVEL")
-    mode.add_argument(
-        "--preferred", metavar="LEVEL", help="one domain at LEVEL if possible, else climb"
-    )
-    mode.add_argument(
-        "--unconstrained",
-        action="store_true",
-        help="no topology constraint (Kueue's default when no annotation is set)",
-    )
-    _slice_options(p)
-    p.add_argument(
-        "--slice-layer",
-        action="append",
-        default=[],
-        metavar="LEVEL=SIZE",
-        help="an inner slice layer (multi-layer slices, Kueue TASMultiLayerTopology); "
-        "repeat for a third layer, outer first",
-    )
+    _podset_options(p)
     p.add_argument(
         "--html", metavar="FILE", help="also write the topology map with this placement drawn"
     )
@@ -124,6 +107,30 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     _slice_options(d)
     d.add_argument("--show-nodes", action="store_true", help="list every node (hostname level) too")
     d.set_defaults(handler=run_domains)
+
+
+def _podset_options(p: argparse.ArgumentParser) -> None:
+    """The single PodSet of the flag form: its size, topology mode and slices."""
+    p.add_argument("--pods", type=int, help="pods in the job (PodSet count)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--required", metavar="LEVEL", help="all pods in one domain at LEVEL")
+    mode.add_argument(
+        "--preferred", metavar="LEVEL", help="one domain at LEVEL if possible, else climb"
+    )
+    mode.add_argument(
+        "--unconstrained",
+        action="store_true",
+        help="no topology constraint (Kueue's default when no annotation is set)",
+    )
+    _slice_options(p)
+    p.add_argument(
+        "--slice-layer",
+        action="append",
+        default=[],
+        metavar="LEVEL=SIZE",
+        help="an inner slice layer (multi-layer slices, Kueue TASMultiLayerTopology); "
+        "repeat for a third layer, outer first",
+    )
 
 
 def _common(p: argparse.ArgumentParser, *, workload: bool = False) -> None:
@@ -243,16 +250,6 @@ def _slices(args: argparse.Namespace) -> list[tuple[str, int]]:
 # --- reading -----------------------------------------------------------------------------
 
 
-def _read(args: argparse.Namespace, *, skip_tas: bool = False) -> Snapshot:
-    from labeler.tas.inputs import read_cluster, read_snapshot
-
-    if not args.from_cluster:
-        return read_snapshot(args.from_snapshot)
-    # domains has no --dra-driver: it says nothing about DRA, so it reads no slices.
-    drivers = dra_drivers(args) if hasattr(args, "dra_driver") else ()
-    return read_cluster(cluster(args), skip_tas=skip_tas, dra_drivers=drivers)
-
-
 def _dra(args: argparse.Namespace, snap: Snapshot, requests: Mapping[str, int]) -> DraNote | None:
     """What advise says about the nodes whose accelerators only DRA publishes."""
     from labeler.core.dra import device_counts
@@ -267,10 +264,8 @@ def _dra(args: argparse.Namespace, snap: Snapshot, requests: Mapping[str, int]) 
 def _load(args: argparse.Namespace) -> tuple[Profile, Tree, Snapshot]:
     from labeler.tas.tree import build_tree
 
-    profile = load_profile(args.profile, tree_name=args.topotree_name)
-    snap = _read(args)
-    for kind, n in sorted(snap.ignored.items()):
-        log.info("snapshot: ignored %d object(s) of kind %s", n, kind)
+    profile = profile_of(args)
+    snap = read_nodes(args)
     tree = build_tree(
         profile.topology,
         snap.nodes,
@@ -293,6 +288,9 @@ def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> int:
+    """Each scheduler's objects go to its advisor, a module beside this one, chosen here in
+    one block each (by flag, or by what the file holds); without an object, advise places
+    the single PodSet of the flags."""
     # --- Volcano (issue 25): a Volcano Job/PodGroup input means Volcano's rules ---
     from labeler.commands import advise_volcano
 
@@ -307,21 +305,22 @@ def run_advise(args: argparse.Namespace) -> int:
         objects = read_objects(args.file)
         if advise_podgroup.wants_kube_scheduler(objects):
             return advise_podgroup.run(args, objects)
-    # --- Kueue --------------------------------------------------------------------------
+    # --- Kueue: a Workload, or the Job, JobSet or LeaderWorkerSet it is made from ---------
     if args.file or args.workload:
-        if args.html:
-            raise UsageError("--html draws one PodSet: use it without -f/--workload")
-        from dataclasses import replace
+        return _advise_workload(args)
+    return _advise_podset(args)
 
-        from labeler.commands import advise_workload
 
-        if args.from_cluster:
-            objects = advise_workload.cluster_objects(args)
-            has_workloads = any(o.get("kind") == "Workload" for o in objects)
-            snap = replace(_read(args, skip_tas=has_workloads), kueue=tuple(objects))
-        else:
-            snap = _read(args)
-        return advise_workload.run(args, snap, _dra(args, snap, {}))
+def _advise_workload(args: argparse.Namespace) -> int:
+    if args.html:
+        raise UsageError("--html draws one PodSet: use it without -f/--workload")
+    from labeler.commands import advise_workload
+
+    snap = read_nodes(args, kueue=True)
+    return advise_workload.run(args, snap, _dra(args, snap, {}))
+
+
+def _advise_podset(args: argparse.Namespace) -> int:
     missing = [
         flag
         for flag, value in (
@@ -334,7 +333,6 @@ def run_advise(args: argparse.Namespace) -> int:
     if missing:
         raise UsageError(f"give {', '.join(missing)} (or -f FILE / --workload NS/NAME)")
     from labeler.tas.advice import advise, make_job
-    from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
     from labeler.tas.multilevel import check_affinity_flag
     from labeler.tas.report import advice_dict, advice_text
 
@@ -342,12 +340,7 @@ def run_advise(args: argparse.Namespace) -> int:
     slices = _slices(args)
     profile, tree, snap = _load(args)
     topology = profile.topology
-    if args.required:
-        mode, level = REQUIRED, args.required
-    elif args.preferred:
-        mode, level = PREFERRED, args.preferred
-    else:
-        mode, level = UNCONSTRAINED, None
+    mode, level = _mode(args)
     job = make_job(topology, args.pods, mode=mode, level=level, slices=slices)
     if args.affinity_config is not None:
         check_affinity_flag(args.affinity_config, args.pods, profile.topology, profile.name)
@@ -375,13 +368,24 @@ def run_advise(args: argparse.Namespace) -> int:
             tree.nodes,
             shape.requests,
             overlay,
-            origin=args.from_snapshot or "the cluster",
+            origin=origin_of(args),
             title=f"advise: {result.job.count} pod(s) on {profile.name}",
             devices=dra.devices if dra is not None else None,
         )
         out = write_html(args.html, page)
         print(f"map with the placement written to {out}", file=sys.stderr)
     return Exit.OK if result.outcome.fits else Exit.INCOMPLETE
+
+
+def _mode(args: argparse.Namespace) -> tuple[str, str | None]:
+    """The topology mode of --required / --preferred / --unconstrained, and its level."""
+    from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
+
+    if args.required:
+        return REQUIRED, args.required
+    if args.preferred:
+        return PREFERRED, args.preferred
+    return UNCONSTRAINED, None
 
 
 def run_domains(args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from labeler.base.errors import Exit, InputError, UsageError
-from labeler.commands._base import cluster
+from labeler.commands._base import cluster, origin_of, profile_of
 from labeler.tas.kubesched.objects import is_scheduling_k8s
 
 log = logging.getLogger(__name__)
@@ -105,12 +105,11 @@ def run(args: argparse.Namespace, objects: Sequence[Mapping[str, Any]]) -> int:
 
 
 def _html(args: argparse.Namespace, nodes: Sequence[Any], advice: Any) -> None:
-    from labeler.core.profiles import load_profile
     from labeler.tas.kubesched.overlay import podgroup_overlay
     from labeler.topomap.advice import advice_map
     from labeler.topomap.render import write_html
 
-    profile = load_profile(args.profile, tree_name=args.topotree_name)
+    profile = profile_of(args)
     requests: dict[str, int] = {}
     for p in advice.pods:
         for res, qty in p.pod.shape.requests.items():
@@ -120,7 +119,7 @@ def _html(args: argparse.Namespace, nodes: Sequence[Any], advice: Any) -> None:
         nodes,
         requests,
         podgroup_overlay(profile.topology, nodes, advice),
-        origin=args.from_snapshot or "the cluster",
+        origin=origin_of(args),
         title=f"advise: {len(advice.pods)} pod(s) of {args.file} (kube-scheduler)",
     )
     out = write_html(args.html, page)

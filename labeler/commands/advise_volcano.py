@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
-from labeler.commands._base import cluster
+from labeler.commands._base import cluster, origin_of, profile_of
 
 if TYPE_CHECKING:
     from labeler.core.profiles import Profile
@@ -161,9 +161,7 @@ def _conf(args: argparse.Namespace, objects: Objects) -> SchedulerConf:
 
 
 def _profile(args: argparse.Namespace) -> Profile | None:
-    from labeler.core.profiles import load_profile
-
-    return load_profile(args.profile, tree_name=args.topotree_name) if args.profile else None
+    return profile_of(args) if args.profile else None
 
 
 def _with_profile_hypernodes(
@@ -239,7 +237,7 @@ def _html(
         nodes,
         requests,
         overlay,
-        origin=args.from_snapshot or "the cluster",
+        origin=origin_of(args),
         title=f"advise (Volcano): PodGroup {result.podgroup.ref}",
     )
     out = write_html(args.html, page)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,8 +17,7 @@ from typing import Any
 import yaml
 
 from labeler.base.errors import Exit, InputError, UsageError, yaml_problem
-from labeler.commands._base import cluster, parse_pairs
-from labeler.core.profiles import load_profile
+from labeler.commands._base import cluster, origin_of, parse_pairs, profile_of
 from labeler.tas import kubeyaml
 from labeler.tas.admit import add_usage, place_workload
 from labeler.tas.cluster import Snapshot
@@ -28,8 +26,6 @@ from labeler.tas.tree import Tree, build_tree_for_levels
 from labeler.tas.usage import admitted_usage, tas_flavor
 from labeler.tas.workload import Workload, with_tolerations, workloads_from_object
 from labeler.tas.workload_report import workload_dict, workload_text
-
-log = logging.getLogger(__name__)
 
 WORKLOAD_KINDS = ("Workload", "Job", "JobSet", "LeaderWorkerSet")
 
@@ -75,18 +71,6 @@ def _split(ref: str) -> tuple[str, str]:
     return ns, name
 
 
-def cluster_objects(args: argparse.Namespace) -> list[Mapping[str, Any]]:
-    """Workloads, Topologies and ResourceFlavors from the cluster (none without Kueue)."""
-    from labeler.kube.errors import NotFound
-    from labeler.kube.kueue import list_kueue_objects
-
-    try:
-        return list(list_kueue_objects(cluster(args)))
-    except NotFound:
-        log.info("Kueue's API is not served: no Workloads, Topologies or ResourceFlavors")
-        return []
-
-
 def _workload_from(
     args: argparse.Namespace, objects: Sequence[Mapping[str, Any]]
 ) -> tuple[list[Workload], tuple[str, str] | None]:
@@ -116,11 +100,11 @@ def run(args: argparse.Namespace, snap: Snapshot, dra: DraNote | None = None) ->
     about the nodes whose accelerators only DRA publishes."""
     objects = list(snap.kueue)
     workloads, self_ref = _workload_from(args, objects)
-    origin = args.from_snapshot or "the cluster"
+    origin = origin_of(args)
     flavor_name: str | None = None
     extra_tolerations: tuple[Any, ...] = ()
     if args.profile:
-        profile = load_profile(args.profile, tree_name=args.topotree_name)
+        profile = profile_of(args)
         tree: Tree = build_tree_for_levels(
             profile.topology.kueue_levels(),
             snap.nodes,

@@ -20,10 +20,11 @@ from labeler.commands._base import (
     cluster,
     cluster_devices,
     node_scope,
+    profile_of,
 )
-from labeler.core.profiles import Profile, load_profile
 
 if TYPE_CHECKING:
+    from labeler.core.profiles import Profile
     from labeler.core.scope import Scope
     from labeler.core.states import NodeFacts
 
@@ -83,7 +84,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from labeler.audit.render import render_table
     from labeler.core.states import build_report, node_facts
 
-    profile = load_profile(args.profile, tree_name=args.topotree_name)
+    profile = profile_of(args)
     scope = node_scope(args)
     if args.serve:
         return _serve(args, profile, scope)
@@ -173,7 +174,7 @@ def run_placement(args: argparse.Namespace) -> int:
     from labeler.audit.jobview import read_job_placement
     from labeler.audit.render import render_placement
 
-    profile = load_profile(args.profile, tree_name=args.topotree_name)
+    profile = profile_of(args)
     view = read_job_placement(
         cluster(args), profile.topology, selector=args.selector, namespace=args.namespace
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from labeler.base.text import natural_key
 from labeler.core.capacity import Node
@@ -216,6 +216,59 @@ def details_from_nodes(
     return out
 
 
+@dataclass
+class _Domains:
+    """The domains of the map as they are met, a node at a time (index = order of first
+    sight); a domain is its whole path of values, widest first."""
+
+    index: dict[tuple[str, ...], int] = field(default_factory=dict)
+    paths: list[tuple[str, ...]] = field(default_factory=list)
+    parents: list[int] = field(default_factory=list)
+    nodes: list[int] = field(default_factory=list)
+    totals: list[int] = field(default_factory=list)
+    frees: list[int | None] = field(default_factory=list)  # None once any node's is unknown
+
+    def add(self, path: tuple[str, ...], total: int, free: int | None) -> int:
+        """Count a node in every domain along ``path``; the narrowest domain's index."""
+        index, nodes, totals, frees = self.index, self.nodes, self.totals, self.frees
+        parent = -1
+        for depth in range(1, len(path) + 1):
+            prefix = path[:depth]
+            i = index.get(prefix)
+            if i is None:
+                i = index[prefix] = len(self.paths)
+                self.paths.append(prefix)
+                self.parents.append(parent)
+                nodes.append(0)
+                totals.append(0)
+                frees.append(0)
+            nodes[i] += 1
+            totals[i] += total
+            f_i = frees[i]
+            frees[i] = None if f_i is None or free is None else f_i + free
+            parent = i
+        return parent
+
+    def in_order(self) -> tuple[tuple[MapDomain, ...], dict[int, int]]:
+        """The domains sorted by path, numbers by value (lb-2 before lb-10), so that
+        siblings are drawn in a stable, readable order; and each old index's new one."""
+        paths, parents = self.paths, self.parents
+        order = sorted(range(len(paths)), key=lambda i: tuple(map(natural_key, paths[i])))
+        new = {old: k for k, old in enumerate(order)}
+        domains = tuple(
+            MapDomain(
+                path=paths[i],
+                level=len(paths[i]) - 1,
+                parent=new[parents[i]] if parents[i] >= 0 else -1,
+                nodes=self.nodes[i],
+                total=self.totals[i],
+                free=self.frees[i],
+            )
+            for i in order
+        )
+        return domains, new
+
+
 def build_map(
     topology: Topology,
     facts: Sequence[NodeFacts],
@@ -234,13 +287,9 @@ def build_map(
     report = report or build_report(profile, scope, topology, facts)
     state_of = {n: s for s, names in report.states.items() for n in names}
     details = details or {}
-    levels = topology.levels
-    index: dict[tuple[str, ...], int] = {}
-    paths: list[tuple[str, ...]] = []
-    parents: list[int] = []
-    nodes_in: list[int] = []
-    totals: list[int] = []
-    frees: list[int | None] = []
+    every_level = tuple(lv.name for lv in topology.levels)
+    domains = _Domains()
+    add_domain = domains.add
     resources: set[str] = set()
     out_nodes: list[MapNode] = []
     for f in sorted(facts, key=lambda f: natural_key(f.name)):
@@ -251,29 +300,8 @@ def build_map(
         detail = details.get(f.name, NodeDetail())
         free = None if detail.free is None else sum(detail.free.values())
         domain = -1
-        if all(v is not None for v in values):
-            path = tuple(v for v in values if v is not None)
-            parent = -1
-            for depth in range(1, len(path) + 1):
-                prefix = path[:depth]
-                i = index.get(prefix)
-                if i is None:
-                    i = index[prefix] = len(paths)
-                    paths.append(prefix)
-                    parents.append(parent)
-                    nodes_in.append(0)
-                    totals.append(0)
-                    frees.append(0)
-                nodes_in[i] += 1
-                totals[i] += total
-                f_i = frees[i]
-                frees[i] = None if f_i is None or free is None else f_i + free
-                parent = i
-            domain = parent
-        if state == UNLABELED:
-            missing = tuple(lv.name for lv in levels)
-        else:
-            missing = report.missing.get(f.name, ())
+        if all(v is not None for v in values):  # then the values are the domain's path
+            domain = add_domain(cast("tuple[str, ...]", values), total, free)
         out_nodes.append(
             MapNode(
                 name=f.name,
@@ -282,35 +310,22 @@ def build_map(
                 values=values,
                 total=total,
                 free=free,
-                missing=missing,
+                missing=every_level if state == UNLABELED else report.missing.get(f.name, ()),
                 labels=detail.labels or _position_labels(topology, f),
                 taints=detail.taints,
             )
         )
-    # Domains sorted by path, numbers by value (lb-2 before lb-10): a stable, readable order.
-    order = sorted(range(len(paths)), key=lambda i: tuple(map(natural_key, paths[i])))
-    new = {old: k for k, old in enumerate(order)}
-    domains = tuple(
-        MapDomain(
-            path=paths[i],
-            level=len(paths[i]) - 1,
-            parent=new[parents[i]] if parents[i] >= 0 else -1,
-            nodes=nodes_in[i],
-            total=totals[i],
-            free=frees[i],
-        )
-        for i in order
-    )
+    drawn, new = domains.in_order()
     remapped = tuple(n if n.domain < 0 else replace(n, domain=new[n.domain]) for n in out_nodes)
     return TopologyMap(
         title=title or f"Topology of {profile}",
         origin=origin,
         profile=profile,
         scope=scope,
-        levels=tuple(lv.name for lv in levels),
+        levels=every_level,
         resources=tuple(sorted(resources)),
         counts=report.counts(),
-        domains=domains,
+        domains=drawn,
         nodes=remapped,
         job=job,
         refresh=refresh,
