@@ -10,14 +10,14 @@ every scrape publishes the last view (``figures``).
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from labeler.audit.kueue_watch import KueueStore, watch_kueue
+from labeler.audit.kueue_watch import KueueStore, KueueWatch
+from labeler.audit.listwatch import Loop
 from labeler.base.metrics import HotSwapFigures, hotswap_metrics
 from labeler.core.capacity import Node
 from labeler.core.hotswap import HotSwapView
@@ -32,22 +32,19 @@ class HotSwapExporter:
         api: Any,
         compute: Compute,
         registry: CollectorRegistry,
-        stop: threading.Event,
+        loop: Loop,
         *,
         interval: float = 15.0,
-        watch_timeout: int = 300,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.api = api
         self.compute = compute
-        self.stop_event = stop
+        self.stop_event = loop.stop
         self.interval = interval
-        self.watch_timeout = watch_timeout
         self.clock = clock
         self.store = KueueStore()
         self.view: HotSwapView | None = None
         self._computed: float | None = None
-        self.errors = hotswap_metrics(registry, self.figures)
+        self.watch = KueueWatch(api, loop, self.store, hotswap_metrics(registry, self.figures))
 
     def figures(self) -> HotSwapFigures | None:
         view = self.view
@@ -61,23 +58,10 @@ class HotSwapExporter:
         )
 
     def threads(self) -> list[tuple[str, Callable[[], None]]]:
-        return [("hotswap-watch", self._watch), ("hotswap-compute", self._compute_loop)]
+        return [("hotswap-watch", self.watch.run), ("hotswap-compute", self._compute_loop)]
 
     def wake(self) -> None:
         self.store.changed.set()
-
-    def _watch(self) -> None:
-        watch_kueue(
-            self.api,
-            self.store,
-            self.stop_event,
-            timeout=self.watch_timeout,
-            failed=self._failed,
-        )
-
-    def _failed(self, kind: str, message: str) -> None:
-        self.errors.labels(kind).inc()
-        log.error("Workload watch failed: %s", message)
 
     def _compute_loop(self) -> None:
         changed = self.store.changed

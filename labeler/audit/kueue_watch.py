@@ -1,12 +1,11 @@
 """The exporter's view of Kueue: admitted Workloads from a LIST + WATCH, and the nodes'
 capacity records from the node watch; what the hot-swap view is computed from.
 
-Loop (as for nodes): LIST every Workload (and the Topologies and ResourceFlavors) → WATCH
-from the list's resourceVersion → on a normal end, WATCH again, re-reading the Topologies
-and ResourceFlavors (a few objects, once per ``--watch-timeout``, and when a Workload is
-admitted to a flavor not read yet); on 410, LIST again. Where
-Kueue is not installed (404) the exporter goes on with nodes only and looks again every
-``absent_retry`` seconds. A failure keeps the last good state. No scrape reads the API.
+The exporter's LIST + WATCH loop (:mod:`labeler.audit.listwatch`) of every Workload; each
+WATCH (renewed every ``--watch-timeout``) first re-reads the Topologies and ResourceFlavors
+(a few objects), and so does a Workload admitted to a flavor not read yet. Where Kueue is
+not installed (404) the exporter goes on with nodes only and looks again every
+``Loop.recheck`` seconds.
 
 Only Workloads with ``status.admission`` are kept, without ``managedFields``: a pending
 Workload holds no node.
@@ -17,13 +16,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from labeler.base.backoff import Backoff
+from prometheus_client import Counter
+
+from labeler.audit.listwatch import ListWatch, Loop
 from labeler.core.capacity import Node, node_from_info
 from labeler.core.node import NodeInfo
-from labeler.kube.errors import Expired, KubeError, NotFound
 from labeler.kube.kueue import list_topology_objects, list_workloads, watch_workloads
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,9 @@ class KueueStore:
             self.changed.set()
 
     def unknown_flavor(self, obj: Mapping[str, Any]) -> bool:
-        """Does the Workload's admission name a ResourceFlavor not read yet?"""
+        """Does the Workload's admission name a ResourceFlavor not read yet, or one whose
+        Topology was not read yet? (Topologies and flavors are two LISTs: a Topology
+        created between them is missing until they are read again.)"""
         admission = (obj.get("status") or {}).get("admission") or {}
         named = {
             str(f)
@@ -119,12 +121,16 @@ class KueueStore:
             for f in ((psa or {}).get("flavors") or {}).values()
         }
         with self._lock:
-            known = {
-                str((o.get("metadata") or {}).get("name"))
-                for o in self._topology
-                if o.get("kind") == "ResourceFlavor"
-            }
-        return not named <= known
+            objects = list(self._topology)
+        known: dict[str, set[str]] = {"Topology": set(), "ResourceFlavor": set()}
+        topologies: set[str] = set()  # those of the flavors named
+        for o in objects:
+            kind, name = str(o.get("kind")), str((o.get("metadata") or {}).get("name"))
+            known.setdefault(kind, set()).add(name)
+            topology = (o.get("spec") or {}).get("topologyName")
+            if kind == "ResourceFlavor" and name in named and topology:
+                topologies.add(str(topology))
+        return not named <= known["ResourceFlavor"] or not topologies <= known["Topology"]
 
     def absent(self) -> None:
         with self._lock:
@@ -137,59 +143,50 @@ class KueueStore:
             return list(self._nodes.values()), [*self._topology, *self._workloads.values()]
 
 
-def watch_kueue(
-    api: Any,
-    store: KueueStore,
-    stop: threading.Event,
-    *,
-    timeout: int,
-    failed: Callable[[str, str], None],
-    first_backoff: float = 1.0,
-    max_backoff: float = 30.0,
-    absent_retry: float = 300.0,
-) -> None:
-    """Keep ``store``'s Workloads current until ``stop``; ``failed(kind, message)`` is
-    told of every failed call."""
-    rv: str | None = None
-    version = ""
-    read = -TOPOLOGY_REREAD  # when an unknown flavor last made us read them again
-    backoff = Backoff(first_backoff, max_backoff)
-    failures = 0
-    while not stop.is_set():
-        try:
-            if rv is None:
-                items, rv, version = list_workloads(api)
-                store.replace_workloads(items)
-                log.info("listed admitted Workloads=%d rv=%s", len(store.snapshot()[1]), rv)
-            store.set_topology(list_topology_objects(api))
-            for kind, obj in watch_workloads(
-                api, version=version, resource_version=rv, timeout_seconds=timeout
-            ):
-                rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
-                store.apply_workload(kind, obj)
-                # a Workload admitted to a flavor created since: read the flavors again
-                # (at most once per TOPOLOGY_REREAD seconds)
-                if time.monotonic() - read > TOPOLOGY_REREAD and store.unknown_flavor(obj):
-                    store.set_topology(list_topology_objects(api))
-                    read = time.monotonic()
-                if stop.is_set():
-                    return
-            failures = 0
-            continue
-        except NotFound:
-            if store.served is not False:
-                log.info("Kueue's API is not served: the exporter goes on with nodes only")
-            store.absent()
-            rv = None
-            stop.wait(absent_retry)
-            continue
-        except Expired:
-            rv = None
-            continue
-        except KubeError as e:
-            failed(type(e).__name__, str(e))
-        except Exception as e:  # a broken stream or a bad event: keep the state, retry
-            log.exception("unexpected failure in the Workload watch; retrying")
-            failed(type(e).__name__, f"{type(e).__name__}: {e}")
-        failures += 1
-        stop.wait(backoff.delay(failures))
+class KueueWatch(ListWatch):
+    """Keeps ``store``'s Workloads (and the Topologies and ResourceFlavors) current;
+    ``errors`` counts the failed calls by kind."""
+
+    what = "Workload"
+    optional = True  # without Kueue: nodes only
+
+    def __init__(self, api: Any, loop: Loop, store: KueueStore, errors: Counter) -> None:
+        super().__init__(api, loop)
+        self.store = store
+        self.errors = errors
+        self.version = ""  # the API version served, found by the LIST
+        self.read = -TOPOLOGY_REREAD  # when an unknown flavor last made us read them again
+
+    def relist(self) -> str:
+        items, rv, self.version = list_workloads(self.api)
+        self.store.replace_workloads(items)
+        log.info("listed admitted Workloads=%d rv=%s", len(self.store.snapshot()[1]), rv)
+        return rv
+
+    def watch(self, resource_version: str) -> Iterator[str]:
+        self.store.set_topology(list_topology_objects(self.api))  # once per renewal
+        events = watch_workloads(
+            self.api,
+            version=self.version,
+            resource_version=resource_version,
+            timeout_seconds=self.loop.watch_timeout,
+        )
+        for kind, obj in events:
+            self.store.apply_workload(kind, obj)
+            # a Workload admitted to a flavor created since: read the flavors again
+            # (at most once per TOPOLOGY_REREAD seconds)
+            if time.monotonic() - self.read > TOPOLOGY_REREAD and self.store.unknown_flavor(obj):
+                self.store.set_topology(list_topology_objects(self.api))
+                self.read = time.monotonic()
+            yield str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+    def absent(self) -> None:
+        if self.store.served is not False:
+            log.info("Kueue's API is not served: the exporter goes on with nodes only")
+        self.store.absent()
+
+    def expired(self) -> None:
+        self.errors.labels("expired").inc()
+
+    def failed(self, kind: str, message: str) -> None:
+        self.errors.labels(kind).inc()

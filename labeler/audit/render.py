@@ -35,6 +35,27 @@ def _per_node(keys: Mapping[str, Sequence[str]], limit: int) -> list[str]:
 
 def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
     lines = [f"profile {report.profile}: {report.nodes} node(s) in scope ({report.scope})", ""]
+    lines += _states(report)
+    if report.accelerators:
+        lines.append("Accelerators Kueue cannot see (on partial + unlabeled nodes):")
+        rows = [["RESOURCE", "UNUSABLE", "IN SCOPE"]]
+        rows += [
+            [r, str(report.unusable_accelerators.get(r, 0)), str(total)]
+            for r, total in report.accelerators.items()
+        ]
+        lines += table(rows, right={1, 2}, indent="  ")
+        lines.append("")
+    lines += _problems(report, limit)
+    if report.foreign:
+        lines.append("Foreign labels (set by another tool or by hand; not maintained by us):")
+        lines += _per_node(report.foreign, limit)
+    lines += _domains(report, limit)
+    lines.append(_verdict(report))
+    return "\n".join(lines)
+
+
+def _states(report: AuditReport) -> list[str]:
+    """The table of nodes per state, and the foreign ones among them."""
     counts = report.counts()
     rows = [["STATE", "NODES", "MEANING"]]
     rows += [[s, str(counts[s]), _MEANING[s]] for s in NODE_STATES]
@@ -45,19 +66,12 @@ def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
             "level labels not set by topology-labeler (counted in the states above)",
         ]
     )
-    lines += table(rows, right={1})
-    lines.append("")
+    return [*table(rows, right={1}), ""]
 
-    if report.accelerators:
-        lines.append("Accelerators Kueue cannot see (on partial + unlabeled nodes):")
-        rows = [["RESOURCE", "UNUSABLE", "IN SCOPE"]]
-        rows += [
-            [r, str(report.unusable_accelerators.get(r, 0)), str(total)]
-            for r, total in report.accelerators.items()
-        ]
-        lines += table(rows, right={1, 2}, indent="  ")
-        lines.append("")
 
+def _problems(report: AuditReport, limit: int) -> list[str]:
+    """What keeps nodes from being labeled: missing levels, no labels, nesting, the rest."""
+    lines: list[str] = []
     if report.missing:
         lines.append("Partial nodes (levels missing):")
         lines += _per_node(report.missing, limit)
@@ -83,11 +97,12 @@ def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
         lines.append("Other problems:")
         lines += [f"  {p}" for p in other[:limit]]
         lines += _more(len(other), limit)
-    if report.foreign:
-        lines.append("Foreign labels (set by another tool or by hand; not maintained by us):")
-        lines += _per_node(report.foreign, limit)
+    return lines
 
-    lines.append("Domains per level (nodes per domain):")
+
+def _domains(report: AuditReport, limit: int) -> list[str]:
+    """Nodes per domain at each level; the domains themselves when there are few."""
+    lines = ["Domains per level (nodes per domain):"]
     rows = [["LEVEL", "KEY", "DOMAINS", "MIN", "MEDIAN", "MAX"]]
     for lv in report.topology.levels:
         stats = report.check.size_stats(lv.key)
@@ -110,17 +125,18 @@ def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
         if sizes and len(sizes) <= limit:
             lines.append(f"  {lv.name}: " + ", ".join(f"{v} ({n})" for v, n in sizes))
     lines.append("")
+    return lines
+
+
+def _verdict(report: AuditReport) -> str:
     if report.nodes == 0:
-        verdict = "verdict: no node in scope; nothing was audited (check the scope above)"
-    elif report.ok:
-        verdict = "verdict: every node in scope is usable by topology-aware schedulers"
-    else:
-        verdict = (
-            f"verdict: {report.nodes - counts[LABELED]} of {report.nodes} node(s) in scope "
-            "are not fully labeled"
-        )
-    lines.append(verdict)
-    return "\n".join(lines)
+        return "verdict: no node in scope; nothing was audited (check the scope above)"
+    if report.ok:
+        return "verdict: every node in scope is usable by topology-aware schedulers"
+    return (
+        f"verdict: {report.nodes - report.counts()[LABELED]} of {report.nodes} node(s) in "
+        "scope are not fully labeled"
+    )
 
 
 def render_placement(view: JobPlacement, *, all_namespaces: bool) -> str:

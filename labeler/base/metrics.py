@@ -38,6 +38,7 @@ class AgentMetrics:
     node_labeled: Gauge
     last_success: Gauge
     thread_errors: Counter
+    label_unknown: Gauge
 
 
 def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
@@ -91,6 +92,14 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
             "Unexpected exceptions in the agent's threads (source, watch, loop); the source "
             "and watch recover, the loop ends the process",
             ["thread"],
+            registry=registry,
+        ),
+        label_unknown=Gauge(
+            f"{PREFIX}_label_unknown",
+            "1 for each label of the profile that the last source reading could not tell, "
+            "so it is neither written nor removed; cause: why (missing, wider-unknown, "
+            "no-data, fabric-pending, fabric-failed); the agent's log says more",
+            ["key", "cause"],
             registry=registry,
         ),
     )
@@ -206,6 +215,20 @@ def audit_metrics(
             ["error"],
             registry=registry,
         ),
+    )
+
+
+# --- audit: the DRA ResourceSlice watch (one per driver of the scope) -------------------
+
+
+def slice_watch_errors(registry: CollectorRegistry) -> Counter:
+    """Failed list or watch calls of ResourceSlices, by driver and error class (a cluster
+    that does not serve the API is not an error)."""
+    return Counter(
+        f"{PREFIX}_audit_resourceslice_watch_errors",
+        "Failed list or watch calls of DRA ResourceSlices, by driver and error class",
+        ["driver", "error"],
+        registry=registry,
     )
 
 

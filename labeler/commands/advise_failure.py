@@ -9,12 +9,10 @@ node is replaced (or none touches the Workload), 3 when not.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from labeler.base.errors import Exit, InputError
+from labeler.base.errors import InputError
 from labeler.tas.admitted import (
     admitted_from_object,
     assigned_nodes,
@@ -68,18 +66,15 @@ def failure_mode(
     return None
 
 
-def run_failure(
+def failure_answer(
     args: argparse.Namespace,
     snap: Snapshot,
     obj: Mapping[str, Any],
     gates: Gates,
     origin: str,
-) -> int:
+) -> tuple[str, dict[str, Any], bool]:
+    """What Kueue does about the failed nodes of ``obj``: the text, the JSON document, and
+    whether every failed node is replaced."""
     together = args.failures != "one-by-one"
     answer = what_if(snap, obj, args.failed_node, gates, together=together, origin=origin)
-    if args.output == "json":
-        json.dump(failure_dict(answer, gates), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        print(failure_text(answer, gates))
-    return Exit.OK if answer.fits else Exit.INCOMPLETE
+    return failure_text(answer, gates), failure_dict(answer, gates), answer.fits

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import argparse
 
+from labeler.base.errors import UsageError
 from labeler.tas.gates import KUEUE_VERSION, Gates, gates_help, parse_gates
 
 DESCRIPTION = (
     f"Kueue is modelled as of {KUEUE_VERSION}: its feature gates' defaults are that version's "
     "(--kueue-feature-gates changes them). Not modelled: ClusterQueue quota and preemption, "
-    "elastic Workloads (workload slices), preferred node affinity."
+    "elastic Workloads (workload slices), preferred node affinity, DRA claims (Kueue's TAS "
+    "counts node allocatable only; nodes whose GPUs only DRA ResourceSlices publish are "
+    "named after the verdict)."
 )
 
 
@@ -48,6 +51,14 @@ def add_kueue_options(p: argparse.ArgumentParser) -> None:
         "replaced the first, which its node controller answers by evicting the Workload; "
         "'one-by-one' each after the previous one was replaced",
     )
+
+
+def refuse_failed_nodes(args: argparse.Namespace, input_is: str) -> None:
+    """--failed-node is Kueue's: a usage error with any other input (``input_is`` names it)."""
+    if args.failed_node:
+        raise UsageError(
+            f"--failed-node needs an admitted Workload: give --workload NS/NAME ({input_is})"
+        )
 
 
 def kueue_gates(args: argparse.Namespace) -> Gates:

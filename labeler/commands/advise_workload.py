@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,20 +18,18 @@ from typing import Any
 import yaml
 
 from labeler.base.errors import Exit, InputError, UsageError, yaml_problem
-from labeler.commands._base import cluster, parse_pairs
+from labeler.commands._base import cluster, origin_of, parse_pairs, profile_of
 from labeler.commands.advise_flags import kueue_gates
-from labeler.core.profiles import load_profile
 from labeler.tas import kubeyaml
 from labeler.tas.admit import WorkloadResult, add_usage, place_workload
 from labeler.tas.cluster import Snapshot
+from labeler.tas.dra import DraNote
 from labeler.tas.gates import Gates
 from labeler.tas.queues import FlavorChoice, choose_flavors
 from labeler.tas.tree import Tree, build_tree_for_levels
 from labeler.tas.usage import HeldUsage, TasFlavor, admitted_usage, tas_flavor
 from labeler.tas.workload import Workload, with_tolerations, workloads_from_object
 from labeler.tas.workload_report import workload_dict, workload_text
-
-log = logging.getLogger(__name__)
 
 WORKLOAD_KINDS = ("Workload", "Job", "JobSet", "LeaderWorkerSet")
 
@@ -48,12 +45,8 @@ def _objects(doc: Any) -> list[Mapping[str, Any]]:
     return out
 
 
-def read_manifest(path: str) -> list[Workload]:
-    return [w for obj, where in _manifest_objects(path) for w in workloads_from_object(obj, where)]
-
-
-def _manifest_objects(path: str) -> list[tuple[Mapping[str, Any], str]]:
-    """The Workload, Job, JobSet and LeaderWorkerSet objects of ``path``, and where each is."""
+def read_objects(path: str) -> list[Mapping[str, Any]]:
+    """Every object of a manifest file (YAML stream or JSON; Lists unpacked)."""
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
         doc = json.loads(text) if text.lstrip()[:1] in ("{", "[") else kubeyaml.load(text)
@@ -62,7 +55,12 @@ def _manifest_objects(path: str) -> list[tuple[Mapping[str, Any], str]]:
     except (json.JSONDecodeError, yaml.YAMLError) as e:
         where = yaml_problem(path, e) if isinstance(e, yaml.YAMLError) else f"{path}: {e}"
         raise InputError(f"{where}; not valid YAML/JSON") from e
-    found = [o for o in _objects(doc) if o.get("kind") in WORKLOAD_KINDS]
+    return _objects(doc)
+
+
+def _manifest_objects(path: str) -> list[tuple[Mapping[str, Any], str]]:
+    """The Workload, Job, JobSet and LeaderWorkerSet objects of ``path``, and where each is."""
+    found = [o for o in read_objects(path) if o.get("kind") in WORKLOAD_KINDS]
     if not found:
         raise InputError(f"{path}: no {', '.join(WORKLOAD_KINDS)} in the file")
     return [(obj, f"{path}: object {i + 1}") for i, obj in enumerate(found)]
@@ -73,18 +71,6 @@ def _split(ref: str) -> tuple[str, str]:
     if not slash or not ns or not name:
         raise UsageError(f"--workload {ref!r}: expected NAMESPACE/NAME")
     return ns, name
-
-
-def cluster_objects(args: argparse.Namespace) -> list[Mapping[str, Any]]:
-    """Kueue's objects from the cluster (none without Kueue)."""
-    from labeler.kube.errors import NotFound
-    from labeler.kube.kueue import list_kueue_objects
-
-    try:
-        return list(list_kueue_objects(cluster(args)))
-    except NotFound:
-        log.info("Kueue's API is not served: no Workloads, Topologies or ResourceFlavors")
-        return []
 
 
 def _workload_object(
@@ -112,21 +98,24 @@ def _workload_object(
     )
 
 
-def run(args: argparse.Namespace, snap: Snapshot) -> int:
-    """Advise every PodSet; 0 when all fit, 3 when any does not."""
+def run(args: argparse.Namespace, snap: Snapshot, dra: DraNote | None = None) -> int:
+    """Advise every PodSet (or, for an admitted Workload with failed nodes, what Kueue
+    does about them); 0 when all fit, 3 when any does not. ``dra``: what to say about the
+    nodes whose accelerators only DRA publishes."""
     gates = kueue_gates(args)
     objects = list(snap.kueue)
     found, self_ref = _workload_object(args, objects)
-    origin = args.from_snapshot or "the cluster"
+    origin = origin_of(args)
     # --- failed nodes: an admitted Workload (advise_failure.py) ---------------------------
-    from labeler.commands.advise_failure import failure_mode, run_failure
+    from labeler.commands.advise_failure import failure_answer, failure_mode
 
     failing = failure_mode(args, snap, found, gates, origin)
     if failing is not None:
-        return run_failure(args, snap, failing, gates, origin)
+        return _print(args, *failure_answer(args, snap, failing, gates, origin), dra)
     workloads = [w for obj, where in found for w in workloads_from_object(obj, where)]
+    choice: FlavorChoice | None = None
     if args.profile:
-        profile = load_profile(args.profile, tree_name=args.topotree_name)
+        profile = profile_of(args)
         tree: Tree = build_tree_for_levels(
             profile.topology.kueue_levels(),
             snap.nodes,
@@ -134,7 +123,6 @@ def run(args: argparse.Namespace, snap: Snapshot) -> int:
             topology_name=args.topology_name or profile.name,
         )
         tries = [_place(tree, None, workloads, objects, self_ref, gates)]
-        choice = None
     else:
         flavors, choice = _flavors(args, objects, found, workloads, origin)
         tries = []
@@ -149,18 +137,26 @@ def run(args: argparse.Namespace, snap: Snapshot) -> int:
             if tries[-1].fits:
                 break
     done = tries[-1] if tries[-1].fits else tries[0]
-    tree, results, held = done.tree, done.results, done.held
     flavor_name = done.flavor.name if done.flavor else None
+    held = done.held.workloads
+    doc = workload_dict(done.tree, done.results, flavor=flavor_name, held=held, gates=gates)
+    text = workload_text(done.tree, done.results, flavor=flavor_name, held=held, gates=gates)
+    text = "\n".join([*queue_lines(choice, tries), text])
+    return _print(args, text, {**doc, **queue_dict(choice, tries)}, done.fits, dra)
+
+
+def _print(
+    args: argparse.Namespace, text: str, doc: dict[str, Any], fits: bool, dra: DraNote | None
+) -> int:
+    """Print the answer (text or ``-o json``) with the DRA note; the exit code of ``fits``."""
+    if dra is not None:
+        text, doc = "\n".join([text, *dra.lines()]), {**doc, "dra": dra.to_json()}
     if args.output == "json":
-        doc = workload_dict(tree, results, flavor=flavor_name, held=held.workloads, gates=gates)
-        doc.update(queue_dict(choice, tries))
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        for line in queue_lines(choice, tries):
-            print(line)
-        print(workload_text(tree, results, flavor=flavor_name, held=held.workloads, gates=gates))
-    return Exit.OK if all(r.fits for r in results) else Exit.INCOMPLETE
+        print(text)
+    return Exit.OK if fits else Exit.INCOMPLETE
 
 
 @dataclass(frozen=True)

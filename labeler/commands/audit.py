@@ -19,15 +19,17 @@ from labeler.commands._base import (
     add_report_format,
     add_scope,
     cluster,
+    cluster_devices,
     node_scope,
+    profile_of,
 )
 from labeler.commands.advise_flags import add_gates_option, kueue_gates
-from labeler.core.profiles import Profile, load_profile
 
 if TYPE_CHECKING:
     from labeler.core.capacity import Node
     from labeler.core.hotswap import HotSwapView
     from labeler.core.node import NodeInfo
+    from labeler.core.profiles import Profile
     from labeler.core.scope import Scope
     from labeler.core.states import NodeFacts
     from labeler.tas.gates import Gates
@@ -103,7 +105,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from labeler.audit.render import render_table
     from labeler.core.states import build_report, node_facts
 
-    profile = load_profile(args.profile, tree_name=args.topotree_name)
+    profile = profile_of(args)
     scope = node_scope(args)
     if args.serve:
         return _serve(args, profile, scope)
@@ -114,7 +116,12 @@ def run_audit(args: argparse.Namespace) -> int:
     # the hot-swap view needs every node (a flavor's nodes may be outside the scope)
     selector = scope.label_selector if args.no_hotswap else None
     nodes, _ = list_nodes(api, label_selector=selector)
-    facts = [f for n in nodes if (f := node_facts(profile.topology, scope, n)) is not None]
+    devices = cluster_devices(api, scope.dra_drivers)
+    facts = [
+        f
+        for n in nodes
+        if (f := node_facts(profile.topology, scope, n, devices.get(n.name, ()))) is not None
+    ]
     report = build_report(profile.name, scope.describe(), profile.topology, facts)
     view = None if args.no_hotswap else read_hot_swap(api, nodes, gates)
     if args.output == "json":
@@ -157,7 +164,7 @@ def read_hot_swap(api: Any, nodes: Sequence[NodeInfo], gates: Gates) -> HotSwapV
             raise
         print(f"warning: no hot-swap view: {e} (or give --no-hotswap)", file=sys.stderr)
         return None
-    snap, problems = cluster_snapshot(api, nodes, skip_tas=True)
+    snap, _, problems = cluster_snapshot(api, nodes, skip_tas=True)
     view = hot_swap(snap.nodes, objects, gates)
     return replace(view, problems=(*problems, *view.problems))
 
@@ -247,7 +254,7 @@ def run_placement(args: argparse.Namespace) -> int:
     from labeler.audit.jobview import read_job_placement
     from labeler.audit.render import render_placement
 
-    profile = load_profile(args.profile, tree_name=args.topotree_name)
+    profile = profile_of(args)
     view = read_job_placement(
         cluster(args), profile.topology, selector=args.selector, namespace=args.namespace
     )

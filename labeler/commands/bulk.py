@@ -229,6 +229,7 @@ def run_delete(args: argparse.Namespace) -> int:
 def _write(args: argparse.Namespace) -> int:
     from labeler.base.progress import Progress
     from labeler.bulk import apply as bulk
+    from labeler.core.plan import describe
     from labeler.core.sheet import read_label_csv
 
     if args.concurrency < 1:
@@ -256,7 +257,7 @@ def _write(args: argparse.Namespace) -> int:
         if outcome.error:
             progress.line(f"{outcome.node}: failed: {outcome.error}")
         elif outcome.plan is not None:
-            for line in bulk.describe(outcome.plan, outcome.current):
+            for line in describe(outcome.plan, outcome.current):
                 progress.line(line)
         progress.advance()
 

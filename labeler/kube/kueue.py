@@ -13,8 +13,7 @@ from urllib.parse import quote
 
 from labeler.kube.client import Api
 from labeler.kube.errors import NotFound
-from labeler.kube.raw import call_json, list_pages
-from labeler.kube.watch import watch_objects
+from labeler.kube.raw import call_json, list_pages, watch_events
 
 GROUP = "kueue.x-k8s.io"
 VERSIONS = ("v1beta2", "v1beta1")
@@ -98,13 +97,14 @@ def watch_workloads(
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """(event type, Workload) from one WATCH of every namespace; Expired on 410."""
     path = f"/apis/{GROUP}/{version}/workloads"
-    for kind, obj in watch_objects(
+    events = watch_events(
         api,
         path,
-        f"workloads.{GROUP}",
+        resource=f"workloads.{GROUP}",
         resource_version=resource_version,
         timeout_seconds=timeout_seconds,
-    ):
+    )
+    for kind, obj in events:
         yield kind, {**obj, "kind": obj.get("kind") or "Workload"}
 
 

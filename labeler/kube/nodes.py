@@ -28,9 +28,8 @@ from labeler.kube import steps
 from labeler.kube.client import JSON, Api
 from labeler.kube.errors import Conflict as ApiConflict
 from labeler.kube.errors import KubeError, retrying, translate
-from labeler.kube.raw import list_pages
+from labeler.kube.raw import list_pages, watch_events
 from labeler.kube.steps import Call, Steps
-from labeler.kube.watch import watch_objects
 
 log = logging.getLogger(__name__)
 
@@ -158,15 +157,15 @@ def watch_nodes(
     BOOKMARK events are yielded too (with a node carrying only the resourceVersion) so the
     caller can remember the newest version.
     """
-    for kind, obj in watch_objects(
+    events = watch_events(
         api,
         NODES,
-        "nodes",
+        resource="nodes",
         resource_version=resource_version,
-        field_selector=field_selector,
-        label_selector=label_selector,
+        query={"fieldSelector": field_selector, "labelSelector": label_selector},
         timeout_seconds=timeout_seconds,
-    ):
+    )
+    for kind, obj in events:
         yield kind, NodeInfo.from_dict(obj)
 
 

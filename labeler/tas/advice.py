@@ -170,6 +170,20 @@ def volcano_network_topology(
     return {"networkTopology": stanza}
 
 
+# kube-scheduler (Kubernetes 1.37): PodGroup scheduling.k8s.io/v1beta1
+PODGROUP_API_VERSION = "scheduling.k8s.io/v1beta1"
+
+
+def podgroup_constraints(topology: Topology, mode: str, level: int | None) -> dict[str, Any] | None:
+    """``spec.schedulingConstraints`` of a kube-scheduler PodGroup bounding the group to
+    ``level``: TopologyPlacement makes one placement per value of the key, so every pod
+    lands in one domain. kube-scheduler has no soft form: a preferred request gets the same
+    (required) constraint. Unconstrained jobs need none."""
+    if mode == UNCONSTRAINED or level is None:
+        return None
+    return {"schedulingConstraints": {"topology": [{"key": level_key(topology, level)}]}}
+
+
 @dataclass(frozen=True)
 class Advice:
     """Everything ``advise`` reports. Level fields are tree level indexes."""
@@ -187,6 +201,7 @@ class Advice:
     outside: tuple[Outside, ...] = field(default_factory=tuple)
     nodes_in_tree: int = 0
     ascend: Mapping[str, str] | None = None  # multilevel job annotations (Ascend trees)
+    podgroup: Mapping[str, Any] | None = None  # kube-scheduler PodGroup spec part
 
 
 def advise(
@@ -237,6 +252,7 @@ def advise(
         outside=tuple(tree.outside),
         nodes_in_tree=len(tree.leaves),
         ascend=ascend_annotations(topology, job, suggested, affinity_config),
+        podgroup=podgroup_constraints(topology, job.mode, suggested),
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from labeler.base.errors import InputError
 from labeler.core.capacity import Node, node_from_object, resource_map
+from labeler.core.dra import SliceDevices, read_slice
 from labeler.core.node import TERMINATED_PHASES, Taint
 from labeler.core.quantity import PODS
 
@@ -223,6 +224,8 @@ class Snapshot:
     """Kueue objects found (Workload, Topology, ResourceFlavor, queues), as read."""
     running: Running = field(default_factory=dict)
     """Per Workload, its pods on each node that have not ended (``running_by_workload``)."""
+    slices: tuple[SliceDevices, ...] = ()
+    """DRA ResourceSlices found (``kubectl get resourceslices``), as their devices."""
 
     @property
     def workloads(self) -> list[Mapping[str, Any]]:
@@ -241,10 +244,11 @@ def snapshot_from_objects(
     to their Workloads (see ``usage_by_node``) when the snapshot has Workloads, unless
     ``tas_pods_via_workloads`` says otherwise.
     """
-    items = _items(doc, origin)
+    items = items_of(doc, origin)
     node_objs: list[tuple[str, Mapping[str, Any]]] = []
     pod_objs: list[Mapping[str, Any]] = []
     kueue: list[Mapping[str, Any]] = []
+    slices: list[SliceDevices] = []
     ignored: dict[str, int] = {}
     problems: list[str] = []
     for i, item in enumerate(items):
@@ -259,6 +263,11 @@ def snapshot_from_objects(
             pod_objs.append(item)
         elif kind in KUEUE_KINDS:
             kueue.append(item)
+        elif kind == "ResourceSlice":
+            try:
+                slices.append(read_slice(item, where))
+            except InputError as e:
+                problems.extend(e.problems)
         else:
             ignored[str(kind)] = ignored.get(str(kind), 0) + 1
     nodes: list[Node] = []
@@ -294,10 +303,13 @@ def snapshot_from_objects(
         ignored=ignored,
         kueue=tuple(kueue),
         running=running_by_workload(pod_objs),
+        slices=tuple(slices),
     )
 
 
-def _items(doc: Any, origin: str) -> list[Any]:
+def items_of(doc: Any, origin: str) -> list[Any]:
+    """The objects of a List, a typed list (NodeList: items get their kind), a YAML stream of
+    either, or one object."""
     if isinstance(doc, list):
         out: list[Any] = []
         for d in doc:  # a multi-document YAML stream: each a List or an object

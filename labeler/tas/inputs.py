@@ -22,6 +22,7 @@ from labeler.core.node import TERMINATED_PHASES, NodeInfo
 from labeler.tas import kubeyaml
 from labeler.tas.cluster import (
     Snapshot,
+    items_of,
     running_by_workload,
     snapshot_from_objects,
     usage_by_node,
@@ -50,10 +51,22 @@ def no_cycle_collection() -> Iterator[None]:
 def read_snapshot(path: str) -> Snapshot:
     """Read a snapshot file (YAML stream or JSON) into nodes with usage."""
     with no_cycle_collection():
-        return _read_snapshot(path)
+        return snapshot_from_objects(load_snapshot(path), path)
 
 
-def _read_snapshot(path: str) -> Snapshot:
+def read_snapshot_objects(
+    path: str, *, tas_pods_via_workloads: bool | None = None
+) -> tuple[Snapshot, list[Any]]:
+    """The snapshot and every object in it (PodGroups and pods too); for
+    ``tas_pods_via_workloads`` see ``snapshot_from_objects``."""
+    with no_cycle_collection():
+        doc = load_snapshot(path)
+        snap = snapshot_from_objects(doc, path, tas_pods_via_workloads=tas_pods_via_workloads)
+        return snap, items_of(doc, path)
+
+
+def load_snapshot(path: str) -> Any:
+    """A snapshot file (YAML stream or JSON) as parsed, every problem naming the file."""
     text = read_text(path, MAX_SNAPSHOT_BYTES, what="snapshot")
     try:
         if text.lstrip()[:1] in ("{", "["):
@@ -71,27 +84,37 @@ def _read_snapshot(path: str) -> Snapshot:
             f"{where}; not valid YAML/JSON: give the output of "
             "'kubectl get nodes,pods -A -o yaml' (or -o json)"
         ) from e
-    return snapshot_from_objects(doc, path)
+    return doc
 
 
-def read_cluster(api: Any, *, skip_tas: bool = False) -> Snapshot:
-    """Nodes and non-terminated pods from the API server (paginated LISTs); with
-    ``skip_tas`` TAS pods are left to their Workloads' topology assignments."""
+def read_cluster(api: Any, *, skip_tas: bool = False, dra_drivers: Sequence[str] = ()) -> Snapshot:
+    """Nodes, non-terminated pods and the ResourceSlices of ``dra_drivers`` from the API
+    server (paginated LISTs); with ``skip_tas`` TAS pods are left to their Workloads'
+    topology assignments."""
+    return read_cluster_objects(api, skip_tas=skip_tas, dra_drivers=dra_drivers)[0]
+
+
+def read_cluster_objects(
+    api: Any, *, skip_tas: bool = False, dra_drivers: Sequence[str] = ()
+) -> tuple[Snapshot, list[dict[str, Any]]]:
+    """``read_cluster``, and the pods as read (each with its kind set)."""
     from labeler.kube.nodes import list_nodes
 
     infos, _ = list_nodes(api)
-    snap, problems = cluster_snapshot(api, infos, skip_tas=skip_tas)
+    snap, pods, problems = cluster_snapshot(api, infos, skip_tas=skip_tas, dra_drivers=dra_drivers)
     if problems:
         raise InputError(problems, heading="the cluster has nodes the simulator cannot read:")
-    return snap
+    return snap, pods
 
 
 def cluster_snapshot(
-    api: Any, infos: Sequence[NodeInfo], *, skip_tas: bool = False
-) -> tuple[Snapshot, list[str]]:
+    api: Any, infos: Sequence[NodeInfo], *, skip_tas: bool = False, dra_drivers: Sequence[str] = ()
+) -> tuple[Snapshot, list[dict[str, Any]], list[str]]:
     """The nodes already listed, with what the cluster's non-terminated pods use (one
-    paginated LIST); nodes the simulator cannot read are left out and named."""
+    paginated LIST) and the ResourceSlices of ``dra_drivers``; the pods as read (each with
+    its kind set); the problems of the nodes the simulator cannot read, which are left out."""
     from labeler.kube.pods import list_pods
+    from labeler.kube.resourceslices import read_resource_slices
 
     pods = list_pods(api, field_selector=",".join(f"status.phase!={p}" for p in TERMINATED_PHASES))
     problems: list[str] = []
@@ -102,7 +125,11 @@ def cluster_snapshot(
         except InputError as e:
             problems.extend(e.problems)
     usage = usage_by_node(pods, skip_tas=skip_tas)
+    slices = tuple(read_resource_slices(api, dra_drivers))
     snap = Snapshot(
-        nodes=tuple(with_usage(nodes, usage)), pods=len(pods), running=running_by_workload(pods)
+        nodes=tuple(with_usage(nodes, usage)),
+        pods=len(pods),
+        running=running_by_workload(pods),
+        slices=slices,
     )
-    return snap, problems
+    return snap, [{**p, "kind": "Pod"} for p in pods], problems

@@ -49,6 +49,12 @@ def test_help_names_the_modelled_kueue(capsys: pytest.CaptureFixture[str]) -> No
 def test_failed_node_needs_a_workload(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["advise", *QUICK, "--failed-node", "gpu-03"]) == 2
     assert "--failed-node needs an admitted Workload" in capsys.readouterr().err
+    # Volcano's input is answered by Volcano's rules, where Kueue's failures do not apply.
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    volcano = ["-f", str(examples / "volcano-job.yaml")]
+    volcano += ["--from-snapshot", str(examples / "snapshot-volcano.yaml")]
+    assert main(["advise", *volcano, "--failed-node", "gpu-a0"]) == 2
+    assert "(the input is Volcano's)" in capsys.readouterr().err
 
 
 # --- node failures of an admitted Workload ------------------------------------------------

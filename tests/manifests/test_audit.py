@@ -37,12 +37,17 @@ def test_every_rendered_object_validates(rendered: list[dict[str, Any]]) -> None
     validate_all(rendered, "1.30")
 
 
-def test_rbac_is_list_and_watch_of_nodes_and_kueues_objects_only(
+def test_rbac_is_list_and_watch_of_nodes_resourceslices_and_kueues_objects_only(
     rendered: list[dict[str, Any]],
 ) -> None:
     role = by_kind(rendered, "ClusterRole")
     assert role["rules"] == [
         {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch"]},
+        {
+            "apiGroups": ["resource.k8s.io"],
+            "resources": ["resourceslices"],
+            "verbs": ["list", "watch"],
+        },
         {
             "apiGroups": ["kueue.x-k8s.io"],
             "resources": ["workloads", "topologies", "resourceflavors"],
