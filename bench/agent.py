@@ -1,7 +1,7 @@
 """Benchmark the node agent as a real process against the fake API server and fake IMDS.
 
 Measures, per run:
-- start → labelled: from spawning the process until every level label is on the node
+- start → labeled: from spawning the process until every level label is on the node
   (polled in the fake's store, so the polling sends no API request);
 - peak RSS (VmHWM) of the agent process after the steady state;
 - API requests during the steady state, by verb (target: 0 patch, 0 list), and the IMDS
@@ -78,7 +78,7 @@ def one_run(args: argparse.Namespace, run: int, tmp: Path) -> dict[str, float]:
                 if proc.poll() is not None or time.perf_counter() - start > 30:
                     raise SystemExit(f"agent did not label the node: {proc.stderr}")
                 time.sleep(0.002)
-            labelled = time.perf_counter() - start
+            labeled = time.perf_counter() - start
             time.sleep(1.0)  # let the watch deliver our own write, then measure the quiet
             fake.clear_journal()
             imds_before = rdma_reads(imds, node)
@@ -95,7 +95,7 @@ def one_run(args: argparse.Namespace, run: int, tmp: Path) -> dict[str, float]:
                 proc.kill()
                 proc.wait()
     return {
-        "start_to_labelled_s": labelled,
+        "start_to_labeled_s": labeled,
         "peak_rss_mb": rss,
         "steady_patch": counts.get("patch", 0),
         "steady_list": counts.get("list", 0),

@@ -2,14 +2,18 @@
 
     /work/venv/bin/python bench/audit.py [--nodes 10000] [--latency-ms 0] [--changes 10]
 
-Starts the fake API server as a process seeded with N GPU nodes (95 % fully labelled in
-100-node local blocks, 3 % missing the local block, 2 % unlabelled), then the exporter
+Starts the fake API server as a process seeded with N GPU nodes (95 % fully labeled in
+100-node local blocks, 3 % missing the local block, 2 % unlabeled), then the exporter
 (`python -m labeler audit --serve`) as another process, and measures:
 - time from exporter start to the first complete /metrics, and its RSS (current and peak);
 - update latency: one label removed or restored through the API → seen in /metrics;
 - a burst of label changes → all reflected;
 - the one-shot `audit -o json` wall time, and one in-process recomputation (build_report).
 Targets: first metrics < 10 s, RSS < 200 MB at 10,000 nodes; changes within 1 s.
+
+With ``--dra`` the nodes have no ``nvidia.com/gpu`` in their allocatable: each one's 8 GPUs
+are devices in a ResourceSlice of NVIDIA's DRA driver (as ``tests/draslices.py`` builds
+them), so every node is in scope through its slice, which the exporter lists and watches.
 """
 
 from __future__ import annotations
@@ -52,17 +56,20 @@ def labels_for(i: int) -> dict[str, str]:
     return full
 
 
-def run_fake(nodes: int, latency_ms: float, kubeconfig: Path) -> int:
+def run_fake(nodes: int, latency_ms: float, kubeconfig: Path, dra: bool) -> int:
     """The fake API server process: seed, serve, print the URL, wait for SIGTERM."""
+    from tests.draslices import gpu_slice
     from tests.fakekube import FakeKube
 
     fake = FakeKube(latency_ms=latency_ms)
     fake.seed_nodes(
         nodes,
         labels_fn=labels_for,
-        allocatable={"nvidia.com/gpu": "8"},
+        allocatable=None if dra else {"nvidia.com/gpu": "8"},
         annotations={OWNED: ",".join(KEYS)},
     )
+    for i in range(nodes if dra else 0):
+        fake.add_object("ResourceSlice", gpu_slice(f"node-{i:05d}", 8))
     fake.start()
     fake.write_kubeconfig(kubeconfig)
     print(fake.url, flush=True)
@@ -148,18 +155,20 @@ def main() -> int:
     ap.add_argument("--latency-ms", type=float, default=0.0)
     ap.add_argument("--changes", type=int, default=10, help="single label changes to time")
     ap.add_argument("--burst", type=int, default=200, help="label changes in one burst")
+    ap.add_argument("--dra", action="store_true", help="GPUs only in DRA ResourceSlices")
     ap.add_argument("--fake", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--kubeconfig", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.fake:
-        return run_fake(args.nodes, args.latency_ms, args.kubeconfig)
+        return run_fake(args.nodes, args.latency_ms, args.kubeconfig, args.dra)
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     tmp = Path(tempfile.mkdtemp(prefix="bench-audit-"))
     kubeconfig = tmp / "kubeconfig"
     fake = subprocess.Popen(
         [sys.executable, __file__, "--fake", "--nodes", str(args.nodes),
-         "--latency-ms", str(args.latency_ms), "--kubeconfig", str(kubeconfig)],
+         "--latency-ms", str(args.latency_ms), "--kubeconfig", str(kubeconfig),
+         *(["--dra"] if args.dra else [])],
         stdout=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
     exporter = None

@@ -4,7 +4,7 @@
     PYTHONPATH=/path/to/other/checkout .venv/bin/python bench/plan.py   # another tree
 
 No cluster and no CSV file: the sheet and the nodes are built in memory as ``apply`` has
-them after validation and the LIST (two labels per node; nodes we already labelled carry
+them after validation and the LIST (two labels per node; nodes we already labeled carry
 our ``owned-labels``/``owned-by`` annotations, as ``list_node_labels`` keeps them). Cases:
 
 - cold: the nodes have no labels of ours yet (every key is added);
@@ -51,9 +51,9 @@ def kubelet_labels(name: str) -> dict[str, str]:
     }
 
 
-def nodes_of(count: int, *, labelled: bool) -> list[NodeLabels]:
+def nodes_of(count: int, *, labeled: bool) -> list[NodeLabels]:
     names = [f"node-{i:05d}" for i in range(count)]
-    if not labelled:
+    if not labeled:
         return [NodeLabels(name, kubelet_labels(name), {}, "1") for name in names]
     owners = {G: BULK, T: BULK}
     return [
@@ -89,9 +89,9 @@ def main() -> None:
     args = parser.parse_args()
     print(f"labeler from {labeler.__file__}; {args.nodes} nodes, best of {args.repeat}")
     cases = {
-        "cold": (sheet_of(args.nodes, changed=False), nodes_of(args.nodes, labelled=False)),
-        "unchanged": (sheet_of(args.nodes, changed=False), nodes_of(args.nodes, labelled=True)),
-        "changed": (sheet_of(args.nodes, changed=True), nodes_of(args.nodes, labelled=True)),
+        "cold": (sheet_of(args.nodes, changed=False), nodes_of(args.nodes, labeled=False)),
+        "unchanged": (sheet_of(args.nodes, changed=False), nodes_of(args.nodes, labeled=True)),
+        "changed": (sheet_of(args.nodes, changed=True), nodes_of(args.nodes, labeled=True)),
     }
     for name, (sheet, nodes) in cases.items():
         print(f"{name:>10}: {cpu_per_node(sheet, nodes, args.repeat):6.1f} µs/node")

@@ -151,13 +151,11 @@ def main() -> int:
                     "--log-level=warning",
                 ]
 
-                def labelled(node: str = node) -> bool:
+                def labeled(node: str = node) -> bool:
                     labels = fake.get_node(node)["metadata"].get("labels") or {}
                     return all(k in labels for k in LEVELS)
 
-                results.setdefault((name, "agent --once"), []).append(
-                    run(agent, env, tmp, labelled)
-                )
+                results.setdefault((name, "agent --once"), []).append(run(agent, env, tmp, labeled))
     print(
         f"start-up, median of {args.runs} runs, load average {os.getloadavg()[0]:.1f} "
         f"(wall s / CPU s / ratio of wall to python -c pass / peak RSS MB)"

@@ -2,6 +2,11 @@
 
 Each subcommand lives in ``labeler/commands/<area>.py`` with a ``register`` function;
 this module only wires them together and turns our typed errors into exit codes.
+
+The same command line is installed twice: as ``topology-labeler`` and as the kubectl
+plugin ``kubectl-topology`` (kubectl runs any ``kubectl-<name>`` on PATH for ``kubectl
+<name> …``, with the arguments after the name). Only the program name in usage lines,
+``--help`` and ``--version`` differs.
 """
 
 from __future__ import annotations
@@ -16,6 +21,10 @@ from labeler.base.logs import setup_logging
 from labeler.base.version import __version__
 from labeler.commands import command_modules
 
+PROG = "topology-labeler"
+# What a user types to run the kubectl plugin (the script is kubectl-topology).
+PLUGIN_PROG = "kubectl topology"
+
 
 def common_options() -> argparse.ArgumentParser:
     """Options every subcommand accepts, after the subcommand name (like kubectl)."""
@@ -28,10 +37,10 @@ def common_options() -> argparse.ArgumentParser:
     return common
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+def build_parser(command: str | None = None, prog: str = PROG) -> argparse.ArgumentParser:
     """The whole command line, or (given a command's name) only what that command needs."""
     parser = argparse.ArgumentParser(
-        prog="topology-labeler",
+        prog=prog,
         description=(
             "Keep GPU/NPU network-topology labels on Kubernetes nodes and emit the "
             "matching Kueue and Volcano configuration."
@@ -45,9 +54,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, prog: str = PROG) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(argv[0] if argv else None)
+    parser = build_parser(argv[0] if argv else None, prog)
     args = parser.parse_args(argv)
     setup_logging(args.log_level, args.log_format)
     try:
@@ -62,6 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return Exit.OK
     finally:
         logging.shutdown()
+
+
+def kubectl_plugin() -> int:
+    """The ``kubectl-topology`` console script: ``kubectl topology advise …``."""
+    return main(prog=PLUGIN_PROG)
 
 
 if __name__ == "__main__":

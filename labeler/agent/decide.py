@@ -1,8 +1,8 @@
-"""The agent's decisions as pure functions: what a node's labels should
-be for a source outcome, how a plan reads in ``--dry-run``, whether a node counts as
-labeled, and what one reconcile means for ``--once``'s exit code. No I/O here, so every
-rule is unit-tested without a server (tests/unit/test_agent_desired.py); the threaded loop
-that acts on them is in loop.py.
+"""The agent's decisions as pure functions: what a node's labels should be for a source
+outcome, which labels a reading could not tell (and why), whether a node counts as labeled,
+and what one reconcile means for ``--once``'s exit code. No I/O here, so every rule is
+unit-tested without a server (tests/unit/test_agent_desired.py); reconcile.py acts on them,
+and ``--dry-run`` prints the plan with ``labeler.core.plan.describe``, as ``plan`` does.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from enum import StrEnum
 from labeler.base.errors import Exit
 from labeler.core.labels import Encoding, check_value, digest
 from labeler.core.model import PLACEHOLDERS
-from labeler.core.node import NodeLabels
-from labeler.core.plan import Desired, LabelPlan, change_lines
-from labeler.core.profiles import Profile
-from labeler.sources import NoData, Reading
+from labeler.core.plan import Desired, LabelPlan
+from labeler.core.profiles import Profile, Roles
+from labeler.sources import MISSING, WIDER_UNKNOWN, NoData, Reading
 
 
 class OnMissing(StrEnum):
@@ -102,22 +101,25 @@ def unknown_levels(profile: Profile, outcome: Reading | NoData, keys: Mapping[st
     return "; ".join(reason for role, reason in outcome.unknown.items() if keys.get(role) in levels)
 
 
-def format_plan(plan: LabelPlan, node: NodeLabels, desired: Desired | None) -> str:
-    """The human-readable plan printed by ``--dry-run``."""
-    if desired is None:
-        return f"node {plan.node}: no data; nothing to write"
-    lines = [f"node {plan.node}:"]
-    lines += [
-        f"  {line}" for line in change_lines(plan, node.labels, source_ids=desired.source_ids)
-    ]
-    for key in plan.unchanged:
-        claim = "  (claimed)" if key in plan.claimed else ""
-        lines.append(f"  keep {key}={node.labels.get(key)}{claim}")
-    for key, ann in sorted(plan.annotations.items()):
-        lines.append(f"  annotation {key}: " + ("(removed)" if ann is None else ann))
-    if plan.is_noop and not plan.conflicts:
-        lines.append("  no change")
-    return "\n".join(lines)
+def unknown_labels(
+    roles: Roles, outcome: Reading | NoData, keys: Mapping[str, str]
+) -> dict[str, tuple[str, str]]:
+    """The label keys in scope that ``outcome`` could not tell: key → (cause, reason). The
+    cause is the source's code for it, else ``wider-unknown`` for a level under an unknown
+    level, else ``missing``."""
+    if not isinstance(outcome, Reading):
+        return {}
+    levels = roles.levels
+    found: dict[str, tuple[str, str]] = {}
+    for role, reason in outcome.unknown.items():
+        if role not in keys:
+            continue
+        cause = outcome.causes.get(role)
+        if cause is None:
+            wider = levels[: levels.index(role)] if role in levels else ()
+            cause = WIDER_UNKNOWN if any(r in outcome.unknown for r in wider) else MISSING
+        found[keys[role]] = (cause, reason)
+    return found
 
 
 def node_is_labeled(profile: Profile, labels: Mapping[str, str], desired: Desired | None) -> bool:
@@ -133,7 +135,7 @@ def node_is_labeled(profile: Profile, labels: Mapping[str, str], desired: Desire
 class Status(StrEnum):
     """The outcome of one reconcile."""
 
-    LABELLED = "labelled"  # labels written or already current
+    LABELED = "labeled"  # labels written or already current
     NO_DATA = "no_data"  # the source has definitely none; nothing removed
     CONFLICT = "conflict"  # a value we do not own was left in place
     ERROR = "error"
@@ -151,11 +153,11 @@ class ReconcileResult:
     message: str = ""
     plan: LabelPlan | None = None
     written: bool = False
-    text: str = ""  # the formatted plan (dry run)
+    text: str = ""  # the plan as --dry-run prints it
 
     @property
     def exit_code(self) -> int:
-        if self.status in (Status.LABELLED, Status.NO_DATA):
+        if self.status in (Status.LABELED, Status.NO_DATA):
             return Exit.OK
         if self.status == Status.CONFLICT:
             return Exit.INCOMPLETE

@@ -1,7 +1,8 @@
 """The per-node agent (the DaemonSet): keep this node's topology labels right.
 
 Data flows one way: source → outcome → ``desired_from_outcome`` (pure, decide.py) →
-``plan_labels`` (pure) → one merge patch or nothing.
+``plan_labels`` (pure) → one merge patch or nothing. One such step is reconcile.py; this
+module runs the steps: its threads, and the HTTP endpoints around them (``serve``).
 
 The running agent has three threads, so that no slow party blocks another:
 - the *source* thread reads the source now and then every ``interval`` (± jitter), or
@@ -26,79 +27,25 @@ import queue
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
-from labeler.agent.confirm import Confirmation, Signature, recorded_signature, signature
-from labeler.agent.decide import (
-    OnMissing,
-    ReconcileResult,
-    Status,
-    desired_from_outcome,
-    format_plan,
-    node_is_labeled,
-    unknown_levels,
-)
+from labeler.agent.decide import ReconcileResult, Status, unknown_levels
+from labeler.agent.events import AgentEvents, short
 from labeler.agent.health import Heartbeats
+from labeler.agent.reconcile import AgentConfig, Reconciler, error
 from labeler.base.backoff import Backoff
-from labeler.base.errors import Exit, LabelerError
+from labeler.base.errors import Exit
 from labeler.base.metrics import AgentMetrics
-from labeler.core.labels import Encoding
 from labeler.core.node import NodeInfo
-from labeler.core.plan import Conflict, Desired, change_lines
-from labeler.core.profiles import Profile
-from labeler.kube import readiness
 from labeler.kube.errors import KubeError, NotFound
 from labeler.kube.events import NodeEvents
-from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
+from labeler.kube.nodes import get_node, watch_nodes
 from labeler.sources import NoData, Reading, Source, SourceError
-
-if TYPE_CHECKING:
-    from labeler.core.slinky import Slinky
 
 log = logging.getLogger(__name__)
 
 API_MAX_BACKOFF = 60.0  # seconds: the longest wait between two tries of the API server
-
-
-@dataclass(frozen=True)
-class AgentConfig:
-    node: str
-    profile: Profile
-    encoding: Encoding
-    on_missing: OnMissing = OnMissing.SKIP
-    adopt: bool = False
-    dry_run: bool = False
-    interval: float = 600.0
-    jitter: float = 0.1
-    error_backoff: float = 10.0  # first retry after a source error; doubles up to interval
-    api_backoff: float = 1.0  # first retry after an API error; doubles up to 60 s
-    watch_timeout: int = 300
-    min_write_interval: float = 1.0  # never more than one patch a second, even in a fight
-    # The longest one blocking call (a source read, an API request) may take before its
-    # thread counts as stuck; the watch may also wait a whole watch request for an event.
-    stall_after: float = 300.0
-    confirm_reads: int = 2  # reads in a row that must agree before a topology change is written
-    remove_taint: str | None = None  # readiness gate: this NoSchedule taint goes once labeled
-    set_condition: bool = False  # readiness gate: keep the TopologyLabeled condition
-    slinky: Slinky | None = None  # also keep the Slinky topology annotation
-
-
-@dataclass
-class _State:
-    outcome: Reading | NoData | None = None
-    node: NodeInfo | None = None
-    conflicts: frozenset[tuple[str, str, str | None]] = frozenset()
-    last_write: float = float("-inf")
-    ready: bool = False
-    labeled: bool = False  # every level label present and current, at the last reconcile
-    condition: tuple[str, str] | None = None  # (status, reason) this process last set
-    failures: int = 0  # reconciles failed in a row
-    retry_at: float | None = None  # when to reconcile again after a failure
-
-
-# --- the agent ----------------------------------------------------------------------------
 
 
 class Agent:
@@ -119,17 +66,11 @@ class Agent:
         self.source = source
         self.config = config
         self.metrics = metrics
-        self.events = events
         self.stop = stop or threading.Event()
-        self.writer = LabelWriter(api)
-        # Which label key each role the source reports is written to: the agent's scope.
-        self.keys = config.profile.keys_for(source.roles)
-        self._level_roles = tuple(r for r in source.roles.levels if r in self.keys)
-        self._confirmation = Confirmation(config.confirm_reads)
-        self._applied: Signature | None = None  # what the labels were last written from
+        self.events = AgentEvents(config.node, metrics, events, dry_run=config.dry_run)
+        self.step = Reconciler(config, source, api, self.events, stop=self.stop, clock=clock)
         self._reread = threading.Event()  # a change is waiting for confirmation: read soon
         self._clock = clock
-        self._state = _State()
         self.heartbeats = Heartbeats(clock)
         self._watch_rv = ""  # where the watch resumes; the newest resourceVersion seen
         # Waiting threads wake this often to beat: well inside the staleness bound.
@@ -137,154 +78,42 @@ class Agent:
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._api_backoff = Backoff(config.api_backoff, API_MAX_BACKOFF)
         self._source_backoff = Backoff(config.error_backoff, config.interval)
+        self._failures = 0  # reconciles failed in a row
+        self._retry_at: float | None = None  # when to reconcile again after a failure
 
     def shutdown(self) -> None:
         """Ask ``run`` to return; safe from a signal handler or another thread."""
         self.stop.set()
         self._queue.put(("stop", None))
 
-    # --- health ---------------------------------------------------------------------
-
     @property
     def ready(self) -> bool:
-        return self._state.ready
+        return self.step.ready
 
     def health(self) -> tuple[bool, str]:
         """For ``/healthz``: every thread alive and making progress, or which is not."""
         return self.heartbeats.probe()
 
-    # --- one step ---------------------------------------------------------------------
-
     def read_source(self) -> Reading | NoData:
         """Read the source once, counting the outcome. Raises SourceError."""
-        name = self.source.name
-        start = time.perf_counter()
-        try:
-            try:
-                outcome = self.source.read()
-            except SourceError:
-                raise
-            except Exception as e:
-                # A source that fails in a way it did not foresee (RecursionError on a
-                # deeply nested answer, a bug) is still only a failed read: the loop goes
-                # on, retries with backoff, and the labels stay.
-                self.metrics.thread_errors.labels("source").inc()
-                log.debug("unexpected error reading source=%s", name, exc_info=True)
-                raise SourceError(f"unexpected {type(e).__name__}: {_short(e)}") from e
-        except SourceError as e:
-            self.metrics.source_reads.labels(name, "error").inc()
-            self._event("Warning", "TopologySourceUnavailable", f"{name}: {e}")
-            raise
-        finally:
-            self.metrics.source_read_duration.labels(name).observe(time.perf_counter() - start)
-        result = "reading" if isinstance(outcome, Reading) else "no_data"
-        self.metrics.source_reads.labels(name, result).inc()
-        return outcome
+        return self.step.read_source()
 
     def reconcile(self, node: NodeInfo) -> ReconcileResult:
-        """Bring ``node`` to the last good outcome, then open the readiness gate if asked
-        and due. Never raises for API errors."""
-        result = self._reconcile(node)
-        cfg = self.config
-        if (cfg.remove_taint or cfg.set_condition) and not cfg.dry_run:
-            self._gate(node, result)
-        return result
-
-    def _gate(self, node: NodeInfo, result: ReconcileResult) -> None:
-        """The readiness gate. A transient state (an error, no outcome yet) changes nothing;
-        the taint is only ever removed, never added back."""
-        if result.status in (Status.ERROR, Status.WAITING):
-            return
-        cfg = self.config
-        ready = self._state.labeled and result.status != Status.INCOMPLETE
-        try:
-            if ready and cfg.remove_taint:
-                for index, taint in enumerate(node.taints):
-                    if taint.key == cfg.remove_taint and taint.effect == "NoSchedule":
-                        readiness.remove_taint(self.api, cfg.node, index, taint)
-                        self._event("Normal", "TopologyTaintRemoved", f"removed taint {taint}")
-                        break
-            if cfg.set_condition:
-                wanted = _condition(ready, result)
-                if (wanted[0], wanted[1]) != self._state.condition:
-                    previous = self._state.condition
-                    transition = previous is None or previous[0] != wanted[0]
-                    readiness.set_condition(self.api, cfg.node, *wanted, transition=transition)
-                    self._state.condition = (wanted[0], wanted[1])
-        except KubeError as e:
-            # A taint list changed under us (the patch's test failed) or the API is down:
-            # the watch brings the node again and the next reconcile retries.
-            log.warning("readiness gate not updated node=%s error=%s", cfg.node, e)
-
-    def _reconcile(self, node: NodeInfo) -> ReconcileResult:
-        cfg = self.config
-        state = self._state
-        state.node = node
-        if node.uid and self.events is not None:
-            self.events.uid = node.uid
-        if state.outcome is None:
-            return ReconcileResult(Status.WAITING, "no source outcome yet")
-        try:
-            desired = desired_from_outcome(
-                cfg.profile,
-                state.outcome,
-                cfg.encoding,
-                cfg.node,
-                cfg.on_missing,
-                keys=self.keys,
-            )
-        except LabelerError as e:
-            return self._error(f"cannot encode the topology of {cfg.node}: {e}")
-        if desired is not None and cfg.slinky is not None:
-            desired = cfg.slinky.add_to(desired, node.labels)
-        if desired is None:
-            reason = state.outcome.reason if isinstance(state.outcome, NoData) else ""
-            self._done(node.labels, None, conflicts=())
-            return ReconcileResult(Status.NO_DATA, reason, text=f"node {cfg.node}: {reason}")
-        self._pace()
-        try:
-            result = self.writer.write(node, desired, adopt=cfg.adopt, dry_run=cfg.dry_run)
-        except KubeError as e:
-            self.metrics.label_writes.labels("error").inc()
-            return self._error(f"cannot write the labels of node {cfg.node}: {e}")
-        plan = result.plan
-        text = format_plan(plan, node, desired)
-        if result.written:
-            state.last_write = self._clock()
-            state.node = None  # stale now; the watch brings the new version
-            self.metrics.label_writes.labels("success").inc()
-            changes = "; ".join(change_lines(replace(plan, conflicts=()), node.labels))
-            if changes:
-                self._event("Normal", "TopologyLabelsUpdated", f"labels updated: {changes}")
-        final = {**node.labels, **plan.labels} if result.written else dict(node.labels)
-        final = {k: v for k, v in final.items() if v is not None}
-        self._done(final, desired, conflicts=plan.conflicts)
-        if plan.conflicts:
-            return ReconcileResult(
-                Status.CONFLICT,
-                "; ".join(str(c) for c in plan.conflicts),
-                plan,
-                result.written,
-                text,
-            )
-        missing = unknown_levels(cfg.profile, state.outcome, self.keys)
-        if missing:
-            return ReconcileResult(Status.INCOMPLETE, missing, plan, result.written, text)
-        status = Status.LABELLED if isinstance(state.outcome, Reading) else Status.NO_DATA
-        return ReconcileResult(status, "", plan, result.written, text)
+        """One reconcile step (reconcile.py). Never raises for API errors."""
+        return self.step.reconcile(node)
 
     def once(self) -> ReconcileResult:
         """``--once``: read, GET the node, reconcile; errors become an error result."""
         try:
-            self._state.outcome = self.read_source()
+            self.step.accept(self.read_source(), confirm=False)  # --once writes what it reads
         except SourceError as e:
-            return self._error(str(e))
+            return error(str(e))
         try:
             node = get_node(self.api, self.config.node)
         except NotFound:
-            return self._error(self._not_found())
+            return error(self.step.not_found())
         except KubeError as e:
-            return self._error(str(e))
+            return error(str(e))
         return self.reconcile(node)
 
     # --- the loop --------------------------------------------------------------------
@@ -296,7 +125,7 @@ class Agent:
         try:
             self._run()
         except BaseException as e:
-            self.heartbeats.died("loop", f"{type(e).__name__}: {_short(e)}")
+            self.heartbeats.died("loop", f"{type(e).__name__}: {short(e)}")
             self.metrics.thread_errors.labels("loop").inc()
             raise
         self.heartbeats.forget("loop")
@@ -313,7 +142,7 @@ class Agent:
         self._reconcile_and_schedule(node)
         while not self.stop.is_set():
             self.heartbeats.beat("loop")
-            retry_at = self._state.retry_at
+            retry_at = self._retry_at
             beat = self._beat_every
             timeout = beat if retry_at is None else min(beat, max(0.0, retry_at - self._clock()))
             try:
@@ -328,11 +157,13 @@ class Agent:
             while True:
                 if kind == "node":
                     latest_node = item
-                elif kind == "outcome" and self._confirmed(item):
-                    outcome_changed = True
-                    self._state.outcome = item
+                elif kind == "outcome":
+                    if self.step.accept(item):
+                        outcome_changed = True
+                    else:  # a change waiting for confirmation: read again soon
+                        self._reread.set()
                 elif kind == "deleted":
-                    self._state.node = None
+                    self.step.node = None
                     latest_node = None
                 try:
                     kind, item = self._queue.get_nowait()
@@ -340,7 +171,7 @@ class Agent:
                     break
             if self.stop.is_set():
                 break
-            target = latest_node or self._state.node
+            target = latest_node or self.step.node
             if target is None and (outcome_changed or latest_node is None):
                 target = self._get_node_until_ok("loop")
             if target is not None:
@@ -351,13 +182,12 @@ class Agent:
         that failed (API down longer than ``call`` retries) would wait for the next source
         read, up to ``interval`` later, with the node's labels wrong meanwhile."""
         result = self.reconcile(node)
-        self._log(result)
-        state = self._state
+        self.events.result(result)
         if result.status == Status.ERROR:
-            state.failures += 1
-            state.retry_at = self._clock() + self._api_backoff.delay(state.failures)
+            self._failures += 1
+            self._retry_at = self._clock() + self._api_backoff.delay(self._failures)
         else:
-            state.failures, state.retry_at = 0, None
+            self._failures, self._retry_at = 0, None
 
     def _start(self, name: str, target: Callable[[], None], max_age: float) -> None:
         """Run ``target`` in a daemon thread that beats as ``name``; if it raises, log and
@@ -380,7 +210,7 @@ class Agent:
                         "thread failed thread=%s error=%s: %s restart_in=%.1fs",
                         name,
                         type(e).__name__,
-                        _short(e),
+                        short(e),
                         delay,
                     )
                     log.debug("thread failure thread=%s", name, exc_info=True)
@@ -388,37 +218,12 @@ class Agent:
                     if self.stop.wait(delay):
                         break
                 except BaseException as e:  # not recoverable here: /healthz fails
-                    self.heartbeats.died(name, f"{type(e).__name__}: {_short(e)}")
+                    self.heartbeats.died(name, f"{type(e).__name__}: {short(e)}")
                     self.metrics.thread_errors.labels(name).inc()
                     raise
             self.heartbeats.forget(name)
 
         threading.Thread(target=supervised, name=name, daemon=True).start()
-
-    def _confirmed(self, outcome: Reading | NoData) -> bool:
-        """Whether a new outcome may be acted on now (confirm.py). No data never needs
-        confirming: it writes nothing, or (isolate) fills only absent levels."""
-        if not isinstance(outcome, Reading):
-            return True
-        candidate = signature(outcome, self._level_roles)
-        baseline = self._applied
-        node = self._state.node
-        if baseline is None and node is not None:
-            baseline = recorded_signature(node.source_ids, self.keys, self._level_roles)
-        if self._confirmation.offer(baseline, candidate):
-            self._applied = candidate
-            return True
-        self.metrics.unconfirmed_reads.labels(self.source.name).inc()
-        log.warning(
-            "topology change held back until confirmed node=%s source=%s reads=%d/%d document=%s",
-            self.config.node,
-            self.source.name,
-            self._confirmation.pending,
-            self._confirmation.needed,
-            outcome.details.get("document", ""),
-        )
-        self._reread.set()
-        return False
 
     def _source_loop(self) -> None:
         cfg = self.config
@@ -430,7 +235,7 @@ class Agent:
                 outcome: Reading | NoData | SourceError = read
                 failures = 0
                 delay = cfg.interval * (1 + random.uniform(-cfg.jitter, cfg.jitter))
-                if unknown_levels(cfg.profile, read, self.keys):
+                if unknown_levels(cfg.profile, read, self.step.keys):
                     # What is known gets written; the rest is worth asking again soon.
                     delay = min(delay, self._source_backoff.delay(1))
             except SourceError as e:
@@ -519,7 +324,7 @@ class Agent:
             except KubeError as e:
                 failures += 1
                 delay = self._api_backoff.delay(failures)
-                message = self._not_found() if isinstance(e, NotFound) else str(e)
+                message = self.step.not_found() if isinstance(e, NotFound) else str(e)
                 log.error(
                     "cannot read node node=%s retry_in=%.1fs error=%s",
                     self.config.node,
@@ -528,75 +333,6 @@ class Agent:
                 )
                 self._wait(thread, delay)
         return None
-
-    # --- helpers -----------------------------------------------------------------------
-
-    def _pace(self) -> None:
-        wait = self._state.last_write + self.config.min_write_interval - self._clock()
-        if wait > 0:
-            self.stop.wait(wait)
-
-    def _done(
-        self, labels: Mapping[str, str], desired: Desired | None, *, conflicts: tuple[Conflict, ...]
-    ) -> None:
-        state = self._state
-        labeled = node_is_labeled(self.config.profile, labels, desired)
-        state.labeled = labeled
-        self.metrics.node_labeled.set(1 if labeled and not conflicts else 0)
-        self.metrics.last_success.set(time.time())
-        seen = frozenset((c.key, c.current, c.wanted) for c in conflicts)
-        new = [c for c in conflicts if (c.key, c.current, c.wanted) not in state.conflicts]
-        if new:
-            self.metrics.label_conflicts.inc(len(new))
-            self._event("Warning", "TopologyLabelConflict", "; ".join(str(c) for c in new))
-        state.conflicts = seen
-        if not self.config.dry_run:
-            state.ready = True
-
-    def _error(self, message: str) -> ReconcileResult:
-        return ReconcileResult(Status.ERROR, message)
-
-    def _event(self, event_type: str, reason: str, message: str) -> None:
-        if self.events is not None and not self.config.dry_run:
-            self.events.emit(event_type, reason, message)
-
-    def _not_found(self) -> str:
-        return (
-            f"node {self.config.node!r} does not exist; set --node-name or NODE_NAME "
-            "(the DaemonSet passes spec.nodeName through the downward API)"
-        )
-
-    def _log(self, result: ReconcileResult) -> None:
-        node = self.config.node
-        if result.status == Status.ERROR:
-            log.error("reconcile failed node=%s error=%s", node, result.message)
-        elif result.status == Status.CONFLICT:
-            log.warning("label conflict node=%s %s", node, result.message)
-        elif result.status == Status.NO_DATA:
-            log.info("no topology data node=%s reason=%s", node, result.message)
-        elif result.written:
-            log.info("labels reconciled node=%s written=true", node)
-        else:
-            log.debug("labels current node=%s status=%s", node, result.status)
-
-
-def _short(e: BaseException, limit: int = 200) -> str:
-    """An exception's message on one bounded line (a RecursionError's can be long)."""
-    text = " ".join(str(e).split()) or repr(e)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _condition(ready: bool, result: ReconcileResult) -> tuple[str, str, str]:
-    """(status, reason, message) of the TopologyLabeled condition."""
-    if ready:
-        return "True", "Labeled", "every topology level label is on the node"
-    reasons = {
-        Status.NO_DATA: "NoTopologyData",
-        Status.INCOMPLETE: "TopologyIncomplete",
-        Status.CONFLICT: "LabelConflict",
-    }
-    reason = reasons.get(result.status, "NotLabeled")
-    return "False", reason, result.message or "a topology level label is missing"
 
 
 def serve(agent: Agent, *, port: int, address: str = "") -> int:

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from labeler.audit.jobview import JobPlacement
 from labeler.base.text import a_few, left_out, table
 from labeler.core.check import INCONSISTENT, LABELED, NODE_STATES, PARTIAL, UNLABELED
+from labeler.core.hotswap import EXEMPT, NOT_REPLACEABLE, REPLACEABLE, HotSwapView
 from labeler.core.states import AuditReport
 
 MAX_LISTED = 20
@@ -34,6 +35,27 @@ def _per_node(keys: Mapping[str, Sequence[str]], limit: int) -> list[str]:
 
 def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
     lines = [f"profile {report.profile}: {report.nodes} node(s) in scope ({report.scope})", ""]
+    lines += _states(report)
+    if report.accelerators:
+        lines.append("Accelerators Kueue cannot see (on partial + unlabeled nodes):")
+        rows = [["RESOURCE", "UNUSABLE", "IN SCOPE"]]
+        rows += [
+            [r, str(report.unusable_accelerators.get(r, 0)), str(total)]
+            for r, total in report.accelerators.items()
+        ]
+        lines += table(rows, right={1, 2}, indent="  ")
+        lines.append("")
+    lines += _problems(report, limit)
+    if report.foreign:
+        lines.append("Foreign labels (set by another tool or by hand; not maintained by us):")
+        lines += _per_node(report.foreign, limit)
+    lines += _domains(report, limit)
+    lines.append(_verdict(report))
+    return "\n".join(lines)
+
+
+def _states(report: AuditReport) -> list[str]:
+    """The table of nodes per state, and the foreign ones among them."""
     counts = report.counts()
     rows = [["STATE", "NODES", "MEANING"]]
     rows += [[s, str(counts[s]), _MEANING[s]] for s in NODE_STATES]
@@ -44,19 +66,12 @@ def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
             "level labels not set by topology-labeler (counted in the states above)",
         ]
     )
-    lines += table(rows, right={1})
-    lines.append("")
+    return [*table(rows, right={1}), ""]
 
-    if report.accelerators:
-        lines.append("Accelerators Kueue cannot see (on partial + unlabeled nodes):")
-        rows = [["RESOURCE", "UNUSABLE", "IN SCOPE"]]
-        rows += [
-            [r, str(report.unusable_accelerators.get(r, 0)), str(total)]
-            for r, total in report.accelerators.items()
-        ]
-        lines += table(rows, right={1, 2}, indent="  ")
-        lines.append("")
 
+def _problems(report: AuditReport, limit: int) -> list[str]:
+    """What keeps nodes from being labeled: missing levels, no labels, nesting, the rest."""
+    lines: list[str] = []
     if report.missing:
         lines.append("Partial nodes (levels missing):")
         lines += _per_node(report.missing, limit)
@@ -82,11 +97,12 @@ def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
         lines.append("Other problems:")
         lines += [f"  {p}" for p in other[:limit]]
         lines += _more(len(other), limit)
-    if report.foreign:
-        lines.append("Foreign labels (set by another tool or by hand; not maintained by us):")
-        lines += _per_node(report.foreign, limit)
+    return lines
 
-    lines.append("Domains per level (nodes per domain):")
+
+def _domains(report: AuditReport, limit: int) -> list[str]:
+    """Nodes per domain at each level; the domains themselves when there are few."""
+    lines = ["Domains per level (nodes per domain):"]
     rows = [["LEVEL", "KEY", "DOMAINS", "MIN", "MEDIAN", "MAX"]]
     for lv in report.topology.levels:
         stats = report.check.size_stats(lv.key)
@@ -109,17 +125,18 @@ def render_table(report: AuditReport, *, limit: int = MAX_LISTED) -> str:
         if sizes and len(sizes) <= limit:
             lines.append(f"  {lv.name}: " + ", ".join(f"{v} ({n})" for v, n in sizes))
     lines.append("")
+    return lines
+
+
+def _verdict(report: AuditReport) -> str:
     if report.nodes == 0:
-        verdict = "verdict: no node in scope; nothing was audited (check the scope above)"
-    elif report.ok:
-        verdict = "verdict: every node in scope is usable by topology-aware schedulers"
-    else:
-        verdict = (
-            f"verdict: {report.nodes - counts[LABELED]} of {report.nodes} node(s) in scope "
-            "are not fully labeled"
-        )
-    lines.append(verdict)
-    return "\n".join(lines)
+        return "verdict: no node in scope; nothing was audited (check the scope above)"
+    if report.ok:
+        return "verdict: every node in scope is usable by topology-aware schedulers"
+    return (
+        f"verdict: {report.nodes - report.counts()[LABELED]} of {report.nodes} node(s) in "
+        "scope are not fully labeled"
+    )
 
 
 def render_placement(view: JobPlacement, *, all_namespaces: bool) -> str:
@@ -138,3 +155,38 @@ def render_placement(view: JobPlacement, *, all_namespaces: bool) -> str:
         cells += ["-" if p.pending else (v if v is not None else "<none>") for v in p.values]
         rows.append(cells)
     return "\n".join([*table(rows), "", view.verdict()])
+
+
+def render_hotswap(view: HotSwapView, *, limit: int = MAX_LISTED) -> str:
+    """Per ClusterQueue, the admitted TAS Workloads Kueue could re-place after one node
+    failure, and the ones it would evict (with the domain that has no spare node)."""
+    lines = [
+        "Hot swap: could Kueue replace any one failed node of each admitted TAS Workload?",
+        f"  ({view.source})",
+    ]
+    if not view.workloads:
+        lines.append("  no admitted TAS Workload")
+    else:
+        rows = [["CLUSTERQUEUE", "REPLACEABLE", "NOT REPLACEABLE", "EXEMPT"]]
+        rows += [
+            [cq, str(c[REPLACEABLE]), str(c[NOT_REPLACEABLE]), str(c[EXEMPT])]
+            for cq, c in view.by_cluster_queue().items()
+        ]
+        lines += table(rows, right={1, 2, 3}, indent="  ")
+    risky = view.at_risk
+    if risky:
+        evicts = "evict" if view.fail_fast else "strand (fail-fast off)"
+        lines.append(f"One node failure would {evicts} {len(risky)} Workload(s):")
+        for w in risky[:limit]:
+            lines.append(f"  {w.key} (ClusterQueue {w.cluster_queue}, flavor {w.flavor}):")
+            for n in w.nodes:
+                if n.replaceable:
+                    continue
+                where = f"{n.domain_level}={n.domain[-1]}" if n.domain else "the whole flavor"
+                lines.append(f"    {n.node}: {n.pods} pod(s) of {n.podset}; in {where}: {n.reason}")
+        lines += left_out(len(risky), limit)
+    for w in view.workloads:
+        if w.state == EXEMPT:
+            lines.append(f"  exempt: {w.key}: {w.note}")
+    lines += [f"  could not judge: {p}" for p in view.problems[:limit]]
+    return "\n".join(lines)

@@ -1,9 +1,12 @@
 """The audit exporter: one LIST + WATCH of nodes, incremental state, Prometheus metrics.
 
-Loop: LIST all nodes (paginated) → WATCH from the list's resourceVersion → on a normal
-end, WATCH again from the newest version seen; on 410 Expired, LIST again. Any other
-failure keeps the last good state (a transient error never makes nodes "disappear"),
-is logged with the verb and resource that failed, and is retried with backoff.
+Each resource the exporter keeps is a LIST + WATCH loop in its own thread
+(:mod:`labeler.audit.listwatch`: re-listed after 410, the last good state kept through any
+other failure, retried with backoff). The nodes are watched here; one thread per DRA driver
+of the scope watches that driver's ResourceSlices (:mod:`labeler.audit.slices`), whose
+devices put nodes in scope. Nothing is published before both have answered once, so a
+scrape never counts a DRA-only node out. With a hot-swap computation handed in, Kueue's
+Workloads are watched too (:mod:`labeler.audit.hotswap`), and the node watch feeds it.
 """
 
 from __future__ import annotations
@@ -13,18 +16,21 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from labeler.audit.hotswap import Compute, HotSwapExporter
+from labeler.audit.listwatch import ListWatch, Loop
+from labeler.audit.slices import SliceWatch
 from labeler.audit.store import NodeStore
 from labeler.base.backoff import Backoff
-from labeler.base.metrics import AuditFigures, audit_metrics
+from labeler.base.metrics import AuditFigures, audit_metrics, slice_watch_errors
+from labeler.core.hotswap import HotSwapView
 from labeler.core.profiles import Profile
 from labeler.core.scope import Scope
 from labeler.core.states import AuditReport, NodeFacts, build_report
-from labeler.kube.errors import Expired, KubeError
 from labeler.kube.nodes import list_nodes, watch_nodes
 
 log = logging.getLogger(__name__)
@@ -68,10 +74,13 @@ class AuditExporter:
         options: ExporterOptions | None = None,
         registry: CollectorRegistry | None = None,
         clock: Callable[[], float] = time.time,
-        page: Callable[[Sequence[NodeFacts]], str] | None = None,
+        page: Callable[[Sequence[NodeFacts], HotSwapView | None], str] | None = None,
+        hotswap: Compute | None = None,
+        hotswap_interval: float = 15.0,
     ) -> None:
-        """``page`` renders the watched facts as the ``/topology`` page (the command hands
-        in the map's renderer); without it there is no page."""
+        """``page`` renders the watched facts (and the hot-swap view) as the ``/topology``
+        page; ``hotswap`` computes the hot-swap view from the watched nodes and Kueue's
+        objects. The command hands both in; without them there is no page, no view."""
         self.api = api
         self.page = page
         self.profile = profile
@@ -87,6 +96,24 @@ class AuditExporter:
         self._last_sync: float | None = None
         self._last_error = ""
         self._threads: list[threading.Thread] = []
+        self.loop = Loop(
+            self.stop_event,
+            Backoff(self.options.first_backoff, self.options.max_backoff),
+            self.options.watch_timeout,
+        )
+        self.hot = (
+            HotSwapExporter(
+                api, hotswap, self.registry, self.loop, interval=hotswap_interval, clock=clock
+            )
+            if hotswap is not None
+            else None
+        )
+        slice_errors = slice_watch_errors(self.registry)
+        self._slice_watches = [
+            SliceWatch(api, self.loop, self.store, driver, slice_errors)
+            for driver in scope.dra_drivers
+        ]
+        self._node_watch = NodeWatch(self)
 
     # --- what the HTTP side reads ----------------------------------------------------
 
@@ -105,7 +132,7 @@ class AuditExporter:
         if self._report is None or self.page is None:
             return self.readyz()
         _, facts = self.store.snapshot()
-        return True, self.page(facts)
+        return True, self.page(facts, self.hot.view if self.hot else None)
 
     def healthz(self) -> tuple[bool, str]:
         dead = [t.name for t in self._threads if not t.is_alive()]
@@ -116,16 +143,18 @@ class AuditExporter:
     def readyz(self) -> tuple[bool, str]:
         if self._report is not None:
             return True, "ok"
-        why = self._last_error or "waiting for the first list of nodes"
-        return False, f"not ready: {why}"
+        why = self._last_error or next((w.error for w in self._slice_watches if w.error), "")
+        if not why and self._last_sync is not None:
+            waiting = [w.driver for w in self._slice_watches if not w.synced]
+            why = f"waiting for the first list of ResourceSlices ({', '.join(waiting)})"
+        return False, f"not ready: {why or 'waiting for the first list of nodes'}"
 
     # --- lifecycle --------------------------------------------------------------------
 
     def start(self) -> None:
-        for name, target in (
-            ("audit-watch", self._watch_loop),
-            ("audit-recompute", self._recompute_loop),
-        ):
+        loops = [("audit-watch", self._node_watch.run), ("audit-recompute", self._recompute_loop)]
+        loops += [(f"audit-slices-{w.driver}", w.run) for w in self._slice_watches]
+        for name, target in loops + (self.hot.threads() if self.hot else []):
             t = threading.Thread(target=target, name=name, daemon=True)
             t.start()
             self._threads.append(t)
@@ -133,6 +162,8 @@ class AuditExporter:
     def stop(self) -> None:
         self.stop_event.set()
         self.store.changed.set()  # wake the recompute loop
+        if self.hot:
+            self.hot.wake()
 
     def join(self, timeout: float) -> bool:
         """Wait for the threads after :meth:`stop`; True when all ended. The watch thread
@@ -142,54 +173,11 @@ class AuditExporter:
             t.join(max(0.0, deadline - time.monotonic()))
         return not any(t.is_alive() for t in self._threads)
 
-    # --- the watch --------------------------------------------------------------------
-
-    def _watch_loop(self) -> None:
-        rv: str | None = None
-        backoff = Backoff(self.options.first_backoff, self.options.max_backoff)
-        failures = 0
-        while not self.stop_event.is_set():
-            try:
-                if rv is None:
-                    nodes, rv = list_nodes(self.api, page_size=self.options.page_size)
-                    self.counters.relists.inc()
-                    self.store.replace(nodes)
-                    self._mark_synced()
-                    log.info("listed nodes=%d in_scope=%d rv=%s", len(nodes), len(self.store), rv)
-                    del nodes
-                for kind, node in watch_nodes(
-                    self.api, resource_version=rv, timeout_seconds=self.options.watch_timeout
-                ):
-                    if node.resource_version:
-                        rv = node.resource_version
-                    self.store.apply(kind, node)
-                    self._mark_synced()
-                    if self.stop_event.is_set():
-                        return
-                self._mark_synced()  # the server ended the watch normally
-                failures = 0
-                continue
-            except Expired as e:
-                self.counters.errors.labels("expired").inc()
-                log.info("watch expired (%s); listing nodes again", e)
-                rv = None
-                continue
-            except KubeError as e:
-                self._failed(type(e).__name__, str(e))
-            except Exception as e:  # a broken stream or a bad event: keep the state, retry
-                log.exception("unexpected failure in the node watch; retrying")
-                self._failed(type(e).__name__, f"{type(e).__name__}: {e}")
-            failures += 1
-            self.stop_event.wait(backoff.delay(failures))
+    # --- what the node watch (NodeWatch, below) reports -----------------------------
 
     def _mark_synced(self) -> None:
         self._last_sync = self.clock()
         self._last_error = ""
-
-    def _failed(self, kind: str, message: str) -> None:
-        self.counters.errors.labels(kind).inc()
-        self._last_error = message
-        log.error("node watch failed: %s", message)
 
     # --- the recomputation ------------------------------------------------------------
 
@@ -205,12 +193,15 @@ class AuditExporter:
 
     def recompute(self) -> AuditReport:
         """Rebuild the report from the current facts (the only place reports are made)."""
+        # Published only once the nodes and every DRA driver's slices have been listed (or
+        # the slices are not served). Read before the snapshot: what they say is in it.
+        listed = self.store.nodes_listed and all(w.synced for w in self._slice_watches)
         generation, facts = self.store.snapshot()
         started = time.perf_counter()
         report = build_report(
             self.profile.name, self.scope.describe(), self.profile.topology, facts
         )
-        if generation >= self._report_generation:
+        if listed and generation >= self._report_generation:
             self._report, self._report_generation = report, generation
         log.debug(
             "recomputed nodes=%d generation=%d took=%.3fs",
@@ -219,3 +210,44 @@ class AuditExporter:
             time.perf_counter() - started,
         )
         return report
+
+
+class NodeWatch(ListWatch):
+    """The exporter's node watch: every node into its store (and the hot-swap view's)."""
+
+    what = "node"
+
+    def __init__(self, exporter: AuditExporter) -> None:
+        super().__init__(exporter.api, exporter.loop)
+        self.exp = exporter
+
+    def relist(self) -> str:
+        exp = self.exp
+        nodes, rv = list_nodes(self.api, page_size=exp.options.page_size)
+        exp.counters.relists.inc()
+        exp.store.replace(nodes)
+        if exp.hot:
+            exp.hot.store.replace_nodes(nodes)
+        exp._mark_synced()
+        log.info("listed nodes=%d in_scope=%d rv=%s", len(nodes), len(exp.store), rv)
+        return rv
+
+    def watch(self, resource_version: str) -> Iterator[str]:
+        exp = self.exp
+        events = watch_nodes(
+            self.api, resource_version=resource_version, timeout_seconds=self.loop.watch_timeout
+        )
+        for kind, node in events:
+            exp.store.apply(kind, node)
+            if exp.hot:
+                exp.hot.store.apply_node(kind, node)
+            exp._mark_synced()
+            yield node.resource_version
+        exp._mark_synced()  # the server ended the watch normally
+
+    def expired(self) -> None:
+        self.exp.counters.errors.labels("expired").inc()
+
+    def failed(self, kind: str, message: str) -> None:
+        self.exp.counters.errors.labels(kind).inc()
+        self.exp._last_error = message

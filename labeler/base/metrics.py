@@ -5,7 +5,7 @@ Each process (agent, audit exporter) gets its own registry so tests can create m
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
@@ -38,6 +38,7 @@ class AgentMetrics:
     node_labeled: Gauge
     last_success: Gauge
     thread_errors: Counter
+    label_unknown: Gauge
 
 
 def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
@@ -91,6 +92,14 @@ def agent_metrics(registry: CollectorRegistry) -> AgentMetrics:
             "Unexpected exceptions in the agent's threads (source, watch, loop); the source "
             "and watch recover, the loop ends the process",
             ["thread"],
+            registry=registry,
+        ),
+        label_unknown=Gauge(
+            f"{PREFIX}_label_unknown",
+            "1 for each label of the profile that the last source reading could not tell, "
+            "so it is neither written nor removed; cause: why (missing, wider-unknown, "
+            "no-data, fabric-pending, fabric-failed); the agent's log says more",
+            ["key", "cause"],
             registry=registry,
         ),
     )
@@ -206,4 +215,82 @@ def audit_metrics(
             ["error"],
             registry=registry,
         ),
+    )
+
+
+# --- audit: the DRA ResourceSlice watch (one per driver of the scope) -------------------
+
+
+def slice_watch_errors(registry: CollectorRegistry) -> Counter:
+    """Failed list or watch calls of ResourceSlices, by driver and error class (a cluster
+    that does not serve the API is not an error)."""
+    return Counter(
+        f"{PREFIX}_audit_resourceslice_watch_errors",
+        "Failed list or watch calls of DRA ResourceSlices, by driver and error class",
+        ["driver", "error"],
+        registry=registry,
+    )
+
+
+# --- audit: hot swap (can Kueue replace a failed node of each admitted TAS Workload?) ---
+#
+# Counts by ClusterQueue only (a few series), published from the last computed view.
+
+
+@dataclass(frozen=True)
+class HotSwapFigures:
+    by_cluster_queue: Mapping[str, Mapping[str, int]]  # ClusterQueue -> state -> Workloads
+    at_risk_nodes: int  # nodes whose failure alone would evict some Workload
+    computed: float  # unix time the view was computed
+    kueue: bool  # Kueue's API is served
+
+
+class HotSwapCollector(Collector):
+    """Publishes the latest HotSwapFigures (nothing before the first view)."""
+
+    def __init__(self, figures: Callable[[], HotSwapFigures | None]) -> None:
+        self._figures = figures
+
+    def describe(self) -> Iterable[Metric]:
+        return ()  # no fixed series: the ClusterQueues are the cluster's
+
+    def collect(self) -> Iterable[Metric]:
+        fig = self._figures()
+        return () if fig is None else self._families(fig)
+
+    @staticmethod
+    def _families(fig: HotSwapFigures) -> Sequence[Metric]:
+        workloads = GaugeMetricFamily(
+            f"{PREFIX}_hotswap_workloads",
+            "Admitted TAS Workloads by whether Kueue could replace any one of their nodes "
+            "now (state: replaceable, not_replaceable, exempt), by ClusterQueue",
+            labels=["cluster_queue", "state"],
+        )
+        for cq, states in fig.by_cluster_queue.items():
+            for state, n in states.items():
+                workloads.add_metric([cq, state], n)
+        singles = (
+            ("at_risk_nodes", "Nodes whose failure alone would evict (or strand) an admitted "
+             "TAS Workload", fig.at_risk_nodes),
+            ("kueue_served", "1 when Kueue's API is served (the hot-swap view is computed), "
+             "0 when not", 1 if fig.kueue else 0),
+            ("last_computed_timestamp_seconds", "Unix time the hot-swap view was last "
+             "computed from the watched state", fig.computed),
+        )  # fmt: skip
+        return [workloads] + [
+            GaugeMetricFamily(f"{PREFIX}_hotswap_{name}", text, value=value)
+            for name, text, value in singles
+        ]
+
+
+def hotswap_metrics(
+    registry: CollectorRegistry, figures: Callable[[], HotSwapFigures | None]
+) -> Counter:
+    """Register the hot-swap gauges; returns the Workload watch's error counter."""
+    registry.register(HotSwapCollector(figures))
+    return Counter(
+        f"{PREFIX}_hotswap_watch_errors",
+        "Failed list or watch calls of Kueue's Workloads, by error class",
+        ["error"],
+        registry=registry,
     )

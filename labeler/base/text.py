@@ -6,7 +6,10 @@ One spelling for each, so that every command's tables line up the same way and e
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
+
+_DIGITS = re.compile(r"(\d+)")
 
 
 def table(
@@ -28,6 +31,14 @@ def table(
         ]
         out.append(indent + "  ".join(cells).rstrip())
     return out
+
+
+def natural_key(text: str) -> tuple[tuple[str | int, ...], str]:
+    """Sort key that orders the numbers inside names by value: ``lb-2`` before ``lb-10``,
+    ``gpu-9`` before ``gpu-10``. Text and numbers alternate (text first), so two keys
+    always compare like with like; the text itself breaks ties (``lb-02`` / ``lb-2``)."""
+    parts = _DIGITS.split(text)
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts)), text
 
 
 def a_few(names: Sequence[str], limit: int) -> str:

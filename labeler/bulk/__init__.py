@@ -1,4 +1,4 @@
-"""Labelling many nodes from a planning sheet (MindCluster's CSV) and the LLD workbook.
+"""Labeling many nodes from a planning sheet (MindCluster's CSV) and the LLD workbook.
 
 - ``lld``: turn an Ascend LLD workbook into that CSV (``xlsx`` reads the workbook).
 - ``apply``: plan, apply, delete and export against the cluster.

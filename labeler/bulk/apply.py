@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import InputError
 from labeler.core.node import NodeLabels
-from labeler.core.plan import BULK, Desired, LabelPlan, change_lines, plan_labels
+from labeler.core.plan import BULK, Desired, LabelPlan, describe, plan_labels
 from labeler.core.profiles import Profile
 from labeler.core.sheet import CsvRow, LabelSheet
 from labeler.kube.nodes import list_node_labels
@@ -187,20 +187,13 @@ def plan_bulk(
 # --- formatting: one greppable line per change ---------------------------------------
 
 
-def describe(plan: LabelPlan, current: Mapping[str, str]) -> list[str]:
-    """``node: add k=v``, one line per change or conflict (labeler.core.plan.change_lines)."""
-    return [f"{plan.node}: {line}" for line in change_lines(plan, current)]
-
-
 def describe_diff(diff: NodeDiff, *, show_unchanged: bool = False) -> list[str]:
+    """One CSV row's plan in the renderer every plan shares (``labeler.core.plan.describe``)."""
     if diff.missing:
         return [f"{diff.node}: missing (not in the cluster)"]
     if diff.plan is None or diff.current is None:
         return []
-    lines = describe(diff.plan, diff.current)
-    if not lines and show_unchanged:
-        return [f"{diff.node}: unchanged"]
-    return lines
+    return describe(diff.plan, diff.current, show_unchanged=show_unchanged)
 
 
 # --- export --------------------------------------------------------------------------

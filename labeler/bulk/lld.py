@@ -21,7 +21,7 @@ Differences from MindCluster's ``lld_parser.py``, each a bug there:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -197,6 +197,43 @@ def _cell(row: Sequence[Any], col: int) -> Any:
     return row[col - 1] if col - 1 < len(row) else None
 
 
+@dataclass(frozen=True)
+class _Columns:
+    """The host and frame columns of a plan sheet below their headers.
+
+    ``filled``: cells hidden under a merge drawn down a column, with the merge's value;
+    ``formulas``: the columns' blank cells that hold a formula without a computed value.
+    """
+
+    path: Path
+    title: str
+    rows: list[tuple[Any, ...]]
+    host: tuple[int, int]  # (row, column) of the host header
+    frame: tuple[int, int]
+    first: int  # the first row below both headers (and below their merges)
+    filled: dict[tuple[int, int], Any]
+    formulas: dict[tuple[int, int], str]
+
+    @property
+    def columns(self) -> tuple[int, int]:
+        return self.host[1], self.frame[1]
+
+    def ref(self, row: int, col: int) -> str:
+        return f"'{self.title}'!{column_letter(col)}{row}"
+
+    def value(self, row: int, col: int) -> Any:
+        return self.filled.get((row, col), _cell(self.rows[row - 1], col))
+
+    def is_gap(self, r: int) -> bool:
+        return all(_blank(self.value(r, c)) and (r, c) not in self.formulas for c in self.columns)
+
+    def is_host_row(self, r: int) -> bool:
+        hc, fc = self.columns
+        if any((r, c) in self.formulas or _blank(self.value(r, c)) for c in (hc, fc)):
+            return False
+        return _host(self.value(r, hc))[1] is None and _frame(self.value(r, fc))[1] is None
+
+
 def _table(
     path: Path,
     sheet: SheetData,
@@ -205,6 +242,31 @@ def _table(
     group_per_rack: int,
     group_offset: int = 0,
 ) -> LldTable:
+    title = sheet.title
+    cols = _columns(path, sheet, rows)
+    data, warnings = _table_rows(cols)
+    problems: list[str] = []
+    hosts: list[LldHost] = []
+    seen: dict[str, str] = {}
+    for r in data:
+        host = _host_row(cols, r, seen, problems)
+        if host is not None:
+            name, frame_no = host
+            hosts.append(LldHost(name, frame_no, group_offset + (frame_no - 1) // group_per_rack))
+    if not problems and not hosts:
+        problems.append(
+            f"{path}: sheet {title!r}: no host rows under the headers at {cols.ref(*cols.host)} "
+            f"and {cols.ref(*cols.frame)}; fill in the SuperPoD plan"
+        )
+    if problems:
+        raise LldError(
+            problems, heading=f"{path}: {len(problems)} problem(s); no CSV written:", sheet=title
+        )
+    return LldTable(str(path), title, tuple(hosts), tree_name, group_per_rack, tuple(warnings))
+
+
+def _columns(path: Path, sheet: SheetData, rows: list[tuple[Any, ...]]) -> _Columns:
+    """Find the two headers, the first data row and what merges and formulas hide."""
     title = sheet.title
     where = f"{path}: sheet {title!r}"
     if not any(any(not _blank(v) for v in row) for row in rows):
@@ -223,10 +285,6 @@ def _table(
             missing=missing,
         )
     (hr, hc), (fr, fc) = host_at, frame_at
-
-    def ref(row: int, col: int) -> str:
-        return f"'{title}'!{column_letter(col)}{row}"
-
     below = range(min(hr, fr) + 1, len(rows) + 1)
     merges: list[tuple[int, int, int, int]] = []
     if any(_blank(_cell(rows[r - 1], c)) for r in below for c in (hc, fc)):
@@ -235,30 +293,25 @@ def _table(
     ends = {(r1, c1): r2 for r1, c1, r2, c2 in merges}
     first = max(ends.get((hr, hc), hr), ends.get((fr, fc), fr)) + 1
     filled = _merge_down(rows, merges, columns=(hc, fc), first=first)
-
-    def value(row: int, col: int) -> Any:
-        return filled.get((row, col), _cell(rows[row - 1], col))
-
-    data = range(first, len(rows) + 1)
+    cols = _Columns(path, title, rows, host_at, frame_at, first, filled, {})
     # An uncomputed formula reads as blank: find those first, to name them instead of
     # skipping the row or reporting a missing value.
-    blanks = [(r, c) for r in data for c in (hc, fc) if _blank(value(r, c))]
-    formulas = {cell: sheet.formulas[cell] for cell in blanks if cell in sheet.formulas}
+    blanks = [
+        (r, c) for r in range(first, len(rows) + 1) for c in (hc, fc) if _blank(cols.value(r, c))
+    ]
+    return replace(cols, formulas={c: sheet.formulas[c] for c in blanks if c in sheet.formulas})
 
-    def is_gap(r: int) -> bool:
-        return all(_blank(value(r, c)) and (r, c) not in formulas for c in (hc, fc))
 
-    def is_host_row(r: int) -> bool:
-        if any((r, c) in formulas or _blank(value(r, c)) for c in (hc, fc)):
-            return False
-        return _host(value(r, hc))[1] is None and _frame(value(r, fc))[1] is None
+def _table_rows(cols: _Columns) -> tuple[list[int], list[str]]:
+    """The rows of the table, and a warning for what below it was left out.
 
-    # Runs of rows between blank rows. The first run is the table; a later run is read
-    # only if every row of it is a host row, so a note under the table ends it (as in
-    # MindCluster's tool) while host rows after a stray blank row are not lost.
+    Runs of rows between blank rows. The first run is the table; a later run is read only
+    if every row of it is a host row, so a note under the table ends it (as in MindCluster's
+    tool) while host rows after a stray blank row are not lost.
+    """
     runs: list[list[int]] = [[]]
-    for r in data:
-        if is_gap(r):
+    for r in range(cols.first, len(cols.rows) + 1):
+        if cols.is_gap(r):
             if runs[-1]:
                 runs.append([])
         else:
@@ -266,74 +319,62 @@ def _table(
     runs = [run for run in runs if run]
     warnings: list[str] = []
     for i, run in enumerate(runs[1:], start=1):
-        if not all(is_host_row(r) for r in run):
-            warnings.append(_ignored(path, title, rows, runs[i - 1][-1], run[0], ref))
+        if not all(cols.is_host_row(r) for r in run):
+            warnings.append(_ignored(cols, runs[i - 1][-1], run[0]))
             runs = runs[:i]
             break
+    return [r for run in runs for r in run], warnings
 
-    problems: list[str] = []
-    hosts: list[LldHost] = []
-    seen: dict[str, str] = {}
-    for r in (r for run in runs for r in run):
-        uncomputed = [(c, formulas[(r, c)]) for c in (hc, fc) if (r, c) in formulas]
-        for c, formula in uncomputed:
-            problems.append(
-                f"{path}: {ref(r, c)}: holds the formula {formula} but no computed value "
-                "(the workbook was saved by a program that does not calculate formulas); "
-                "open and save it in Excel or LibreOffice, or replace the formula by its value"
-            )
-        if uncomputed:
-            continue
-        host, frame = value(r, hc), value(r, fc)
-        if _blank(host) or _blank(frame):
-            col, other = (hc, fc) if _blank(host) else (fc, hc)
-            what = "host name" if col == hc else "frame number"
-            problems.append(
-                f"{path}: {ref(r, col)}: no {what} on this row, but {ref(r, other)} has "
-                f"{value(r, other)!r}; fill it in or clear the row"
-            )
-            continue
-        name, why = _host(host)
-        if why:
-            problems.append(f"{path}: {ref(r, hc)}: {why}")
-        frame_no, why = _frame(frame)
-        if why:
-            problems.append(f"{path}: {ref(r, fc)}: {why}")
-        if name is None or frame_no is None:
-            continue
-        if name in seen:
-            problems.append(
-                f"{path}: {ref(r, hc)}: host {name!r} is already listed at {seen[name]}; "
-                "keep one row per host"
-            )
-            continue
-        seen[name] = ref(r, hc)
-        hosts.append(LldHost(name, frame_no, group_offset + (frame_no - 1) // group_per_rack))
-    if not problems and not hosts:
+
+def _host_row(
+    cols: _Columns, r: int, seen: dict[str, str], problems: list[str]
+) -> tuple[str, int] | None:
+    """Row ``r``'s host name and frame number; None (and its problems) when it has none."""
+    path, ref, value = cols.path, cols.ref, cols.value
+    hc, fc = cols.columns
+    uncomputed = [(c, cols.formulas[(r, c)]) for c in (hc, fc) if (r, c) in cols.formulas]
+    for c, formula in uncomputed:
         problems.append(
-            f"{where}: no host rows under the headers at {ref(hr, hc)} and {ref(fr, fc)}; "
-            "fill in the SuperPoD plan"
+            f"{path}: {ref(r, c)}: holds the formula {formula} but no computed value "
+            "(the workbook was saved by a program that does not calculate formulas); "
+            "open and save it in Excel or LibreOffice, or replace the formula by its value"
         )
-    if problems:
-        raise LldError(
-            problems, heading=f"{path}: {len(problems)} problem(s); no CSV written:", sheet=title
+    if uncomputed:
+        return None
+    host, frame = value(r, hc), value(r, fc)
+    if _blank(host) or _blank(frame):
+        col, other = (hc, fc) if _blank(host) else (fc, hc)
+        what = "host name" if col == hc else "frame number"
+        problems.append(
+            f"{path}: {ref(r, col)}: no {what} on this row, but {ref(r, other)} has "
+            f"{value(r, other)!r}; fill it in or clear the row"
         )
-    return LldTable(str(path), title, tuple(hosts), tree_name, group_per_rack, tuple(warnings))
+        return None
+    name, why = _host(host)
+    if why:
+        problems.append(f"{path}: {ref(r, hc)}: {why}")
+    frame_no, why = _frame(frame)
+    if why:
+        problems.append(f"{path}: {ref(r, fc)}: {why}")
+    if name is None or frame_no is None:
+        return None
+    if name in seen:
+        problems.append(
+            f"{path}: {ref(r, hc)}: host {name!r} is already listed at {seen[name]}; "
+            "keep one row per host"
+        )
+        return None
+    seen[name] = ref(r, hc)
+    return name, frame_no
 
 
-def _ignored(
-    path: Path,
-    title: str,
-    rows: Sequence[Sequence[Any]],
-    last: int,
-    start: int,
-    ref: Callable[[int, int], str],
-) -> str:
+def _ignored(cols: _Columns, last: int, start: int) -> str:
     """The warning for the rows from ``start`` on, left out after the table's last row."""
+    rows = cols.rows
     end = max(r for r in range(start, len(rows) + 1) if any(not _blank(v) for v in rows[r - 1]))
     shown = next(
         (
-            f"{ref(r, c)} holds {v!r}"
+            f"{cols.ref(r, c)} holds {v!r}"
             for r in range(start, end + 1)
             for c, v in enumerate(rows[r - 1], start=1)
             if not _blank(v)
@@ -342,8 +383,8 @@ def _ignored(
     )
     span = f"row {start}" if end == start else f"rows {start}-{end}"
     return (
-        f"{path}: sheet {title!r}: the table ends at row {last}; ignored {span} below it: "
-        f"not host rows ({shown}); if they are hosts, delete the blank row(s) above them"
+        f"{cols.path}: sheet {cols.title!r}: the table ends at row {last}; ignored {span} below "
+        f"it: not host rows ({shown}); if they are hosts, delete the blank row(s) above them"
     )
 
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from labeler.base.errors import Exit, Terminated
-from labeler.bulk.apply import Action, BulkPlan, NodeDiff, describe, describe_diff
-from labeler.core.plan import Conflict, LabelPlan
+from labeler.bulk.apply import Action, BulkPlan, NodeDiff, describe_diff
+from labeler.core.plan import Conflict, LabelPlan, describe
 from labeler.kube.errors import Interrupted, KubeError
 from labeler.kube.mux import run_many, stopped_in_flight
 from labeler.kube.nodes import LabelWriter

@@ -4,34 +4,42 @@ Several commands take the same things: a profile and its tree name, a source of 
 (``--from-csv`` / ``--from-cluster`` / ``--from-snapshot``), a node scope
 (``--node-selector`` / ``--resource``), ``KEY=VALUE`` pairs. Declaring them here keeps
 the names, help texts, error messages and exit codes the same in every command
-(scripts depend on them).
+(scripts depend on them). What those flags give is read here too, so that the commands
+that read nodes (advise, domains, map, audit) open the same way: ``profile_of``,
+``read_nodes`` with ``origin_of``, ``node_scope``.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import textwrap
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from labeler.base.errors import Exit, InputError, UsageError, one_line
 from labeler.core.labels import key_problems, value_problems
-from labeler.core.profiles import BUILTIN, Profile
+from labeler.core.profiles import BUILTIN, Profile, load_profile
 
 # What --profile takes, in every command.
-PROFILE_HELP = f"{', '.join(BUILTIN)}, or a profile YAML file"
+PROFILE_HELP = f"{', '.join(BUILTIN)}, or a profile YAML file (docs/profiles.md)"
 
 if TYPE_CHECKING:
+    from labeler.core.dra import Devices
     from labeler.core.node import NodeInfo
     from labeler.core.scope import Scope
     from labeler.core.slinky import Slinky
     from labeler.kube.client import Api
+    from labeler.tas.cluster import Snapshot
 
 # Exit codes shared by every command; each command names what 0 (and 3) mean for it.
 EXIT_ERROR = "error: invalid input, cluster or API failure (the message says what to do)"
 EXIT_USAGE = "usage: bad or conflicting flags"
 
 T = TypeVar("T")
+
+log = logging.getLogger("labeler.commands")  # what every command reads, said by one name
 
 
 def add_command(
@@ -172,6 +180,11 @@ def add_profile(
         add_tree_name(p)
 
 
+def profile_of(args: argparse.Namespace) -> Profile:
+    """The profile of ``--profile`` with the tree name of ``--topotree-name``."""
+    return load_profile(args.profile, tree_name=args.topotree_name)
+
+
 # --- where the nodes come from ----------------------------------------------------------
 
 
@@ -196,6 +209,50 @@ def add_source(
             metavar="FILE",
             help="a List of Nodes and Pods (kubectl get nodes,pods -A -o yaml), YAML or JSON",
         )
+
+
+def origin_of(args: argparse.Namespace) -> str:
+    """Where the nodes come from, as messages and pages name it: the file, or the cluster."""
+    return getattr(args, "from_csv", None) or args.from_snapshot or "the cluster"
+
+
+def read_nodes(args: argparse.Namespace, *, kueue: bool = False) -> Snapshot:
+    """The nodes and pods of ``--from-snapshot`` or ``--from-cluster`` (with the
+    ResourceSlices of ``--dra-driver``), as the simulators and the map read them. With
+    ``kueue``, the cluster's Workloads, Topologies, ResourceFlavors and queues too (a
+    snapshot file carries its own); when there are Workloads, TAS pods are left to their
+    topology assignments, as the snapshot reader does.
+    """
+    from labeler.tas.inputs import read_cluster, read_snapshot
+
+    # domains has no --dra-driver: it says nothing about DRA, so it reads no slices.
+    drivers = dra_drivers(args) if hasattr(args, "dra_driver") else ()
+    if not args.from_cluster:
+        snap = read_snapshot(args.from_snapshot)
+    elif not kueue:
+        snap = read_cluster(cluster(args), dra_drivers=drivers)
+    else:
+        api = cluster(args)
+        objects = _kueue_objects(api)
+        has_workloads = any(o.get("kind") == "Workload" for o in objects)
+        snap = read_cluster(api, skip_tas=has_workloads, dra_drivers=drivers)
+        snap = replace(snap, kueue=tuple(objects))
+    for kind, n in sorted(snap.ignored.items()):
+        log.info("snapshot: ignored %d object(s) of kind %s", n, kind)
+    return snap
+
+
+def _kueue_objects(api: Api) -> list[Mapping[str, Any]]:
+    """Kueue's objects from the cluster: Workloads, Topologies, ResourceFlavors,
+    LocalQueues and ClusterQueues (none without Kueue)."""
+    from labeler.kube.errors import NotFound
+    from labeler.kube.kueue import list_kueue_objects
+
+    try:
+        return list(list_kueue_objects(api))
+    except NotFound:
+        log.info("Kueue's API is not served: no Workloads, Topologies or ResourceFlavors")
+        return []
 
 
 # --- node scope -----------------------------------------------------------------------
@@ -223,6 +280,7 @@ def add_scope(p: argparse.ArgumentParser, *, when: str = "") -> None:
         help="accelerator resource (glob) that puts a node in the default scope and is "
         f"counted; repeatable (default: {', '.join(DEFAULT_RESOURCES)})",
     )
+    add_dra_driver(g)
 
 
 def node_scope(args: argparse.Namespace) -> Scope:
@@ -232,19 +290,70 @@ def node_scope(args: argparse.Namespace) -> Scope:
 
     selector = parse_selector(args.node_selector) if args.node_selector is not None else None
     resources = tuple(args.resource) if args.resource else DEFAULT_RESOURCES
-    return Scope(resources=resources, selector=selector)
+    return Scope(resources=resources, selector=selector, dra_drivers=dra_drivers(args))
 
 
 def scoped_nodes(args: argparse.Namespace, scope: Scope) -> tuple[list[NodeInfo], int]:
-    """One paginated LIST of every node; the nodes in scope and how many were left out.
+    """One paginated LIST of every node (and of the scope's DRA drivers' ResourceSlices);
+    the nodes in scope and how many were left out.
 
     The selector is matched here, not by the API server, so that the count of nodes left
     out is true with ``--node-selector`` too (the LIST costs the same as the default's).
     """
     from labeler.kube.nodes import list_nodes
 
-    nodes, _ = list_nodes(cluster(args))
-    return scope.split(nodes)
+    api = cluster(args)
+    nodes, _ = list_nodes(api)
+    return scope.split(nodes, cluster_devices(api, scope.dra_drivers))
+
+
+# --- DRA drivers: accelerators that only ResourceSlices publish ---------------------------
+
+NO_DRA = "none"
+
+
+def _driver_name(text: str) -> str:
+    from labeler.core.labels import dns1123_subdomain_problems
+
+    problems = [] if text == NO_DRA else dns1123_subdomain_problems(text)
+    if problems:
+        why = "; ".join(problems)
+        raise argparse.ArgumentTypeError(f"{text!r} is not a DRA driver name: {why}")
+    return text
+
+
+def add_dra_driver(p: Any) -> None:
+    """``--dra-driver``: whose ResourceSlice devices put a node in scope and are counted."""
+    from labeler.core.dra import DEFAULT_DRIVERS
+
+    p.add_argument(
+        "--dra-driver",
+        action="append",
+        type=_driver_name,
+        metavar="DRIVER",
+        help="DRA driver whose devices (ResourceSlices, resource.k8s.io/v1) put a node in "
+        "the default scope and are counted, under the driver's name; repeatable (default: "
+        f"{', '.join(DEFAULT_DRIVERS)}; '{NO_DRA}': read no ResourceSlices)",
+    )
+
+
+def dra_drivers(args: argparse.Namespace) -> tuple[str, ...]:
+    from labeler.core.dra import DEFAULT_DRIVERS
+
+    given = getattr(args, "dra_driver", None)
+    if not given:
+        return DEFAULT_DRIVERS
+    return () if NO_DRA in given else tuple(dict.fromkeys(given))
+
+
+def cluster_devices(api: Api, drivers: tuple[str, ...]) -> dict[str, Devices]:
+    """Node → its DRA devices of ``drivers``, from the cluster's ResourceSlices."""
+    if not drivers:
+        return {}
+    from labeler.core.dra import device_counts
+    from labeler.kube.resourceslices import read_resource_slices
+
+    return device_counts(read_resource_slices(api, drivers), drivers)
 
 
 # --- KEY=VALUE flags --------------------------------------------------------------------

@@ -10,26 +10,35 @@ import argparse
 import json
 import logging
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
 from labeler.commands._base import (
     PROFILE_HELP,
     add_command,
+    add_dra_driver,
     add_profile,
     add_report_format,
     add_source,
     add_tree_name,
-    cluster,
+    dra_drivers,
+    origin_of,
     parse_pairs,
+    profile_of,
+    read_nodes,
     volcano_version,
 )
-from labeler.core.profiles import Profile, load_profile
-
-if TYPE_CHECKING:
-    from labeler.tas.tree import PodShape, Tree
+from labeler.commands.advise_flags import DESCRIPTION as KUEUE_DESCRIPTION
+from labeler.commands.advise_flags import add_kueue_options, kueue_gates, refuse_failed_nodes
 
 log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from labeler.core.profiles import Profile
+    from labeler.tas.cluster import Snapshot
+    from labeler.tas.dra import DraNote
+    from labeler.tas.tree import PodShape, Tree
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -38,19 +47,75 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         common,
         "advise",
         "would a job fit now, where, and at which topology level",
-        exits={Exit.OK: "the job fits", Exit.INCOMPLETE: "simulated: the job does not fit now"},
+        exits={
+            Exit.OK: "the job fits (with failed nodes: Kueue replaces every one)",
+            Exit.INCOMPLETE: "simulated: the job does not fit now (with failed nodes: some "
+            "failed node is not replaced)",
+        },
     )
     p.description = (
-        "Simulate Kueue TAS placement. Either a quick single-PodSet question (--pods, "
-        "--request, a mode) or a whole Workload: -f FILE (Workload, Job, JobSet, "
+        "Would a job fit now, and where. The input says which scheduler answers. "
+        "Kueue (Topology-Aware Scheduling): a quick single-PodSet question (--pods, "
+        "--request, a mode; its answer also prints the Volcano and kube-scheduler "
+        "equivalents of the level) or a whole Workload: -f FILE (Workload, Job, JobSet, "
         "LeaderWorkerSet) or --workload NS/NAME, whose PodSets are placed in order, "
         "leader/worker groups together, with admitted Workloads' capacity subtracted; the "
         "Topology and ResourceFlavor are read from the snapshot or cluster (or --profile). "
-        "Not modelled: balanced placement (alpha), node replacement, elastic Workloads, "
-        "preferred node affinity."
+        + KUEUE_DESCRIPTION
+        + " kube-scheduler (Kubernetes 1.37, no Kueue): -f FILE holding PodGroups "
+        "(scheduling.k8s.io/v1beta1) or CompositePodGroups (v1alpha3) and their pods, "
+        "placed as the default scheduler's pod-group cycle does (TopologyPlacement, "
+        "GangScheduling, PodGroupPodsCount, NodeResourcesFit); not modelled: preemption."
+        # --- Volcano (issue 25) ---
+        " Volcano's rules instead when the input is Volcano's: -f with a batch.volcano.sh "
+        "Job, or with a scheduling.volcano.sh PodGroup and its pods, or --podgroup NS/NAME "
+        "(one Volcano scheduling cycle: enqueue, allocate, gang, HyperNodes; see "
+        "--scheduler-conf). A batch/v1 Job or a Workload is Kueue's."
     )
     _common(p, workload=True)
     _workload_options(p)
+    add_kueue_options(p)  # Kueue's feature gates and node failures (advise_flags.py)
+    # --- Volcano (issue 25) ---
+    from labeler.commands.advise_volcano import add_options as volcano_options
+
+    volcano_options(p)
+    _podset_options(p)
+    p.add_argument(
+        "--html", metavar="FILE", help="also write the topology map with this placement drawn"
+    )
+    p.add_argument(
+        "--volcano-version",
+        type=volcano_version,
+        default="1.14",
+        help="Volcano the job runs on: before 1.14 the stanza uses highestTierAllowed "
+        "(and Volcano inputs lose highestTierName, partitions, sub-groups) (default 1.14)",
+    )
+    p.add_argument(
+        "--affinity-config",
+        metavar="level1=N1,level2=N2",
+        help="Ascend trees: check this huawei.com/affinity-config against ascend-for-volcano's "
+        "rules and print it (default: derived from the request)",
+    )
+    # Counted and named, not placed on: Kueue's TAS has no DRA (the note says what is not).
+    add_dra_driver(p)
+    p.set_defaults(handler=run_advise)
+
+    d = add_command(
+        sub,
+        common,
+        "domains",
+        "free pod slots per topology domain, per level",
+        exits={Exit.OK: "the inventory was printed"},
+    )
+    _common(d)
+    d.add_argument("--pods", type=int, help="also count how many jobs of N pods fit per domain")
+    _slice_options(d)
+    d.add_argument("--show-nodes", action="store_true", help="list every node (hostname level) too")
+    d.set_defaults(handler=run_domains)
+
+
+def _podset_options(p: argparse.ArgumentParser) -> None:
+    """The single PodSet of the flag form: its size, topology mode and slices."""
     p.add_argument("--pods", type=int, help="pods in the job (PodSet count)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--required", metavar="LEVEL", help="all pods in one domain at LEVEL")
@@ -71,36 +136,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="an inner slice layer (multi-layer slices, Kueue TASMultiLayerTopology); "
         "repeat for a third layer, outer first",
     )
-    p.add_argument(
-        "--html", metavar="FILE", help="also write the topology map with this placement drawn"
-    )
-    p.add_argument(
-        "--volcano-version",
-        type=volcano_version,
-        default="1.14",
-        help="Volcano the job runs on: before 1.14 the stanza uses highestTierAllowed "
-        "(default 1.14)",
-    )
-    p.add_argument(
-        "--affinity-config",
-        metavar="level1=N1,level2=N2",
-        help="Ascend trees: check this huawei.com/affinity-config against ascend-for-volcano's "
-        "rules and print it (default: derived from the request)",
-    )
-    p.set_defaults(handler=run_advise)
-
-    d = add_command(
-        sub,
-        common,
-        "domains",
-        "free pod slots per topology domain, per level",
-        exits={Exit.OK: "the inventory was printed"},
-    )
-    _common(d)
-    d.add_argument("--pods", type=int, help="also count how many jobs of N pods fit per domain")
-    _slice_options(d)
-    d.add_argument("--show-nodes", action="store_true", help="list every node (hostname level) too")
-    d.set_defaults(handler=run_domains)
 
 
 def _common(p: argparse.ArgumentParser, *, workload: bool = False) -> None:
@@ -148,8 +183,9 @@ def _workload_options(p: argparse.ArgumentParser) -> None:
         "-f",
         "--file",
         metavar="FILE",
-        help="a Workload (kubectl get workload -o yaml), Job, JobSet or LeaderWorkerSet "
-        "manifest: advise every PodSet of it",
+        help="Kueue: a Workload (kubectl get workload -o yaml), Job, JobSet or "
+        "LeaderWorkerSet manifest, every PodSet of it advised; kube-scheduler: a List of "
+        "PodGroups/CompositePodGroups (scheduling.k8s.io) and their pods",
     )
     src.add_argument(
         "--workload",
@@ -219,14 +255,22 @@ def _slices(args: argparse.Namespace) -> list[tuple[str, int]]:
 # --- reading -----------------------------------------------------------------------------
 
 
-def _load(args: argparse.Namespace) -> tuple[Profile, Tree]:
-    from labeler.tas.inputs import read_cluster, read_snapshot
+def _dra(args: argparse.Namespace, snap: Snapshot, requests: Mapping[str, int]) -> DraNote | None:
+    """What advise says about the nodes whose accelerators only DRA publishes."""
+    from labeler.core.dra import device_counts
+    from labeler.core.scope import DEFAULT_RESOURCES
+    from labeler.tas.dra import dra_note
+
+    devices = device_counts(snap.slices, dra_drivers(args))
+    extended = tuple(r for r in sorted(requests) if "/" in r)
+    return dra_note(snap.nodes, devices, extended or DEFAULT_RESOURCES)
+
+
+def _load(args: argparse.Namespace) -> tuple[Profile, Tree, Snapshot]:
     from labeler.tas.tree import build_tree
 
-    profile = load_profile(args.profile, tree_name=args.topotree_name)
-    snap = read_cluster(cluster(args)) if args.from_cluster else read_snapshot(args.from_snapshot)
-    for kind, n in sorted(snap.ignored.items()):
-        log.info("snapshot: ignored %d object(s) of kind %s", n, kind)
+    profile = profile_of(args)
+    snap = read_nodes(args)
     tree = build_tree(
         profile.topology,
         snap.nodes,
@@ -234,7 +278,7 @@ def _load(args: argparse.Namespace) -> tuple[Profile, Tree]:
         topology_name=args.topology_name or profile.name,
     )
     log.debug("topology built nodes=%d outside=%d", len(tree.leaves), len(tree.outside))
-    return profile, tree
+    return profile, tree, snap
 
 
 def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
@@ -249,22 +293,42 @@ def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> int:
+    """Each scheduler's objects go to its advisor, a module beside this one, chosen here in
+    one block each (by flag, or by what the file holds); without an object, advise places
+    the single PodSet of the flags."""
+    # --- Volcano (issue 25): a Volcano Job/PodGroup input means Volcano's rules ---
+    from labeler.commands import advise_volcano
+
+    volcano = advise_volcano.wanted(args)
+    if volcano is not None:
+        refuse_failed_nodes(args, "the input is Volcano's")
+        return advise_volcano.run(args, volcano)
+    # --- kube-scheduler: a file of scheduling.k8s.io PodGroups / CompositePodGroups -------
+    if args.file:
+        from labeler.commands import advise_podgroup
+        from labeler.commands.advise_workload import read_objects
+
+        objects = read_objects(args.file)
+        if advise_podgroup.wants_kube_scheduler(objects):
+            refuse_failed_nodes(args, "the input is kube-scheduler's PodGroups")
+            return advise_podgroup.run(args, objects)
+    # --- Kueue: a Workload, or the Job, JobSet or LeaderWorkerSet it is made from ---------
     if args.file or args.workload:
-        if args.html:
-            raise UsageError("--html draws one PodSet: use it without -f/--workload")
-        from dataclasses import replace
+        return _advise_workload(args)
+    refuse_failed_nodes(args, "the flags describe a new PodSet")
+    return _advise_podset(args)
 
-        from labeler.commands import advise_workload
-        from labeler.tas.inputs import read_cluster, read_snapshot
 
-        if args.from_cluster:
-            objects = advise_workload.cluster_objects(args)
-            has_workloads = any(o.get("kind") == "Workload" for o in objects)
-            snap = read_cluster(cluster(args), skip_tas=has_workloads)
-            snap = replace(snap, kueue=tuple(objects))
-        else:
-            snap = read_snapshot(args.from_snapshot)
-        return advise_workload.run(args, snap)
+def _advise_workload(args: argparse.Namespace) -> int:
+    if args.html:
+        raise UsageError("--html draws one PodSet: use it without -f/--workload")
+    from labeler.commands import advise_workload
+
+    snap = read_nodes(args, kueue=True)
+    return advise_workload.run(args, snap, _dra(args, snap, {}))
+
+
+def _advise_podset(args: argparse.Namespace) -> int:
     missing = [
         flag
         for flag, value in (
@@ -277,20 +341,15 @@ def run_advise(args: argparse.Namespace) -> int:
     if missing:
         raise UsageError(f"give {', '.join(missing)} (or -f FILE / --workload NS/NAME)")
     from labeler.tas.advice import advise, make_job
-    from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
     from labeler.tas.multilevel import check_affinity_flag
     from labeler.tas.report import advice_dict, advice_text
 
+    gates = kueue_gates(args)
     shape = _shape(args)
     slices = _slices(args)
-    profile, tree = _load(args)
+    profile, tree, snap = _load(args)
     topology = profile.topology
-    if args.required:
-        mode, level = REQUIRED, args.required
-    elif args.preferred:
-        mode, level = PREFERRED, args.preferred
-    else:
-        mode, level = UNCONSTRAINED, None
+    mode, level = _mode(args)
     job = make_job(topology, args.pods, mode=mode, level=level, slices=slices)
     if args.affinity_config is not None:
         check_affinity_flag(args.affinity_config, args.pods, profile.topology, profile.name)
@@ -301,8 +360,13 @@ def run_advise(args: argparse.Namespace) -> int:
         job,
         volcano_version=args.volcano_version,
         affinity_config=args.affinity_config,
+        gates=gates,
     )
-    _emit(args, advice_text(topology, result, shape.requests), advice_dict(topology, result))
+    text, doc = advice_text(topology, result, shape.requests), advice_dict(topology, result)
+    dra = _dra(args, snap, shape.requests)
+    if dra is not None:
+        text, doc = "\n".join([text, *dra.lines()]), {**doc, "dra": dra.to_json()}
+    _emit(args, text, doc)
     if args.html:
         from labeler.tas.overlay import job_overlay
         from labeler.topomap.advice import advice_map
@@ -314,12 +378,24 @@ def run_advise(args: argparse.Namespace) -> int:
             tree.nodes,
             shape.requests,
             overlay,
-            origin=args.from_snapshot or "the cluster",
+            origin=origin_of(args),
             title=f"advise: {result.job.count} pod(s) on {profile.name}",
+            devices=dra.devices if dra is not None else None,
         )
         out = write_html(args.html, page)
         print(f"map with the placement written to {out}", file=sys.stderr)
     return Exit.OK if result.outcome.fits else Exit.INCOMPLETE
+
+
+def _mode(args: argparse.Namespace) -> tuple[str, str | None]:
+    """The topology mode of --required / --preferred / --unconstrained, and its level."""
+    from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
+
+    if args.required:
+        return REQUIRED, args.required
+    if args.preferred:
+        return PREFERRED, args.preferred
+    return UNCONSTRAINED, None
 
 
 def run_domains(args: argparse.Namespace) -> int:
@@ -335,7 +411,7 @@ def run_domains(args: argparse.Namespace) -> int:
         raise UsageError("--pods must be at least 1")
     if slices and args.pods is not None and args.pods % slices[0][1]:
         raise UsageError(f"--slice-size {slices[0][1]} must evenly divide --pods {args.pods}")
-    profile, tree = _load(args)
+    profile, tree, _ = _load(args)
     topology = profile.topology
     layer = SliceLayer(resolve_level(topology, slices[0][0]), slices[0][1]) if slices else None
     now = leaf_capacity(tree, shape)

@@ -9,26 +9,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from labeler.base.errors import Exit, InputError, UsageError, yaml_problem
-from labeler.commands._base import cluster, parse_pairs
-from labeler.core.profiles import load_profile
+from labeler.commands._base import cluster, origin_of, parse_pairs, profile_of
+from labeler.commands.advise_flags import kueue_gates
 from labeler.tas import kubeyaml
-from labeler.tas.admit import add_usage, place_workload
+from labeler.tas.admit import WorkloadResult, add_usage, place_workload
 from labeler.tas.cluster import Snapshot
+from labeler.tas.dra import DraNote
+from labeler.tas.gates import Gates
+from labeler.tas.queues import FlavorChoice, choose_flavors
 from labeler.tas.tree import Tree, build_tree_for_levels
-from labeler.tas.usage import admitted_usage, tas_flavor
+from labeler.tas.usage import HeldUsage, TasFlavor, admitted_usage, tas_flavor
 from labeler.tas.workload import Workload, with_tolerations, workloads_from_object
 from labeler.tas.workload_report import workload_dict, workload_text
-
-log = logging.getLogger(__name__)
 
 WORKLOAD_KINDS = ("Workload", "Job", "JobSet", "LeaderWorkerSet")
 
@@ -44,7 +45,8 @@ def _objects(doc: Any) -> list[Mapping[str, Any]]:
     return out
 
 
-def read_manifest(path: str) -> list[Workload]:
+def read_objects(path: str) -> list[Mapping[str, Any]]:
+    """Every object of a manifest file (YAML stream or JSON; Lists unpacked)."""
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
         doc = json.loads(text) if text.lstrip()[:1] in ("{", "[") else kubeyaml.load(text)
@@ -53,13 +55,15 @@ def read_manifest(path: str) -> list[Workload]:
     except (json.JSONDecodeError, yaml.YAMLError) as e:
         where = yaml_problem(path, e) if isinstance(e, yaml.YAMLError) else f"{path}: {e}"
         raise InputError(f"{where}; not valid YAML/JSON") from e
-    found = [o for o in _objects(doc) if o.get("kind") in WORKLOAD_KINDS]
+    return _objects(doc)
+
+
+def _manifest_objects(path: str) -> list[tuple[Mapping[str, Any], str]]:
+    """The Workload, Job, JobSet and LeaderWorkerSet objects of ``path``, and where each is."""
+    found = [o for o in read_objects(path) if o.get("kind") in WORKLOAD_KINDS]
     if not found:
         raise InputError(f"{path}: no {', '.join(WORKLOAD_KINDS)} in the file")
-    out: list[Workload] = []
-    for i, obj in enumerate(found):
-        out += workloads_from_object(obj, f"{path}: object {i + 1}")
-    return out
+    return [(obj, f"{path}: object {i + 1}") for i, obj in enumerate(found)]
 
 
 def _split(ref: str) -> tuple[str, str]:
@@ -69,89 +73,186 @@ def _split(ref: str) -> tuple[str, str]:
     return ns, name
 
 
-def cluster_objects(args: argparse.Namespace) -> list[Mapping[str, Any]]:
-    """Workloads, Topologies and ResourceFlavors from the cluster (none without Kueue)."""
-    from labeler.kube.errors import NotFound
-    from labeler.kube.kueue import list_kueue_objects
-
-    try:
-        return list(list_kueue_objects(cluster(args)))
-    except NotFound:
-        log.info("Kueue's API is not served: no Workloads, Topologies or ResourceFlavors")
-        return []
-
-
-def _workload_from(
+def _workload_object(
     args: argparse.Namespace, objects: Sequence[Mapping[str, Any]]
-) -> tuple[list[Workload], tuple[str, str] | None]:
+) -> tuple[list[tuple[Mapping[str, Any], str]], tuple[str, str] | None]:
+    """The objects to advise (and where each is), and the Workload's own (ns, name)."""
     if args.file:
-        return read_manifest(args.file), None
+        return _manifest_objects(args.file), None
     ns, name = _split(args.workload)
+    where = f"Workload {ns}/{name}"
     for obj in objects:
         meta = obj.get("metadata") or {}
         if obj.get("kind") == "Workload" and (meta.get("namespace"), meta.get("name")) == (
             ns,
             name,
         ):
-            return workloads_from_object(obj, f"Workload {ns}/{name}"), (ns, name)
+            return [(obj, where)], (ns, name)
     if args.from_cluster:
         from labeler.kube.kueue import get_workload
 
-        obj = get_workload(cluster(args), ns, name)
-        return workloads_from_object(obj, f"Workload {ns}/{name}"), (ns, name)
+        return [(get_workload(cluster(args), ns, name), where)], (ns, name)
     raise InputError(
         f"{args.from_snapshot}: no Workload {ns}/{name} "
         "(add 'kubectl get workloads -A -o yaml' to the snapshot)"
     )
 
 
-def run(args: argparse.Namespace, snap: Snapshot) -> int:
-    """Advise every PodSet; 0 when all fit, 2 when any does not."""
+def run(args: argparse.Namespace, snap: Snapshot, dra: DraNote | None = None) -> int:
+    """Advise every PodSet (or, for an admitted Workload with failed nodes, what Kueue
+    does about them); 0 when all fit, 3 when any does not. ``dra``: what to say about the
+    nodes whose accelerators only DRA publishes."""
+    gates = kueue_gates(args)
     objects = list(snap.kueue)
-    workloads, self_ref = _workload_from(args, objects)
-    origin = args.from_snapshot or "the cluster"
-    flavor_name: str | None = None
-    extra_tolerations: tuple[Any, ...] = ()
+    found, self_ref = _workload_object(args, objects)
+    origin = origin_of(args)
+    # --- failed nodes: an admitted Workload (advise_failure.py) ---------------------------
+    from labeler.commands.advise_failure import failure_answer, failure_mode
+
+    failing = failure_mode(args, snap, found, gates, origin)
+    if failing is not None:
+        return _print(args, *failure_answer(args, snap, failing, gates, origin), dra)
+    workloads = [w for obj, where in found for w in workloads_from_object(obj, where)]
+    choice: FlavorChoice | None = None
     if args.profile:
-        profile = load_profile(args.profile, tree_name=args.topotree_name)
+        profile = profile_of(args)
         tree: Tree = build_tree_for_levels(
             profile.topology.kueue_levels(),
             snap.nodes,
             flavor_labels=parse_pairs(args.flavor_node_label, "--flavor-node-label"),
             topology_name=args.topology_name or profile.name,
         )
+        tries = [_place(tree, None, workloads, objects, self_ref, gates)]
     else:
-        flavor = tas_flavor(objects, args.flavor, origin)
-        flavor_name = flavor.name
-        extra_tolerations = flavor.tolerations
-        tree = build_tree_for_levels(
-            flavor.levels,
-            snap.nodes,
-            flavor_labels=flavor.node_labels,
-            topology_name=flavor.topology,
-        )
+        flavors, choice = _flavors(args, objects, found, workloads, origin)
+        tries = []
+        for flavor in flavors:  # in the ClusterQueue's order, until one takes the Workload
+            tree = build_tree_for_levels(
+                flavor.levels,
+                snap.nodes,
+                flavor_labels=flavor.node_labels,
+                topology_name=flavor.topology,
+            )
+            tries.append(_place(tree, flavor, workloads, objects, self_ref, gates))
+            if tries[-1].fits:
+                break
+    done = tries[-1] if tries[-1].fits else tries[0]
+    flavor_name = done.flavor.name if done.flavor else None
+    held = done.held.workloads
+    doc = workload_dict(done.tree, done.results, flavor=flavor_name, held=held, gates=gates)
+    text = workload_text(done.tree, done.results, flavor=flavor_name, held=held, gates=gates)
+    text = "\n".join([*queue_lines(choice, tries), text])
+    return _print(args, text, {**doc, **queue_dict(choice, tries)}, done.fits, dra)
+
+
+def _print(
+    args: argparse.Namespace, text: str, doc: dict[str, Any], fits: bool, dra: DraNote | None
+) -> int:
+    """Print the answer (text or ``-o json``) with the DRA note; the exit code of ``fits``."""
+    if dra is not None:
+        text, doc = "\n".join([text, *dra.lines()]), {**doc, "dra": dra.to_json()}
+    if args.output == "json":
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(text)
+    return Exit.OK if fits else Exit.INCOMPLETE
+
+
+@dataclass(frozen=True)
+class Try:
+    """The Workload placed on one flavor."""
+
+    flavor: TasFlavor | None  # None: the profile's topology
+    tree: Tree
+    results: list[WorkloadResult]
+    held: HeldUsage
+
+    @property
+    def fits(self) -> bool:
+        return all(r.fits for r in self.results)
+
+    @property
+    def message(self) -> str:
+        return next((r.message for r in self.results if not r.fits), "")
+
+
+def _place(
+    tree: Tree,
+    flavor: TasFlavor | None,
+    workloads: Sequence[Workload],
+    objects: Sequence[Mapping[str, Any]],
+    self_ref: tuple[str, str] | None,
+    gates: Gates,
+) -> Try:
     held = admitted_usage(
-        [o for o in objects if o.get("kind") == "Workload"], flavor=flavor_name, skip=self_ref
+        [o for o in objects if o.get("kind") == "Workload"],
+        flavor=flavor.name if flavor else None,
+        skip=self_ref,
     )
     # several Workloads (a LeaderWorkerSet's groups) are admitted one after another
     used = {k: dict(v) for k, v in held.by_leaf.items()}
+    extra = flavor.tolerations if flavor else ()
     results = []
     for wl in workloads:
         wl = Workload(
             wl.name,
-            tuple(with_tolerations(ps, extra_tolerations) for ps in wl.podsets),
+            tuple(with_tolerations(ps, extra) for ps in wl.podsets),
             wl.namespace,
             wl.uid,
         )
-        result = place_workload(tree, wl, used)
+        result = place_workload(tree, wl, used, gates)
         results.append(result)
         for r in result.podsets:
             if r.outcome.fits:
                 add_usage(used, tree, r.outcome.assignment, r.podset.shape.requests)
-    if args.output == "json":
-        doc = workload_dict(tree, results, flavor=flavor_name, held=held.workloads)
-        json.dump(doc, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        print(workload_text(tree, results, flavor=flavor_name, held=held.workloads))
-    return Exit.OK if all(r.fits for r in results) else Exit.INCOMPLETE
+    return Try(flavor, tree, results, held)
+
+
+def _flavors(
+    args: argparse.Namespace,
+    objects: Sequence[Mapping[str, Any]],
+    found: Sequence[tuple[Mapping[str, Any], str]],
+    workloads: Sequence[Workload],
+    origin: str,
+) -> tuple[list[TasFlavor], FlavorChoice | None]:
+    """--flavor; else the flavors the Workload's queues offer, in order; else the only one."""
+    if args.flavor:
+        return [tas_flavor(objects, args.flavor, origin)], None
+    podsets = [ps for wl in workloads for ps in wl.podsets]
+    choice = choose_flavors(objects, found[0][0], podsets, origin) if len(found) == 1 else None
+    if choice is not None:
+        return list(choice.candidates), choice
+    return [tas_flavor(objects, None, origin)], None
+
+
+def queue_dict(choice: FlavorChoice | None, tries: Sequence[Try]) -> dict[str, Any]:
+    return {
+        "local_queue": choice.local_queue if choice else None,
+        "cluster_queue": choice.cluster_queue if choice else None,
+        "flavors_tried": [
+            {"flavor": t.flavor.name, "fits": t.fits, "message": t.message}
+            for t in tries
+            if t.flavor is not None
+        ],
+        "flavors_skipped": [
+            {"flavor": f, "reason": why} for f, why in (choice.skipped if choice else ())
+        ],
+    }
+
+
+def queue_lines(choice: FlavorChoice | None, tries: Sequence[Try]) -> list[str]:
+    if choice is None:
+        return []
+    lines = [
+        f"LocalQueue {choice.local_queue} → ClusterQueue {choice.cluster_queue}; TAS flavors "
+        f"in its order: {', '.join(f.name for f in choice.candidates)}"
+    ]
+    lines += [f"  skipped {f}: {why}" for f, why in choice.skipped]
+    if len(tries) > 1:
+        lines += [
+            f"  tried {t.flavor.name}: " + ("fits" if t.fits else t.message)
+            for t in tries
+            if t.flavor is not None
+        ]
+    return lines

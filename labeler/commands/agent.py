@@ -1,5 +1,6 @@
-"""``agent``: the per-node DaemonSet loop. Parsing and printing only; each topology source
-adds its own flags (``labeler.sources.select``)."""
+"""``agent``: the per-node DaemonSet loop. Parsing and printing only. Each topology source
+declares its own flags (``SourceKind.flags``); they become one argparse group per source
+here, and what they parse is handed to the sources as each one's own settings."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from labeler.commands._base import (
     slinky_from_args,
 )
 from labeler.core.labels import dns1123_subdomain_problems, key_problems, parse_encoding
-from labeler.sources.select import add_flags as add_source_flags
+from labeler.sources import Settings
+from labeler.sources.select import KINDS
 
 DEFAULT_GATE_TAINT = "topology-labeler.io/not-ready"
 
@@ -107,10 +109,37 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=run_agent)
 
 
+def add_source_flags(parser: argparse.ArgumentParser) -> None:
+    """Every source's flag group; a flag's default is its option's default."""
+    for kind in KINDS:
+        group = parser.add_argument_group(kind.title)
+        for flag in kind.flags:
+            typed: dict[str, Any] = {"type": flag.type} if flag.type else {}
+            group.add_argument(
+                flag.name,
+                **typed,
+                dest=f"{kind.name}:{flag.field}",
+                default=getattr(kind.defaults, flag.field),
+                choices=flag.choices,
+                metavar=flag.metavar or (None if flag.choices else flag.field.upper()),
+                help=flag.help,
+            )
+
+
+def source_settings(args: argparse.Namespace) -> dict[str, Settings]:
+    """What each source's flag group parsed, as its settings (field → value)."""
+    values = vars(args)
+    return {
+        kind.name: {flag.field: values[f"{kind.name}:{flag.field}"] for flag in kind.flags}
+        for kind in KINDS
+    }
+
+
 def run_agent(args: argparse.Namespace) -> int:
     from prometheus_client import CollectorRegistry
 
-    from labeler.agent.loop import Agent, AgentConfig, serve
+    from labeler.agent.loop import Agent, serve
+    from labeler.agent.reconcile import AgentConfig
     from labeler.base.metrics import agent_metrics
     from labeler.core.profiles import load_profile
     from labeler.kube.events import NodeEvents
@@ -138,7 +167,7 @@ def run_agent(args: argparse.Namespace) -> int:
         raise UsageError(f"--confirm-reads must be at least 1, got {args.confirm_reads}")
     slinky = slinky_from_args(args, profile)
     stop = threading.Event()
-    source = make_source(profile, args, stop)
+    source = make_source(profile, source_settings(args), stop)
     api = cluster(args)
     once = args.once or args.dry_run
     config = AgentConfig(

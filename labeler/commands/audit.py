@@ -9,6 +9,7 @@ import logging
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, UsageError
@@ -18,13 +19,20 @@ from labeler.commands._base import (
     add_report_format,
     add_scope,
     cluster,
+    cluster_devices,
     node_scope,
+    profile_of,
 )
-from labeler.core.profiles import Profile, load_profile
+from labeler.commands.advise_flags import add_gates_option, kueue_gates
 
 if TYPE_CHECKING:
+    from labeler.core.capacity import Node
+    from labeler.core.hotswap import HotSwapView
+    from labeler.core.node import NodeInfo
+    from labeler.core.profiles import Profile
     from labeler.core.scope import Scope
     from labeler.core.states import NodeFacts
+    from labeler.tas.gates import Gates
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +70,21 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="seconds before each WATCH request is renewed (default 300)",
     )
     g.add_argument("--debounce", type=float, default=0.1, help=argparse.SUPPRESS)
+    h = p.add_argument_group("hot swap (Kueue)")
+    h.add_argument(
+        "--no-hotswap",
+        action="store_true",
+        help="skip the hot-swap view (by default, where Kueue is installed: for every "
+        "admitted TAS Workload, could Kueue replace each of its nodes if it failed now)",
+    )
+    add_gates_option(h)
+    h.add_argument(
+        "--hotswap-interval",
+        type=float,
+        default=15.0,
+        help="exporter: at most one recomputation of the hot-swap view per this many "
+        "seconds (default 15)",
+    )
     p.set_defaults(handler=run_audit)
 
     q = add_command(
@@ -82,19 +105,37 @@ def run_audit(args: argparse.Namespace) -> int:
     from labeler.audit.render import render_table
     from labeler.core.states import build_report, node_facts
 
-    profile = load_profile(args.profile, tree_name=args.topotree_name)
+    profile = profile_of(args)
     scope = node_scope(args)
     if args.serve:
         return _serve(args, profile, scope)
     from labeler.kube.nodes import list_nodes
 
-    nodes, _ = list_nodes(cluster(args), label_selector=scope.label_selector)
-    facts = [f for n in nodes if (f := node_facts(profile.topology, scope, n)) is not None]
+    gates = kueue_gates(args)
+    api = cluster(args)
+    # the hot-swap view needs every node (a flavor's nodes may be outside the scope)
+    selector = scope.label_selector if args.no_hotswap else None
+    nodes, _ = list_nodes(api, label_selector=selector)
+    devices = cluster_devices(api, scope.dra_drivers)
+    facts = [
+        f
+        for n in nodes
+        if (f := node_facts(profile.topology, scope, n, devices.get(n.name, ()))) is not None
+    ]
     report = build_report(profile.name, scope.describe(), profile.topology, facts)
+    view = None if args.no_hotswap else read_hot_swap(api, nodes, gates)
     if args.output == "json":
-        print(json.dumps(report.to_json(), indent=2, sort_keys=False))
+        doc = report.to_json()
+        if view is not None:
+            doc["hotSwap"] = view.to_json()
+        print(json.dumps(doc, indent=2, sort_keys=False))
     else:
         print(render_table(report))
+        if view is not None:
+            from labeler.audit.render import render_hotswap
+
+            print()
+            print(render_hotswap(view))
     if report.nodes == 0:  # a gate that audited nothing must not pass
         print(
             f"warning: no node in scope ({scope.describe()}); nothing audited: "
@@ -103,6 +144,29 @@ def run_audit(args: argparse.Namespace) -> int:
         )
         return Exit.INCOMPLETE
     return Exit.OK if report.ok else Exit.INCOMPLETE
+
+
+def read_hot_swap(api: Any, nodes: Sequence[NodeInfo], gates: Gates) -> HotSwapView | None:
+    """The hot-swap view of the cluster (one LIST of pods, Workloads, Topologies and
+    ResourceFlavors), or None where Kueue's API is not served or may not be read."""
+    from labeler.kube.errors import KubeError, NotFound
+    from labeler.kube.kueue import list_topology_objects, list_workloads
+    from labeler.tas.hotswap import hot_swap
+    from labeler.tas.inputs import cluster_snapshot
+
+    try:
+        objects = list_workloads(api)[0] + list_topology_objects(api)
+    except NotFound:
+        log.info("Kueue's API is not served: no hot-swap view")
+        return None
+    except KubeError as e:
+        if e.status != 403:
+            raise
+        print(f"warning: no hot-swap view: {e} (or give --no-hotswap)", file=sys.stderr)
+        return None
+    snap, _, problems = cluster_snapshot(api, nodes, skip_tas=True)
+    view = hot_swap(snap.nodes, objects, gates)
+    return replace(view, problems=(*problems, *view.problems))
 
 
 def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
@@ -117,6 +181,8 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
         scope,
         options=ExporterOptions(debounce=args.debounce, watch_timeout=args.watch_timeout),
         page=live_map(profile, scope),
+        hotswap=None if args.no_hotswap else hot_swap_of(kueue_gates(args)),
+        hotswap_interval=args.hotswap_interval,
     )
     server = ProbeServer(
         exporter.registry,
@@ -142,12 +208,34 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
 PAGE_REFRESH = 30  # seconds between reloads of the exporter's /topology page in the browser
 
 
-def live_map(profile: Profile, scope: Scope) -> Callable[[Sequence[NodeFacts]], str]:
-    """The exporter's ``/topology`` page: the map of the watched facts, reloading itself."""
+# the exporter watches no pod: only what admitted Workloads hold is taken from a node
+EXPORTER_SOURCE = (
+    "free: nodes' allocatable minus what admitted Workloads hold, from the exporter's node and "
+    "Workload watches (pods are not watched: non-TAS pods' requests are not subtracted)"
+)
 
-    def render(facts: Sequence[NodeFacts]) -> str:
+
+def hot_swap_of(gates: Gates) -> Callable[[Sequence[Node], Sequence[Any]], HotSwapView]:
+    """The exporter's hot-swap computation (the simulator's, handed to the audit)."""
+
+    def compute(nodes: Sequence[Node], objects: Sequence[Any]) -> HotSwapView:
+        from labeler.tas.hotswap import hot_swap
+
+        return hot_swap(nodes, objects, gates, source=EXPORTER_SOURCE)
+
+    return compute
+
+
+def live_map(
+    profile: Profile, scope: Scope
+) -> Callable[[Sequence[NodeFacts], HotSwapView | None], str]:
+    """The exporter's ``/topology`` page: the map of the watched facts, reloading itself,
+    with the domains where one node failure would evict a Workload marked."""
+
+    def render(facts: Sequence[NodeFacts], view: HotSwapView | None) -> str:
         from labeler.topomap.model import build_map
         from labeler.topomap.render import render_html
+        from labeler.topomap.risk import with_hotswap
 
         topo = build_map(
             profile.topology,
@@ -157,7 +245,7 @@ def live_map(profile: Profile, scope: Scope) -> Callable[[Sequence[NodeFacts]], 
             origin="the audit exporter's node watch (free capacity is not watched)",
             refresh=PAGE_REFRESH,
         )
-        return render_html(topo)
+        return render_html(with_hotswap(topo, view))
 
     return render
 
@@ -166,7 +254,7 @@ def run_placement(args: argparse.Namespace) -> int:
     from labeler.audit.jobview import read_job_placement
     from labeler.audit.render import render_placement
 
-    profile = load_profile(args.profile, tree_name=args.topotree_name)
+    profile = profile_of(args)
     view = read_job_placement(
         cluster(args), profile.topology, selector=args.selector, namespace=args.namespace
     )

@@ -26,26 +26,30 @@ from labeler.commands._base import (
     flag_value,
     node_scope,
     parse_pairs,
+    profile_of,
     scoped_nodes,
     volcano_version,
 )
-from labeler.core.profiles import Profile, load_profile
 
 if TYPE_CHECKING:
     from labeler.core.check import CheckReport
     from labeler.core.positions import PositionSet
+    from labeler.core.profiles import Profile
     from labeler.emit import bundle
 
 
 SNIPPETS_DIR = "config-snippets"  # under --output-dir: fragments to merge, not objects
+# The command's formatter keeps line breaks as written (its epilog is a table).
+SLURM_HELP = (
+    "Both files hold the tree: one switch per domain of every level. Mark one\n"
+    "level of a profile file 'block: true' (the built-in nvlink profiles mark the\n"
+    "NVLink clique) and topology.yaml (Slurm >= 25.05) also gets the block topology\n"
+    "'<name>-block': one block per domain of that level, block_sizes from the\n"
+    "smallest block's node count. topology.conf does not change. See docs/profiles.md."
+)
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    from labeler.core.labels import dns1123_subdomain_problems
-    from labeler.emit import hypernodes, kueue
-    from labeler.emit.kinds import ALL_KINDS, KINDS
-    from labeler.emit.volcano import discovery_name_problems
-
     g = add_command(
         sub,
         common,
@@ -54,6 +58,44 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         exits={Exit.OK: "generated (and applied or merged, if asked)"},
     )
     _source_options(g, required=False)
+    _output_options(g)
+    _kueue_options(g)
+    _volcano_options(g)
+    s = g.add_argument_group("Slurm (--emit slurm: topology.conf, topology.yaml)", SLURM_HELP)
+    s.add_argument(
+        "--slurm-topology-name",
+        help="topology.yaml name of the tree topology; the block topology adds '-block' "
+        "(default: the profile name); must match the agent's and apply's",
+    )
+    g.set_defaults(handler=run_generate)
+
+    c = add_command(
+        sub,
+        common,
+        "check",
+        "check nesting and completeness of node labels",
+        exits={
+            Exit.OK: "every node checked is fully labeled, values nest and are valid",
+            Exit.INCOMPLETE: "checked: some node lacks a level label, or values do not "
+            "nest or are invalid (the report lists them), or no node was in scope",
+        },
+    )
+    _source_options(c, required=True)
+    add_report_format(c, "text", "--format")
+    c.add_argument("--max-nodes", type=int, default=10, help="nodes listed per problem (10)")
+    c.add_argument(
+        "--affinity-config",
+        metavar="level1=N1,...",
+        help="also check an Ascend job's huawei.com/affinity-config (with --replicas); "
+        "exit 2 naming the rule it breaks",
+    )
+    c.add_argument("--replicas", type=int, help="the job's replica count, for --affinity-config")
+    c.set_defaults(handler=run_check)
+
+
+def _output_options(g: argparse.ArgumentParser) -> None:
+    from labeler.emit.kinds import ALL_KINDS, KINDS
+
     out = g.add_argument_group("output")
     out.add_argument("--output-dir", metavar="D", help="write one file per kind into D")
     out.add_argument("-o", "--output", metavar="FILE", help="one YAML stream; '-' = stdout")
@@ -84,6 +126,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     out.add_argument(
         "--force", action="store_true", help="generate even when the check finds errors"
     )
+
+
+def _kueue_options(g: argparse.ArgumentParser) -> None:
+    from labeler.core.labels import dns1123_subdomain_problems
+    from labeler.emit import kueue
+
     k = g.add_argument_group("Kueue")
     k.add_argument(
         "--topology-name",
@@ -110,6 +158,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="KEY[=VALUE][:EFFECT]",
         help="ResourceFlavor tolerations (up to 8)",
     )
+
+
+def _volcano_options(g: argparse.ArgumentParser) -> None:
+    from labeler.emit import hypernodes
+    from labeler.emit.volcano import discovery_name_problems
+
     v = g.add_argument_group("Volcano")
     v.add_argument(
         "--reserved-node",
@@ -142,36 +196,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="networkTopologyTypes name (≤ 20 characters)",
     )
     v.add_argument("--discovery-interval", default="1h", help="label discovery interval")
-    s = g.add_argument_group("Slurm (--emit slurm: topology.conf, topology.yaml)")
-    s.add_argument(
-        "--slurm-topology-name",
-        help="topology.yaml name of the tree topology; the block topology adds '-block' "
-        "(default: the profile name); must match the agent's and apply's",
-    )
-    g.set_defaults(handler=run_generate)
-
-    c = add_command(
-        sub,
-        common,
-        "check",
-        "check nesting and completeness of node labels",
-        exits={
-            Exit.OK: "every node checked is fully labeled, values nest and are valid",
-            Exit.INCOMPLETE: "checked: some node lacks a level label, or values do not "
-            "nest or are invalid (the report lists them), or no node was in scope",
-        },
-    )
-    _source_options(c, required=True)
-    add_report_format(c, "text", "--format")
-    c.add_argument("--max-nodes", type=int, default=10, help="nodes listed per problem (10)")
-    c.add_argument(
-        "--affinity-config",
-        metavar="level1=N1,...",
-        help="also check an Ascend job's huawei.com/affinity-config (with --replicas); "
-        "exit 2 naming the rule it breaks",
-    )
-    c.add_argument("--replicas", type=int, help="the job's replica count, for --affinity-config")
-    c.set_defaults(handler=run_check)
 
 
 def _source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
@@ -207,7 +231,7 @@ def run_check(args: argparse.Namespace) -> int:
     from labeler.core.check import render_text, to_json
     from labeler.tas.multilevel import check_affinity_flag
 
-    profile = load_profile(args.profile, tree_name=args.topotree_name)
+    profile = profile_of(args)
     if (args.affinity_config is None) != (args.replicas is None):
         raise UsageError("--affinity-config and --replicas go together")
     if args.affinity_config is not None:
@@ -298,15 +322,50 @@ def _merge(args: argparse.Namespace, profile: Profile, *, network_topology: bool
 def run_generate(args: argparse.Namespace) -> int:
     from labeler.emit import bundle
 
-    profile = load_profile(args.profile, tree_name=args.topotree_name)
+    profile = profile_of(args)
+    opts = _generate_options(args, profile)  # validate every flag before reading anything
     wants_objects = bool(args.output_dir or args.output or args.apply)
+    if args.merge_into and not wants_objects:
+        _merge(args, profile)
+        return Exit.OK
+    pset = _checked_positions(args, profile, opts)
+    opts = _drop_unusable(args, opts, pset)
+    outputs = bundle.build(opts, pset.positions if pset else None)
+    if args.merge_into:
+        hn = any(o.filename in bundle.HYPERNODE_FILES for o in outputs)
+        _merge(args, profile, network_topology=hn)
+    if args.output_dir:
+        _write_dir(Path(args.output_dir), outputs)
+    elif args.output and args.output != "-":
+        write_atomic(Path(args.output), "".join(o.text() for o in outputs))
+        print(f"wrote {args.output}")
+    elif args.output == "-" or not wants_objects:
+        sys.stdout.write("".join(o.text() for o in outputs))
+    if args.apply:
+        from labeler.emit.sync import sync
+
+        sync(
+            cluster(args),
+            outputs,
+            opts.hypernode.owner,
+            dry_run=args.dry_run,
+            prune=args.prune,
+            report=print,
+        )
+    return Exit.OK
+
+
+def _generate_options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptions:
+    """The options of ``generate``, once the flags are known to go together."""
+    from labeler.emit import bundle
+
     if (args.dry_run or args.prune) and not args.apply:
         raise UsageError("--dry-run and --prune go with --apply")
     if args.prune and bundle.HYPERNODES not in bundle.parse_kinds(args.emit):
         raise UsageError("--prune deletes stale HyperNodes: keep hypernodes in --emit")
     if args.output_dir and args.output:
         raise UsageError("give either --output-dir or -o, not both")
-    opts = _options(args, profile)  # validate every flag before reading anything
+    opts = _options(args, profile)
     if bundle.SLURM in opts.kinds and not (
         args.output_dir and (args.from_csv or args.from_cluster)
     ):
@@ -314,9 +373,16 @@ def run_generate(args: argparse.Namespace) -> int:
             "--emit slurm writes two files (slurm/topology.conf, slurm/topology.yaml): "
             "give --output-dir and --from-csv or --from-cluster"
         )
-    if args.merge_into and not wants_objects:
-        _merge(args, profile)
-        return Exit.OK
+    return opts
+
+
+def _checked_positions(
+    args: argparse.Namespace, profile: Profile, opts: bundle.GenerateOptions
+) -> PositionSet | None:
+    """The nodes' positions, when a source is given, refused (or, with --force, warned
+    about) when the check finds errors."""
+    from labeler.emit import bundle
+
     pset = _positions(args, profile)
     if pset is not None:
         report = _check(pset, profile)
@@ -335,49 +401,30 @@ def run_generate(args: argparse.Namespace) -> int:
                 "HyperNodes (--emit hypernodes, --prune) need --from-csv or --from-cluster"
             )
         print("note: no HyperNodes without --from-csv or --from-cluster", file=sys.stderr)
-    opts = _drop_unusable(args, opts, pset)
-    outputs = bundle.build(opts, pset.positions if pset else None)
-    if args.merge_into:
-        hn = any(o.filename in bundle.HYPERNODE_FILES for o in outputs)
-        _merge(args, profile, network_topology=hn)
-    if args.output_dir:
-        d = Path(args.output_dir)
-        for o in outputs:
-            # Config snippets go one folder down so that `kubectl apply -f D/` applies
-            # exactly the API objects and never trips over a fragment without a kind.
-            folder = o.folder or ("" if o.applicable else SNIPPETS_DIR)
-            path = d / folder / o.filename
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as e:
-                raise InputError(
-                    f"--output-dir {d}: cannot create {path.parent}: {e.strerror or e}; "
-                    "pick a writable directory"
-                ) from e
-            write_atomic(path, o.text())
-            what = (
-                f"{len(o.docs)} object(s)"
-                if o.applicable
-                else ("Slurm file" if o.raw is not None else "config snippet")
-            )
-            print(f"wrote {path} ({what})")
-    elif args.output and args.output != "-":
-        write_atomic(Path(args.output), "".join(o.text() for o in outputs))
-        print(f"wrote {args.output}")
-    elif args.output == "-" or not wants_objects:
-        sys.stdout.write("".join(o.text() for o in outputs))
-    if args.apply:
-        from labeler.emit.sync import sync
+    return pset
 
-        sync(
-            cluster(args),
-            outputs,
-            opts.hypernode.owner,
-            dry_run=args.dry_run,
-            prune=args.prune,
-            report=print,
+
+def _write_dir(d: Path, outputs: list[bundle.Output]) -> None:
+    """One file per output under --output-dir, each said on a line."""
+    for o in outputs:
+        # Config snippets go one folder down so that `kubectl apply -f D/` applies
+        # exactly the API objects and never trips over a fragment without a kind.
+        folder = o.folder or ("" if o.applicable else SNIPPETS_DIR)
+        path = d / folder / o.filename
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise InputError(
+                f"--output-dir {d}: cannot create {path.parent}: {e.strerror or e}; "
+                "pick a writable directory"
+            ) from e
+        write_atomic(path, o.text())
+        what = (
+            f"{len(o.docs)} object(s)"
+            if o.applicable
+            else ("Slurm file" if o.raw is not None else "config snippet")
         )
-    return Exit.OK
+        print(f"wrote {path} ({what})")
 
 
 def _drop_unusable(

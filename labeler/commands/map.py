@@ -4,7 +4,6 @@ only; the model and the page are in ``labeler.topomap``."""
 from __future__ import annotations
 
 import argparse
-import logging
 from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit
@@ -15,13 +14,14 @@ from labeler.commands._base import (
     add_source,
     cluster,
     node_scope,
+    origin_of,
+    profile_of,
+    read_nodes,
 )
-from labeler.core.profiles import load_profile
 
 if TYPE_CHECKING:
+    from labeler.tas.cluster import Snapshot
     from labeler.topomap.model import TopologyMap
-
-log = logging.getLogger(__name__)
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -52,42 +52,55 @@ def run_map(args: argparse.Namespace) -> int:
     from labeler.topomap.model import build_map, details_from_nodes, facts_from_nodes
     from labeler.topomap.render import write_html
 
-    profile = load_profile(args.profile, tree_name=args.topotree_name)
+    profile = profile_of(args)
     topology = profile.topology
+    details = None
+    snap: Snapshot | None = None  # a CSV has no capacity, no Workloads
     if args.from_csv:
         from labeler.core.positions import read_csv
 
         positions = read_csv(args.from_csv, topology)
         facts = [NodeFacts(position=p, foreign=(), accelerators=()) for p in positions.positions]
-        topo = build_map(
-            topology,
-            facts,
-            profile=profile.name,
-            scope="every node of the CSV",
-            origin=args.from_csv,
-            title=args.title,
-        )
+        scope = "every node of the CSV"
     else:
-        from labeler.tas.inputs import read_cluster, read_snapshot
+        from labeler.core.dra import device_counts
 
-        snap = (
-            read_cluster(cluster(args)) if args.from_cluster else read_snapshot(args.from_snapshot)
-        )
-        scope = node_scope(args)
-        facts = facts_from_nodes(topology, scope, snap.nodes)
+        in_scope = node_scope(args)
+        snap = read_nodes(args)
+        devices = device_counts(snap.slices, in_scope.dra_drivers)
+        facts = facts_from_nodes(topology, in_scope, snap.nodes, devices)
         resources = {f.name: [r for r, _ in f.accelerators] for f in facts}
-        topo = build_map(
-            topology,
-            facts,
-            profile=profile.name,
-            scope=scope.describe(),
-            origin="the cluster" if args.from_cluster else args.from_snapshot,
-            details=details_from_nodes(snap.nodes, resources),
-            title=args.title,
-        )
+        details = details_from_nodes(snap.nodes, resources)
+        scope = in_scope.describe()
+    topo = build_map(
+        topology,
+        facts,
+        profile=profile.name,
+        scope=scope,
+        origin=origin_of(args),
+        details=details,
+        title=args.title,
+    )
+    topo = _with_hotswap(args, topo, snap) if snap is not None else topo
     path = write_html(args.output, topo)
     print(f"{path}: {_summary(topo)}")
     return Exit.OK
+
+
+def _with_hotswap(args: argparse.Namespace, topo: TopologyMap, snap: Snapshot) -> TopologyMap:
+    """The map with the domains marked where one node failure would evict a Workload."""
+    from labeler.topomap.risk import with_hotswap
+
+    if args.from_cluster:  # Kueue's objects and the pods, as audit reads them
+        from labeler.commands.audit import read_hot_swap
+        from labeler.kube.nodes import list_nodes
+        from labeler.tas.gates import parse_gates
+
+        api = cluster(args)
+        return with_hotswap(topo, read_hot_swap(api, list_nodes(api)[0], parse_gates(None)))
+    from labeler.tas.hotswap import hot_swap
+
+    return with_hotswap(topo, hot_swap(snap.nodes, snap.kueue) if snap.workloads else None)
 
 
 def _summary(topo: TopologyMap) -> str:

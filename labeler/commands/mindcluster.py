@@ -5,7 +5,7 @@
 (README.md, "Drop-in twins"), so runbooks and scripts keep working. The policy is the
 original's too: keys named in the CSV are overwritten or removed whoever set them (as its
 ``kubectl label --overwrite`` / ``key-`` did), and what the twin writes is recorded as
-owned; nodes not in the cluster fail one by one while the others are labelled; short rows
+owned; nodes not in the cluster fail one by one while the others are labeled; short rows
 are padded, repeated rows applied once, rows without a node name skipped with a warning.
 
 Underneath it is the bulk engine: the CSV is validated before any write, nodes are listed

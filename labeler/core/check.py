@@ -164,31 +164,37 @@ def shared_across_trees(
     return out
 
 
-def check_positions(
-    topology: Topology,
-    positions: Sequence[NodePosition],
-    tree_labels: Mapping[str, str] | None = None,
-    other_trees: Mapping[str, Sequence[NodePosition]] | None = None,
-) -> CheckReport:
-    """Check completeness, nesting and validity of the level labels of a node set.
+@dataclass
+class _Tally:
+    """What one pass over the positions finds, per level index (widest = 0)."""
 
-    ``tree_labels`` maps node → its tree label value, for nodes that carry the tree label
-    (only meaningful when the topology has one, e.g. ``huawei.com/topotree``);
-    ``other_trees`` the nodes of the other trees, whose level values must differ.
-    """
-    levels = topology.levels
+    missing: list[list[str]]  # nodes without a value
+    sizes: list[Counter[str]]  # value -> how many nodes carry it
+    parents: list[defaultdict[str, set[str]]]  # value -> values at level i-1 above it (i ≥ 1)
+    carriers: list[defaultdict[str, list[str]]]  # value -> nodes carrying it
+    invalid: list[str]
+    seen: Counter[str]  # node -> rows
+
+
+def _value_problems(value: str) -> list[str]:
+    problems = value_problems(value)
+    if value == "":
+        problems.append("is empty; an empty level value puts every such node in one domain")
+    return problems
+
+
+def _tally(levels: Sequence[Level], positions: Sequence[NodePosition]) -> _Tally:
+    """The one linear pass: missing values, domain sizes and members, parents, bad values."""
     n_levels = len(levels)
     missing: list[list[str]] = [[] for _ in levels]
     sizes: list[Counter[str]] = [Counter() for _ in levels]
-    # parents[i][value at level i] -> set of values at level i-1 (i ≥ 1)
     parents: list[defaultdict[str, set[str]]] = [defaultdict(set) for _ in levels]
     carriers: list[defaultdict[str, list[str]]] = [defaultdict(list) for _ in levels]
     invalid: list[str] = []
-    seen_nodes: Counter[str] = Counter()
-    value_ok: dict[str, list[str]] = {}
-
+    seen: Counter[str] = Counter()
+    value_ok: dict[str, list[str]] = {}  # validation cached per distinct value
     for p in positions:
-        seen_nodes[p.node] += 1
+        seen[p.node] += 1
         values = p.values
         if len(values) != n_levels:
             raise ValueError(f"position of {p.node} has {len(values)} values for {n_levels} levels")
@@ -205,61 +211,85 @@ def check_positions(
                     parents[i][v].add(parent)
             problems = value_ok.get(v)
             if problems is None:
-                problems = value_problems(v)
-                if v == "":
-                    problems.append(
-                        "is empty; an empty level value puts every such node in one domain"
-                    )
-                value_ok[v] = problems
+                problems = value_ok[v] = _value_problems(v)
             if problems:
                 invalid.append(
                     f"node {p.node}: invalid value {v!r} for {levels[i].key}: "
                     + "; ".join(problems)
                 )
+    return _Tally(missing, sizes, parents, carriers, invalid, seen)
 
-    for node, count in seen_nodes.items():
-        if count > 1:
-            invalid.append(f"node {node} appears {count} times; keep one row per node")
 
-    nesting: list[NestingViolation] = []
-    for i in range(1, n_levels):
-        for value, ps in parents[i].items():
-            if len(ps) > 1:
-                nesting.append(
-                    NestingViolation(
-                        level=levels[i],
-                        value=value,
-                        parents=tuple(sorted(ps)),
-                        nodes=tuple(sorted(carriers[i][value])),
-                    )
-                )
-    nesting.sort(key=lambda v: (topology.index(v.level.key), v.value))
+def _nesting(topology: Topology, t: _Tally) -> tuple[NestingViolation, ...]:
+    """Every narrower value under more than one wider value, in level then value order."""
+    levels = topology.levels
+    found = [
+        NestingViolation(
+            level=levels[i],
+            value=value,
+            parents=tuple(sorted(ps)),
+            nodes=tuple(sorted(t.carriers[i][value])),
+        )
+        for i in range(1, len(levels))
+        for value, ps in t.parents[i].items()
+        if len(ps) > 1
+    ]
+    found.sort(key=lambda v: (topology.index(v.level.key), v.value))
+    return tuple(found)
 
-    if other_trees:
-        invalid += shared_across_trees(topology, positions, other_trees)
 
-    empty_tree: list[str] = []
+def _tree_label_problems(
+    topology: Topology, tree_labels: Mapping[str, str] | None, invalid: list[str]
+) -> list[str]:
+    """The nodes whose tree label is empty; an invalid one is added to ``invalid``."""
+    empty: list[str] = []
     if topology.tree_label and tree_labels:
         for node, tree in tree_labels.items():
             if tree == "":
-                empty_tree.append(node)
+                empty.append(node)
             else:
                 for problem in value_problems(tree):
                     invalid.append(
                         f"node {node}: invalid value {tree!r} for {topology.tree_label}: {problem}"
                     )
+    return empty
 
+
+def check_positions(
+    topology: Topology,
+    positions: Sequence[NodePosition],
+    tree_labels: Mapping[str, str] | None = None,
+    other_trees: Mapping[str, Sequence[NodePosition]] | None = None,
+) -> CheckReport:
+    """Check completeness, nesting and validity of the level labels of a node set.
+
+    ``tree_labels`` maps node → its tree label value, for nodes that carry the tree label
+    (only meaningful when the topology has one, e.g. ``huawei.com/topotree``);
+    ``other_trees`` the nodes of the other trees, whose level values must differ.
+    """
+    levels = topology.levels
+    t = _tally(levels, positions)
+    invalid = t.invalid
+    invalid += (
+        f"node {node} appears {count} times; keep one row per node"
+        for node, count in t.seen.items()
+        if count > 1
+    )
+    nesting = _nesting(topology, t)
+    if other_trees:
+        invalid += shared_across_trees(topology, positions, other_trees)
+    empty_tree = _tree_label_problems(topology, tree_labels, invalid)
     return CheckReport(
         topology=topology,
         nodes=len(positions),
         missing=MappingProxyType(
-            {lv.key: tuple(sorted(m)) for lv, m in zip(levels, missing, strict=True)}
+            {lv.key: tuple(sorted(m)) for lv, m in zip(levels, t.missing, strict=True)}
         ),
-        nesting=tuple(nesting),
+        nesting=nesting,
         invalid=tuple(sorted(invalid)),
         empty_tree_label=tuple(sorted(empty_tree)),
         domain_sizes=MappingProxyType(
-            {lv.key: MappingProxyType(dict(s)) for lv, s in zip(levels, sizes, strict=True)}
+            {lv.key: MappingProxyType(dict(s)) for lv, s in zip(levels, t.sizes, strict=True)}
         ),
     )
 

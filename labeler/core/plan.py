@@ -163,6 +163,25 @@ def change_lines(
     return lines + [conflict_line(c) for c in plan.conflicts]
 
 
+def describe(
+    plan: LabelPlan,
+    current: Mapping[str, str],
+    *,
+    source_ids: Mapping[str, str] | None = None,
+    show_unchanged: bool = False,
+) -> list[str]:
+    """Every plan as people read it (``plan``, ``apply``, ``delete``, ``agent --dry-run``):
+    ``node: <line>`` for each ``change_lines`` line, then ``node: claim k=v`` for a value
+    already on the node that this writer takes over (only the agent claims: an annotation
+    write, the label untouched); ``node: unchanged`` for none of these with
+    ``show_unchanged``."""
+    lines = change_lines(plan, current, source_ids=source_ids)
+    lines += [f"claim {key}={current.get(key)}  (already set)" for key in plan.claimed]
+    if not lines and show_unchanged:
+        lines = ["unchanged"]
+    return [f"{plan.node}: {line}" for line in lines]
+
+
 def conflict_line(c: Conflict) -> str:
     """``conflict k: has 'x' (not ours), …`` and what ``--adopt`` would do about it."""
     whose = "not ours" if c.owner is None else c.whose
@@ -271,11 +290,9 @@ def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> L
     # read once each here (NodeLabels' properties would parse again), and inputs that are
     # empty in the usual case (fill, prune, annotations, source IDs) are tested before the
     # work they would feed: each only skips building an empty result.
-    me = desired.writer
-    placeholder = desired.placeholders
     fill: dict[str, str] = {}
     if desired.fill:
-        absent = (None, "", *placeholder)
+        absent = (None, "", *desired.placeholders)
         fill = {k: v for k, v in desired.fill.items() if node.labels.get(k) in absent}
     owned_before = node.owned
     owners_text = node.annotations.get(OWNERS_ANNOTATION, "")
@@ -288,56 +305,18 @@ def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> L
         fill=fill,
         prune=desired.prune - desired.fill.keys() if desired.prune else desired.prune,
         remove=desired.remove,
-        placeholders=placeholder,
+        placeholders=desired.placeholders,
         adopt=adopt,
     )
-    owned, new_owners = labels.owned, labels.owners
     annotations: dict[str, str | None] = {}
-    if owned != owned_before:
-        annotations[OWNED_ANNOTATION] = format_owned(owned) if owned else None
+    if labels.owned != owned_before:
+        annotations[OWNED_ANNOTATION] = format_owned(labels.owned) if labels.owned else None
     # Compared with the annotation as written, so stale entries are dropped with a write
     # that happens anyway, or on their own.
-    if new_owners != json_map(owners_text):
-        annotations[OWNERS_ANNOTATION] = _json(new_owners)
-
-    ann_owners = json_map(node.annotations.get(OWNED_ANNOTATIONS_ANNOTATION, ""))
-    others = None
-    # With no annotation wanted or to prune and none owned, this pass has nothing to set,
-    # remove, claim or forget: skipped (the usual bulk apply).
-    if desired.annotations or desired.prune_annotations or ann_owners:
-        others = _diff_keys(
-            node.name,
-            node.annotations,
-            _Keys(set(ann_owners), {k: w for k, w in ann_owners.items() if w}),
-            desired,
-            set_=desired.annotations,
-            fill={},
-            prune=desired.prune_annotations,
-            remove=frozenset(),
-            placeholders=frozenset(),  # "nothing known" is a label value
-            adopt=adopt,
-        )
-        annotations.update(others.changes)
-        new_ann_owners = {k: others.owners.get(k, "") for k in others.owned}
-        if new_ann_owners != ann_owners:
-            annotations[OWNED_ANNOTATIONS_ANNOTATION] = _json(new_ann_owners)
-
-    ids = json_map(node.annotations.get(SOURCE_IDS_ANNOTATION, ""))
-    new_ids = {k: v for k, v in ids.items() if k in owned} if ids else {}
-    if desired.source_ids:
-        wanted = {**desired.set, **fill}
-        # Only keys this writer may write: a value someone else set (the same one we want)
-        # and did not let us claim is not recorded, which would be a write where none is
-        # needed.
-        new_ids.update(
-            (k, v)
-            for k, v in desired.source_ids.items()
-            if k in owned
-            and new_owners.get(k, me) == me
-            and _after(node.labels, labels.changes, k) == wanted.get(k)
-        )
-    if new_ids != ids:
-        annotations[SOURCE_IDS_ANNOTATION] = _json(new_ids)
+    if labels.owners != json_map(owners_text):
+        annotations[OWNERS_ANNOTATION] = _json(labels.owners)
+    others = _annotation_pass(node, desired, adopt, annotations)
+    _record_source_ids(node, desired, fill, labels, annotations)
     conflicts, claimed = labels.conflicts, labels.claimed
     if others is not None:
         conflicts, claimed = conflicts + others.conflicts, claimed + others.claimed
@@ -349,3 +328,61 @@ def plan_labels(node: NodeLabels, desired: Desired, *, adopt: bool = False) -> L
         unchanged=tuple(labels.unchanged),
         claimed=tuple(claimed),
     )
+
+
+def _annotation_pass(
+    node: NodeLabels, desired: Desired, adopt: bool, annotations: dict[str, str | None]
+) -> _Keys | None:
+    """The diff of the annotations other tools read, added to ``annotations`` with their
+    owners' record; None when there was nothing to diff."""
+    ann_owners = json_map(node.annotations.get(OWNED_ANNOTATIONS_ANNOTATION, ""))
+    # With no annotation wanted or to prune and none owned, this pass has nothing to set,
+    # remove, claim or forget: skipped (the usual bulk apply).
+    if not (desired.annotations or desired.prune_annotations or ann_owners):
+        return None
+    others = _diff_keys(
+        node.name,
+        node.annotations,
+        _Keys(set(ann_owners), {k: w for k, w in ann_owners.items() if w}),
+        desired,
+        set_=desired.annotations,
+        fill={},
+        prune=desired.prune_annotations,
+        remove=frozenset(),
+        placeholders=frozenset(),  # "nothing known" is a label value
+        adopt=adopt,
+    )
+    annotations.update(others.changes)
+    new_ann_owners = {k: others.owners.get(k, "") for k in others.owned}
+    if new_ann_owners != ann_owners:
+        annotations[OWNED_ANNOTATIONS_ANNOTATION] = _json(new_ann_owners)
+    return others
+
+
+def _record_source_ids(
+    node: NodeLabels,
+    desired: Desired,
+    fill: Mapping[str, str],
+    labels: _Keys,
+    annotations: dict[str, str | None],
+) -> None:
+    """Keep the source IDs of the owned keys, add the wanted ones this writer may record,
+    and put the annotation into ``annotations`` when that changes it."""
+    ids = json_map(node.annotations.get(SOURCE_IDS_ANNOTATION, ""))
+    owned = labels.owned
+    new_ids = {k: v for k, v in ids.items() if k in owned} if ids else {}
+    if desired.source_ids:
+        me = desired.writer
+        wanted = {**desired.set, **fill}
+        # Only keys this writer may write: a value someone else set (the same one we want)
+        # and did not let us claim is not recorded, which would be a write where none is
+        # needed.
+        new_ids.update(
+            (k, v)
+            for k, v in desired.source_ids.items()
+            if k in owned
+            and labels.owners.get(k, me) == me
+            and _after(node.labels, labels.changes, k) == wanted.get(k)
+        )
+    if new_ids != ids:
+        annotations[SOURCE_IDS_ANNOTATION] = _json(new_ids)

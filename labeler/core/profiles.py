@@ -40,11 +40,11 @@ DEFAULT_TREE_NAME = "default"
 GCE_BLOCK = "cloud.google.com/gce-topology-block"
 GCE_SUBBLOCK = "cloud.google.com/gce-topology-subblock"
 GCE_HOST = "cloud.google.com/gce-topology-host"
-# Azure's cloud-node-manager writes the interconnect group under this key; it has no
-# released key for the subgroup or the placement group, so those are ours
-# (docs/compatibility.md).
+# Azure's cloud-node-manager writes the interconnect group and (from the IMDS fields or the
+# legacy tag) the subgroup under these keys, with the values the agent writes; it has no key
+# for the placement group, so that one is ours (docs/compatibility.md).
 AZURE_INTERCONNECT_GROUP = "topology.kubernetes.azure.com/interconnect-group"
-AZURE_INTERCONNECT_SUBGROUP = "topology-labeler.io/azure-interconnect-subgroup"
+AZURE_INTERCONNECT_SUBGROUP = "topology.kubernetes.azure.com/interconnect-subgroup"
 AZURE_PLACEMENT_GROUP = "topology-labeler.io/azure-placement-group"
 # NVIDIA's gpu-feature-discovery writes the NVLink clique under this key, the same value.
 NVIDIA_CLIQUE = "nvidia.com/gpu.clique"
@@ -202,8 +202,9 @@ def gce() -> Profile:
 
 
 def azure() -> Profile:
-    """The interconnect group and subgroup as levels, raw as cloud-node-manager writes
-    them (GUIDs are valid label values); the placement group as an extra label."""
+    """The interconnect group and subgroup as levels, under cloud-node-manager's keys and
+    raw as it writes them (GUIDs are valid label values), so the agent claims its equal
+    values; the placement group as an extra label."""
     return Profile(
         name="azure",
         topology=Topology(

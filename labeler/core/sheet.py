@@ -203,6 +203,135 @@ def _header(cells: list[str], path: str, problems: list[str]) -> list[str] | Non
     return keys
 
 
+def _text(data: bytes | str, path: str) -> str:
+    """The file's text without a BOM; an empty file is an error."""
+    text = (data if isinstance(data, str) else _decode(data, path)).removeprefix(BOM)
+    if not text.strip():
+        raise TooFewRows(
+            f"{path}:1: the file is empty; the first line must be the header "
+            f"'{NODE_NAME_HEADER},<label key>,...' followed by one row per node"
+        )
+    return text
+
+
+def _no_rows(path: str, header_line: int) -> str:
+    return f"{path}:{header_line + 1}: the file has a header but no node rows; add one row per node"
+
+
+def _absent_levels(path: str, keys: Sequence[str], level_keys: Sequence[str]) -> list[str]:
+    """The problem of a profile level without a column, if any (check, generate --from-csv)."""
+    absent = [k for k in level_keys if k not in keys]
+    if not absent:
+        return []
+    return [
+        f"{path}:1: no column for level label(s) {', '.join(absent)}; the profile's "
+        f"levels are {', '.join(level_keys)}: add a column for each"
+    ]
+
+
+@dataclass
+class _Rows:
+    """The node rows of one sheet and every problem found in them."""
+
+    path: str
+    keys: Sequence[str]
+    width: int  # cells in the header
+    leniency: Leniency
+    problems: list[str]
+    rows: list[CsvRow] = field(default_factory=list)
+    unnamed: list[int] = field(default_factory=list)
+    repeats: list[tuple[int, int]] = field(default_factory=list)
+    first_line: dict[str, int] = field(default_factory=dict)
+    first_cells: dict[str, list[str]] = field(default_factory=dict)
+    valid: set[str] = field(default_factory=set)  # checked (a column repeats few values)
+
+    def read(self, records: Iterable[tuple[int, list[str]]]) -> None:
+        """The records after the header, (first line, cells) each."""
+        lenient, width = self.leniency, self.width
+        # ``number`` counts records as MindCluster's tool does (header = 1), for its warnings.
+        for number, (line, cells) in enumerate(records, start=2):
+            if lenient.skip_unnamed_rows and cells and cells[0] == "":
+                self.unnamed.append(number)
+                continue
+            if not "".join(cells).strip():
+                continue  # blank line or an all-empty spreadsheet row
+            if len(cells) < width and lenient.pad_short_rows:
+                cells = cells + [""] * (width - len(cells))
+            if len(cells) != width:
+                self.problems.append(self._width_problem(line, cells))
+            elif self._new_node(number, line, cells):
+                self.rows.append(self._row(line, cells))
+
+    def _width_problem(self, line: int, cells: list[str]) -> str:
+        width = self.width
+        return (
+            f"{self.path}:{line}:{min(len(cells), width) + 1}: {len(cells)} cells but the "
+            f"header has {width} columns; "
+            + (
+                "remove the extra cells (or quote a value containing ',')"
+                if len(cells) > width
+                else "add the missing cells (empty cells are allowed: 'node,,3')"
+            )
+        )
+
+    def _new_node(self, number: int, line: int, cells: list[str]) -> bool:
+        """Whether the row names a valid node not seen before; a repeat that the leniency
+        merges is recorded, any other repeat is a problem."""
+        node = cells[0]
+        if not node.strip():
+            self.problems.append(
+                f"{self.path}:{line}:1: the row has values but no node name; fill in column 1"
+            )
+            return False
+        bad = [] if NODE_NAME_RE.fullmatch(node) else dns1123_subdomain_problems(node)
+        if bad:
+            self.problems.append(
+                f"{self.path}:{line}:1: {node!r} is not a valid node name: {'; '.join(bad)}; "
+                "use the name shown by 'kubectl get nodes'"
+            )
+            return False
+        first = self.first_line.get(node)
+        if first is None:
+            self.first_line[node] = line
+            self.first_cells[node] = cells
+            return True
+        merge = self.leniency.merge_repeats
+        if merge and self.first_cells[node] == cells:
+            self.repeats.append((number, first))
+        else:
+            self.problems.append(
+                f"{self.path}:{line}:1: node {node!r} already has a row on line {first}"
+                + (" with other values" if merge else "")
+                + "; keep one row per node"
+            )
+        return False
+
+    def _row(self, line: int, cells: list[str]) -> CsvRow:
+        """The node's values, each checked (once per distinct value); a bad one is left out."""
+        valid, problems = self.valid, self.problems
+        values: dict[str, str] = {}
+        empty: list[str] = []
+        for col, (key, value) in enumerate(zip(self.keys, cells[1:], strict=True), start=2):
+            if value == "":
+                empty.append(key)
+                continue
+            if value in valid:
+                values[key] = value
+                continue
+            why = value_problems(value)
+            if value != value.strip():
+                why = ["has spaces around it", *why]
+            if why:
+                problems.append(
+                    f"{self.path}:{line}:{col}: invalid value {value!r} for {key}: "
+                    f"{'; '.join(why)}; fix the cell"
+                )
+                continue
+            valid.add(value)
+            values[key] = value
+        return CsvRow(cells[0], line, values, tuple(empty))
+
+
 def parse_label_csv(
     data: bytes | str,
     path: str = "<csv>",
@@ -220,14 +349,7 @@ def parse_label_csv(
     a column; a missing one is reported with the other header problems. ``leniency`` relaxes
     the rules listed in :class:`Leniency`.
     """
-    text = data if isinstance(data, str) else _decode(data, path)
-    text = text.removeprefix(BOM)
-    if not text.strip():
-        raise TooFewRows(
-            f"{path}:1: the file is empty; the first line must be the header "
-            f"'{NODE_NAME_HEADER},<label key>,...' followed by one row per node"
-        )
-    records = _records(text, path)
+    records = _records(_text(data, path), path)
     problems: list[str] = []
     header_line, header = records[0]
     if leniency.strip_headers:
@@ -237,104 +359,22 @@ def parse_label_csv(
     if keys is None:
         raise BadFirstHeader(problems)
     if len(records) < 2:
-        problems.append(
-            f"{path}:{header_line + 1}: the file has a header but no node rows; "
-            "add one row per node"
-        )
-        raise TooFewRows(problems)
-    absent = [k for k in level_keys if k not in keys]
-    if absent:
-        problems.append(
-            f"{path}:1: no column for level label(s) {', '.join(absent)}; the profile's "
-            f"levels are {', '.join(level_keys)}: add a column for each"
-        )
-    width = len(header)
-    rows: list[CsvRow] = []
-    unnamed: list[int] = []
-    repeats: list[tuple[int, int]] = []
-    first_line: dict[str, int] = {}
-    first_cells: dict[str, list[str]] = {}
-    valid: set[str] = set()  # values already checked: a column repeats few distinct values
-    # ``number`` counts records as MindCluster's tool does (header = 1), for its warnings.
-    for number, (line, cells) in enumerate(records[1:], start=2):
-        if leniency.skip_unnamed_rows and cells and cells[0] == "":
-            unnamed.append(number)
-            continue
-        if not "".join(cells).strip():
-            continue  # blank line or an all-empty spreadsheet row
-        if len(cells) < width and leniency.pad_short_rows:
-            cells = cells + [""] * (width - len(cells))
-        if len(cells) != width:
-            col = min(len(cells), width) + 1
-            problems.append(
-                f"{path}:{line}:{col}: {len(cells)} cells but the header has {width} columns; "
-                + (
-                    "remove the extra cells (or quote a value containing ',')"
-                    if len(cells) > width
-                    else "add the missing cells (empty cells are allowed: 'node,,3')"
-                )
-            )
-            continue
-        node = cells[0]
-        where = f"{path}:{line}:1"
-        if not node.strip():
-            problems.append(f"{where}: the row has values but no node name; fill in column 1")
-            continue
-        bad = [] if NODE_NAME_RE.fullmatch(node) else dns1123_subdomain_problems(node)
-        if bad:
-            problems.append(
-                f"{where}: {node!r} is not a valid node name: {'; '.join(bad)}; "
-                "use the name shown by 'kubectl get nodes'"
-            )
-            continue
-        if node in first_line:
-            if leniency.merge_repeats and first_cells[node] == cells:
-                repeats.append((number, first_line[node]))
-                continue
-            problems.append(
-                f"{where}: node {node!r} already has a row on line {first_line[node]}"
-                + (" with other values" if leniency.merge_repeats else "")
-                + "; keep one row per node"
-            )
-            continue
-        first_line[node] = line
-        first_cells[node] = cells
-        values: dict[str, str] = {}
-        empty: list[str] = []
-        for col, (key, value) in enumerate(zip(keys, cells[1:], strict=True), start=2):
-            if value == "":
-                empty.append(key)
-                continue
-            if value in valid:
-                values[key] = value
-                continue
-            why = value_problems(value)
-            if value != value.strip():
-                why = ["has spaces around it", *why]
-            if why:
-                problems.append(
-                    f"{path}:{line}:{col}: invalid value {value!r} for {key}: "
-                    f"{'; '.join(why)}; fix the cell"
-                )
-                continue
-            valid.add(value)
-            values[key] = value
-        rows.append(CsvRow(node, line, values, tuple(empty)))
+        raise TooFewRows([*problems, _no_rows(path, header_line)])
+    problems += _absent_levels(path, keys, level_keys)
+    sheet = _Rows(path, keys, len(header), leniency, problems)
+    sheet.read(records[1:])
     # Only unnamed or blank rows: strict readers refuse; a lenient one has nothing to do.
-    if not problems and not rows and not leniency.skip_unnamed_rows:
-        problems.append(
-            f"{path}:{header_line + 1}: the file has a header but no node rows; "
-            "add one row per node"
-        )
+    if not problems and not sheet.rows and not leniency.skip_unnamed_rows:
+        problems.append(_no_rows(path, header_line))
     if problems:
         error = BadFirstHeader if first_bad else InputError
         raise error(problems, heading=f"{path}: {len(problems)} problem(s); nothing written:")
     return LabelSheet(
         path=path,
         keys=tuple(keys),
-        rows=tuple(rows),
-        unnamed=tuple(unnamed),
-        repeats=tuple(repeats),
+        rows=tuple(sheet.rows),
+        unnamed=tuple(sheet.unnamed),
+        repeats=tuple(sheet.repeats),
     )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from labeler.core.check import (
@@ -30,6 +30,7 @@ from labeler.core.check import (
     NestingViolation,
     check_positions,
 )
+from labeler.core.dra import Devices
 from labeler.core.model import NodePosition, Topology, level_values
 from labeler.core.node import NodeInfo
 from labeler.core.scope import Scope
@@ -51,14 +52,33 @@ class NodeFacts:
         return self.position.node
 
 
-def node_facts(topology: Topology, scope: Scope, node: NodeInfo) -> NodeFacts | None:
-    """The node's facts, or None when it is out of scope."""
-    accelerators = scope.accelerators(node)
-    if scope.selector is not None:
-        if not scope.selector.matches(node.labels):
-            return None
-    elif not accelerators:
+def node_facts(
+    topology: Topology, scope: Scope, node: NodeInfo, devices: Devices = ()
+) -> NodeFacts | None:
+    """The node's facts, or None when it is out of scope; ``devices``: its DRA devices."""
+    facts = candidate_facts(topology, scope, node)
+    return None if facts is None else in_scope(scope, facts, devices)
+
+
+def in_scope(scope: Scope, facts: NodeFacts, devices: Devices) -> NodeFacts | None:
+    """A candidate's facts with its DRA devices counted, or None when it is out of scope
+    (no selector, and no accelerator either way)."""
+    counted = scope.counted(devices)
+    if counted:
+        facts = replace(facts, accelerators=tuple(sorted((*facts.accelerators, *counted))))
+    if scope.selector is None and not facts.accelerators:
         return None
+    return facts
+
+
+def candidate_facts(topology: Topology, scope: Scope, node: NodeInfo) -> NodeFacts | None:
+    """The node's facts from the node alone (its allocatable accelerators), or None when
+    the scope's selector leaves it out. Whether it is in scope may still depend on its DRA
+    devices (:func:`in_scope`): the exporter keeps every candidate, since a node's slices
+    can come and go without the node changing."""
+    if scope.selector is not None and not scope.selector.matches(node.labels):
+        return None
+    accelerators = scope.accelerators(node)
     labels: Mapping[str, str] = node.labels
     keys: Sequence[str] = topology.keys
     extra: dict[str, str] = {}
@@ -189,5 +209,7 @@ __all__ = [
     "AuditReport",
     "NodeFacts",
     "build_report",
+    "candidate_facts",
+    "in_scope",
     "node_facts",
 ]

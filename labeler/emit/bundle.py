@@ -113,43 +113,20 @@ def unusable(
 
 def build(opts: GenerateOptions, positions: Sequence[NodePosition] | None) -> list[Output]:
     """The outputs asked for; HyperNodes and Slurm files only when positions are known."""
-    topo = opts.topology
     out: list[Output] = []
     if KUEUE in opts.kinds:
-        name = opts.kueue_topology_name
-        out.append(
-            Output(
-                "kueue-topology.yaml",
-                f"Kueue Topology {name}: kubectl apply -f this file",
-                (kueue.topology_object(topo, name),),
-                True,
-            )
-        )
-        if opts.flavor_node_labels:
-            flavor = opts.flavor_name or name
-            out.append(
-                Output(
-                    "kueue-resourceflavor.yaml",
-                    f"Kueue ResourceFlavor {flavor} (topologyName {name}): kubectl apply -f",
-                    (
-                        kueue.resource_flavor(
-                            flavor, name, opts.flavor_node_labels, opts.tolerations
-                        ),
-                    ),
-                    True,
-                )
-            )
+        out += _kueue_outputs(opts)
     if VOLCANO in opts.kinds:
         out.append(
             Output(
                 "volcano-scheduler-init-params.yaml",
                 "Volcano scheduler: merge into volcano-scheduler.conf (or use --merge-into)",
-                (volcano.init_params_snippet(topo, opts.reserved_node),),
+                (volcano.init_params_snippet(opts.topology, opts.reserved_node),),
                 False,
             )
         )
     if HYPERNODES in opts.kinds and positions is not None:
-        docs = hypernodes.build_hypernodes(topo, positions, opts.hypernode)
+        docs = hypernodes.build_hypernodes(opts.topology, positions, opts.hypernode)
         if docs:
             out.append(
                 Output(
@@ -160,41 +137,70 @@ def build(opts: GenerateOptions, positions: Sequence[NodePosition] | None) -> li
                 )
             )
     if DISCOVERY in opts.kinds:
-        name = opts.discovery_name or volcano.default_discovery_name(topo, opts.profile_name)
+        name = opts.discovery_name or volcano.default_discovery_name(
+            opts.topology, opts.profile_name
+        )
         out.append(
             Output(
                 DISCOVERY_FILE,
                 "Volcano controller: merge into volcano-controller.conf "
                 "(label discovery; an alternative to static HyperNodes)",
-                (volcano.discovery_config(topo, name, opts.discovery_interval),),
+                (volcano.discovery_config(opts.topology, name, opts.discovery_interval),),
                 False,
             )
         )
     if SLURM in opts.kinds and positions is not None:
-        from labeler.emit import slurm  # its hostlist library costs start-up for every other output
+        out += _slurm_outputs(opts, positions)
+    return out
 
-        names = topology_names(topo, opts.slurm_topology_name or opts.profile_name)
-        files = slurm.build(topo, positions, names)
-        out.append(
-            Output(
-                "topology.conf",
-                "Slurm topology.conf (TopologyPlugin=topology/tree): next to slurm.conf",
-                (),
-                False,
-                raw=files.conf,
-                folder=SLURM_DIR,
-            )
+
+def _kueue_outputs(opts: GenerateOptions) -> list[Output]:
+    """The Topology, and its ResourceFlavor when nodeLabels say which nodes it covers."""
+    name = opts.kueue_topology_name
+    out = [
+        Output(
+            "kueue-topology.yaml",
+            f"Kueue Topology {name}: kubectl apply -f this file",
+            (kueue.topology_object(opts.topology, name),),
+            True,
         )
+    ]
+    if opts.flavor_node_labels:
+        flavor = opts.flavor_name or name
         out.append(
             Output(
-                "topology.yaml",
-                f"Slurm topology.yaml (25.05+; topologies {names.tree}"
-                + (f", {names.block}" if names.block else "")
-                + "): next to slurm.conf, instead of topology.conf",
-                (),
-                False,
-                raw=files.yaml,
-                folder=SLURM_DIR,
+                "kueue-resourceflavor.yaml",
+                f"Kueue ResourceFlavor {flavor} (topologyName {name}): kubectl apply -f",
+                (kueue.resource_flavor(flavor, name, opts.flavor_node_labels, opts.tolerations),),
+                True,
             )
         )
     return out
+
+
+def _slurm_outputs(opts: GenerateOptions, positions: Sequence[NodePosition]) -> list[Output]:
+    """topology.conf and topology.yaml, for the Slurm controller's folder."""
+    from labeler.emit import slurm  # its hostlist library costs start-up for every other output
+
+    names = topology_names(opts.topology, opts.slurm_topology_name or opts.profile_name)
+    files = slurm.build(opts.topology, positions, names)
+    return [
+        Output(
+            "topology.conf",
+            "Slurm topology.conf (TopologyPlugin=topology/tree): next to slurm.conf",
+            (),
+            False,
+            raw=files.conf,
+            folder=SLURM_DIR,
+        ),
+        Output(
+            "topology.yaml",
+            f"Slurm topology.yaml (25.05+; topologies {names.tree}"
+            + (f", {names.block}" if names.block else "")
+            + "): next to slurm.conf, instead of topology.conf",
+            (),
+            False,
+            raw=files.yaml,
+            folder=SLURM_DIR,
+        ),
+    ]

@@ -138,6 +138,43 @@ def merge_resource_level_config(
     if (why := ascend_tree_problem(topology)) is not None:
         raise InputError(f"--merge-into {origin}: not changed: {why}")
     parts = _split(text)
+    index, doc = _scheduler_configmap(parts, origin)
+    conf_text, conf = _scheduler_conf(doc, origin)
+    notes: list[str] = []
+    arguments = _init_params_arguments(conf, origin, notes)
+    previous = arguments.get(RESOURCE_LEVEL_CONFIG)
+    trees = _trees(previous, notes)
+    ours = _our_tree(topology, reserved_node, trees, notes)
+    plugins = _plugin_names(conf) or []
+    if not any(n.startswith(ASCEND_PLUGIN_PREFIX) for n in plugins):
+        notes.append(
+            f"warning: no {ASCEND_PLUGIN_PREFIX}* (ascend-for-volcano) plugin in the tiers: "
+            f"nothing reads {INIT_PARAMS} until it is enabled"
+        )
+    plugin_added = network_topology and _ensure_network_topology_plugin(conf, notes)
+    kept = sorted(t for t in trees if t != topology.name)
+    if kept:
+        notes.append(f"kept the other trees in {RESOURCE_LEVEL_CONFIG}: {', '.join(kept)}")
+    merged = {**trees, **ours}
+    value = resource_level_config_string(merged)
+    if isinstance(previous, str) and trees == merged and not plugin_added:
+        return MergeResult(text, False, previous, previous, tuple(notes))
+    arguments[RESOURCE_LEVEL_CONFIG] = value
+
+    if _COMMENT.search(conf_text) or _COMMENT.search(parts[index][1]):
+        notes.append(
+            f"comments in the {_describe(doc)} document were not kept (YAML round trip); "
+            "other documents are unchanged"
+        )
+    doc["data"][SCHEDULER_CONF_KEY] = dump(conf)
+    parts[index] = (parts[index][0], dump(doc))
+    new_text = "".join(sep + body for sep, body in parts)
+    prev = previous if isinstance(previous, str) else None
+    return MergeResult(new_text, True, prev, value, tuple(notes))
+
+
+def _scheduler_configmap(parts: list[tuple[str, str]], origin: str) -> tuple[int, dict[str, Any]]:
+    """The one document that is a ConfigMap with the scheduler's config, and its index."""
     found: list[tuple[int, dict[str, Any]]] = []
     seen: list[str] = []
     for i, (_, body) in enumerate(parts):
@@ -168,7 +205,11 @@ def merge_resource_level_config(
             f"{origin} holds {len(found)} ConfigMaps with data.{SCHEDULER_CONF_KEY} ({names}); "
             "keep only the one the scheduler mounts and try again"
         )
-    index, doc = found[0]
+    return found[0]
+
+
+def _scheduler_conf(doc: dict[str, Any], origin: str) -> tuple[str, dict[str, Any]]:
+    """The embedded scheduler config, as written and parsed (a mapping)."""
     conf_text = doc["data"][SCHEDULER_CONF_KEY]
     if not isinstance(conf_text, str):
         raise InputError(f"{origin}: data.{SCHEDULER_CONF_KEY} must be a string; {_HOW}")
@@ -183,6 +224,11 @@ def merge_resource_level_config(
         conf = {}
     if not isinstance(conf, dict):
         raise InputError(f"{origin}: data.{SCHEDULER_CONF_KEY} must be a YAML mapping")
+    return conf_text, conf
+
+
+def _init_params_arguments(conf: dict[str, Any], origin: str, notes: list[str]) -> dict[str, Any]:
+    """The ``arguments`` of the ``init-params`` configuration, added when absent."""
     configurations = conf.setdefault("configurations", [])
     if configurations is None:
         configurations = conf["configurations"] = []
@@ -191,7 +237,6 @@ def merge_resource_level_config(
             f"{origin}: 'configurations' in {SCHEDULER_CONF_KEY} must be a list of "
             "{name, arguments} entries"
         )
-    notes: list[str] = []
     entry = next(
         (c for c in configurations if isinstance(c, dict) and c.get("name") == INIT_PARAMS),
         None,
@@ -205,18 +250,27 @@ def merge_resource_level_config(
         arguments = entry["arguments"] = {}
     if not isinstance(arguments, dict):
         raise InputError(f"{origin}: {INIT_PARAMS} 'arguments' must be a mapping")
+    return arguments
 
-    previous = arguments.get(RESOURCE_LEVEL_CONFIG)
-    trees: dict[str, Any] = {}
-    if previous is not None:
-        try:
-            parsed = json.loads(previous) if isinstance(previous, str) else None
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, dict):
-            trees = parsed
-        else:
-            notes.append(f"replaced an unreadable {RESOURCE_LEVEL_CONFIG}: {previous!r}")
+
+def _trees(previous: Any, notes: list[str]) -> dict[str, Any]:
+    """The trees of the resource-level-config already there; none when it is unreadable."""
+    if previous is None:
+        return {}
+    try:
+        parsed = json.loads(previous) if isinstance(previous, str) else None
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        return parsed
+    notes.append(f"replaced an unreadable {RESOURCE_LEVEL_CONFIG}: {previous!r}")
+    return {}
+
+
+def _our_tree(
+    topology: Topology, reserved_node: int | None, trees: dict[str, Any], notes: list[str]
+) -> dict[str, Any]:
+    """This topology's entry, keeping its reservedNode unless ``reserved_node`` is given."""
     ours = resource_level_config(topology, reserved_node)
     existing = _reserved_node(trees.get(topology.name))
     if reserved_node is None and existing is not None:
@@ -227,29 +281,4 @@ def merge_resource_level_config(
                 "to change it)"
             )
         level1["reservedNode"] = existing
-    plugins = _plugin_names(conf) or []
-    if not any(n.startswith(ASCEND_PLUGIN_PREFIX) for n in plugins):
-        notes.append(
-            f"warning: no {ASCEND_PLUGIN_PREFIX}* (ascend-for-volcano) plugin in the tiers: "
-            f"nothing reads {INIT_PARAMS} until it is enabled"
-        )
-    plugin_added = network_topology and _ensure_network_topology_plugin(conf, notes)
-    kept = sorted(t for t in trees if t != topology.name)
-    if kept:
-        notes.append(f"kept the other trees in {RESOURCE_LEVEL_CONFIG}: {', '.join(kept)}")
-    merged = {**trees, **ours}
-    value = resource_level_config_string(merged)
-    if isinstance(previous, str) and trees == merged and not plugin_added:
-        return MergeResult(text, False, previous, previous, tuple(notes))
-    arguments[RESOURCE_LEVEL_CONFIG] = value
-
-    if _COMMENT.search(conf_text) or _COMMENT.search(parts[index][1]):
-        notes.append(
-            f"comments in the {_describe(doc)} document were not kept (YAML round trip); "
-            "other documents are unchanged"
-        )
-    doc["data"][SCHEDULER_CONF_KEY] = dump(conf)
-    parts[index] = (parts[index][0], dump(doc))
-    new_text = "".join(sep + body for sep, body in parts)
-    prev = previous if isinstance(previous, str) else None
-    return MergeResult(new_text, True, prev, value, tuple(notes))
+    return ours

@@ -132,18 +132,7 @@ def build_hypernodes(
     labels = dict(MANAGED_BY)
     if opts.owner:
         labels[OWNER_LABEL] = opts.owner
-    levels = topology.levels
-    last = len(levels) - 1
-    # members of each domain, per level index (widest = 0)
-    children: list[defaultdict[str, list[str]]] = [defaultdict(list) for _ in levels]
-    for p in positions:
-        v = p.values[last]
-        if v is not None:
-            children[last][v].append(p.node)
-    for i in range(last, 0, -1):
-        for child, parent in choose_parents(topology, positions, i).items():
-            children[i - 1][parent].append(child)
-        # a wider domain seen only on nodes whose narrower label is missing has no members
+    children = _domain_members(topology, positions)
     out: list[dict[str, Any]] = []
     names: dict[str, tuple[str, str]] = {}
     for tier, level in topology.hypernode_tiers():
@@ -158,30 +147,10 @@ def build_hypernodes(
                     f"{level.key}={value}; rename a level in the profile or set "
                     "--hypernode-prefix"
                 )
-            if i == last:
-                if opts.node_members == "labels":
-                    match = {level.key: value}
-                    if topology.tree_label and topology.name != DEFAULT_TREE:
-                        # a value may recur in another tree: select this tree's nodes only.
-                        # Not for "default": its nodes may lack the tree label altogether
-                        # (ascend-for-volcano counts them in), which matchLabels cannot say
-                        match[topology.tree_label] = topology.name
-                    member_list = [
-                        {"type": "Node", "selector": {"labelMatch": {"matchLabels": match}}}
-                    ]
-                else:
-                    member_list = [node_member(n) for n in sorted(set(members))]
-            else:
-                child_level = levels[i + 1]
-                child_names = sorted({hypernode_name(child_level, c, opts.prefix) for c in members})
-                member_list = [
-                    {"type": "HyperNode", "selector": {"exactMatch": {"name": c}}}
-                    for c in child_names
-                ]
             spec: dict[str, Any] = {"tier": tier}
             if with_tier_name:
                 spec["tierName"] = level.tier
-            spec["members"] = member_list
+            spec["members"] = _member_list(topology, i, value, members, opts)
             tier_docs.append(
                 {
                     "apiVersion": API_VERSION,
@@ -197,3 +166,41 @@ def build_hypernodes(
         tier_docs.sort(key=lambda d: d["metadata"]["name"])
         out += tier_docs
     return out
+
+
+def _domain_members(
+    topology: Topology, positions: Sequence[NodePosition]
+) -> list[defaultdict[str, list[str]]]:
+    """Per level index (widest = 0), each domain's members: nodes at the narrowest level,
+    the values of the next narrower level above it."""
+    last = len(topology.levels) - 1
+    children: list[defaultdict[str, list[str]]] = [defaultdict(list) for _ in topology.levels]
+    for p in positions:
+        v = p.values[last]
+        if v is not None:
+            children[last][v].append(p.node)
+    for i in range(last, 0, -1):
+        for child, parent in choose_parents(topology, positions, i).items():
+            children[i - 1][parent].append(child)
+        # a wider domain seen only on nodes whose narrower label is missing has no members
+    return children
+
+
+def _member_list(
+    topology: Topology, i: int, value: str, members: list[str], opts: HyperNodeOptions
+) -> list[dict[str, Any]]:
+    """``spec.members`` of the domain ``value`` at level index ``i``."""
+    levels = topology.levels
+    if i < len(levels) - 1:
+        child_level = levels[i + 1]
+        child_names = sorted({hypernode_name(child_level, c, opts.prefix) for c in members})
+        return [{"type": "HyperNode", "selector": {"exactMatch": {"name": c}}} for c in child_names]
+    if opts.node_members == "names":
+        return [node_member(n) for n in sorted(set(members))]
+    match = {levels[i].key: value}
+    if topology.tree_label and topology.name != DEFAULT_TREE:
+        # a value may recur in another tree: select this tree's nodes only.
+        # Not for "default": its nodes may lack the tree label altogether
+        # (ascend-for-volcano counts them in), which matchLabels cannot say
+        match[topology.tree_label] = topology.name
+    return [{"type": "Node", "selector": {"labelMatch": {"matchLabels": match}}}]

@@ -26,9 +26,9 @@ from labeler.core.node import (
 from labeler.core.plan import Desired, LabelPlan, plan_labels
 from labeler.kube import steps
 from labeler.kube.client import JSON, Api
-from labeler.kube.errors import ApiStatus, Expired, Interrupted, KubeError, retrying, translate
 from labeler.kube.errors import Conflict as ApiConflict
-from labeler.kube.raw import abandon, iter_lines, list_pages
+from labeler.kube.errors import Interrupted, KubeError, retrying, translate
+from labeler.kube.raw import list_pages, watch_events
 from labeler.kube.steps import Call, Steps
 
 log = logging.getLogger(__name__)
@@ -201,55 +201,16 @@ def watch_nodes(
     BOOKMARK events are yielded too (with a node carrying only the resourceVersion) so the
     caller can remember the newest version.
     """
-    query: dict[str, Any] = {
-        "watch": "true",
-        "resourceVersion": resource_version,
-        "timeoutSeconds": timeout_seconds,
-        "allowWatchBookmarks": "true",
-    }
-    if field_selector:
-        query["fieldSelector"] = field_selector
-    if label_selector:
-        query["labelSelector"] = label_selector
-    try:
-        resp: Any = api.request("GET", NODES, query=query, timeout=(10, timeout_seconds + 30))
-    except Exception as exc:
-        raise translate(exc, "watch", "nodes") from exc
-    finished = False
-    try:
-        for line in iter_lines(resp):
-            if not line.strip():
-                continue
-            event = json.loads(line)
-            kind = event.get("type", "")
-            obj = event.get("object") or {}
-            if kind == "ERROR":
-                code = int(obj.get("code") or 0)
-                if code == 410:
-                    raise Expired(
-                        f"watch nodes: {obj.get('message', 'too old resource version')}",
-                        status=410,
-                        verb="watch",
-                        resource="nodes",
-                    )
-                raise translate(_status_exception(obj), "watch", "nodes")
-            yield kind, NodeInfo.from_dict(obj)
-        finished = True
-    except Exception as exc:
-        raise translate(exc, "watch", "nodes") from exc
-    finally:
-        # Read to the end, the connection is clean and goes back to the pool. Given up
-        # part-way (the caller closed the generator, an error event, a broken stream), the
-        # server is still sending: the connection must be closed, never reused.
-        if finished:
-            resp.release_conn()
-        else:
-            abandon(resp)
-
-
-def _status_exception(obj: Mapping[str, Any]) -> ApiStatus:
-    body = json.dumps(obj).encode()
-    return ApiStatus(int(obj.get("code") or 500), str(obj.get("reason") or ""), body)
+    events = watch_events(
+        api,
+        NODES,
+        resource="nodes",
+        resource_version=resource_version,
+        query={"fieldSelector": field_selector, "labelSelector": label_selector},
+        timeout_seconds=timeout_seconds,
+    )
+    for kind, obj in events:
+        yield kind, NodeInfo.from_dict(obj)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from labeler.kube.errors import KubeError, call
+from labeler.kube.errors import ApiStatus, Expired, KubeError, call, translate
 
 if TYPE_CHECKING:
     from labeler.kube.client import Api
@@ -112,3 +112,66 @@ def list_pages(
         verb="list",
         resource=resource,
     )
+
+
+def watch_events(
+    api: Api,
+    path: str,
+    *,
+    resource: str,
+    resource_version: str,
+    query: Mapping[str, str | None] | None = None,
+    timeout_seconds: int = 300,
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield (event type, object) from one WATCH of ``path`` until the server ends it.
+
+    Raises ``Expired`` when the resourceVersion is too old (410): the caller re-lists.
+    BOOKMARK events are yielded too (an object carrying only the resourceVersion), so the
+    caller can remember the newest version. ``query`` entries with no value are left out.
+    """
+    params: dict[str, Any] = {k: v for k, v in (query or {}).items() if v}
+    params.update(
+        watch="true",
+        resourceVersion=resource_version,
+        timeoutSeconds=timeout_seconds,
+        allowWatchBookmarks="true",
+    )
+    try:
+        resp: Any = api.request("GET", path, query=params, timeout=(10, timeout_seconds + 30))
+    except Exception as exc:
+        raise translate(exc, "watch", resource) from exc
+    finished = False
+    try:
+        for line in iter_lines(resp):
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            kind = event.get("type", "")
+            obj = event.get("object") or {}
+            if kind == "ERROR":
+                code = int(obj.get("code") or 0)
+                if code == 410:
+                    raise Expired(
+                        f"watch {resource}: {obj.get('message', 'too old resource version')}",
+                        status=410,
+                        verb="watch",
+                        resource=resource,
+                    )
+                raise translate(_status_exception(obj), "watch", resource)
+            yield kind, obj
+        finished = True
+    except Exception as exc:
+        raise translate(exc, "watch", resource) from exc
+    finally:
+        # Read to the end, the connection is clean and goes back to the pool. Given up
+        # part-way (the caller closed the generator, an error event, a broken stream), the
+        # server is still sending: the connection must be closed, never reused.
+        if finished:
+            resp.release_conn()
+        else:
+            abandon(resp)
+
+
+def _status_exception(obj: Mapping[str, Any]) -> ApiStatus:
+    body = json.dumps(obj).encode()
+    return ApiStatus(int(obj.get("code") or 500), str(obj.get("reason") or ""), body)

@@ -23,28 +23,15 @@ interconnect group or to hold whole ones, so it is no level of the tree.
 
 from __future__ import annotations
 
-import argparse
-import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from labeler.core.profiles import Profile, Roles
-from labeler.sources import NoData, Reading, SourceError, SourceKind, nested_levels
-from labeler.sources.metadata_http import (
-    HttpOptions,
-    MetadataClient,
-    Service,
-    add_http_flags,
-    check_printable,
-    http_args,
-)
-
-if TYPE_CHECKING:
-    import requests
+from labeler.core.profiles import Roles
+from labeler.sources import NoData, Reading, SourceError, nested_levels
+from labeler.sources.metadata import MetadataSource, metadata_kind
+from labeler.sources.metadata_http import Service, check_printable
 
 NAME = "azure-imds"
-DEFAULT_URL = "http://169.254.169.254"
 COMPUTE_PATH = "/metadata/instance/compute"
 # The first version whose compute document carries the interconnect fields.
 API_VERSION = "2025-11-11"
@@ -68,53 +55,12 @@ FIELDS = {
 }
 
 
-@dataclass(frozen=True)
-class AzureOptions:
-    """The flags' defaults; ``http`` bounds the document (see ``metadata_http``)."""
-
-    url: str = DEFAULT_URL
-    timeout: float = 5.0
-    attempts: int = 3
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> AzureOptions:
-        url, timeout, attempts = http_args(args, "azure-imds")
-        return cls(url=url, timeout=timeout, attempts=attempts)
-
-    def http(self) -> HttpOptions:
-        return HttpOptions(url=self.url, timeout=self.timeout, attempts=self.attempts)
-
-
-def add_flags(parser: argparse.ArgumentParser) -> None:
-    g = parser.add_argument_group(f"Azure instance metadata (source {NAME})")
-    add_http_flags(g, "azure-imds", "IMDS", AzureOptions().http())
-
-
-def _build(profile: Profile, args: argparse.Namespace, stop: threading.Event) -> AzureSource:
-    return AzureSource(AzureOptions.from_args(args), stop=stop)
-
-
-KIND = SourceKind(NAME, add_flags, _build)
-
-
-class AzureSource:
+class AzureSource(MetadataSource):
     """Reads this VM's interconnect group and subgroup from Azure IMDS."""
 
     name = NAME
     roles = ROLES
-
-    def __init__(
-        self,
-        options: AzureOptions | None = None,
-        *,
-        stop: threading.Event | None = None,
-        session: requests.Session | None = None,
-        http: HttpOptions | None = None,
-    ) -> None:
-        self.options = options or AzureOptions()
-        self._client = MetadataClient(
-            SERVICE, http or self.options.http(), stop=stop, session=session
-        )
+    service = SERVICE
 
     def read(self) -> Reading | NoData:
         doc = self._client.get_json(COMPUTE_PATH)
@@ -151,6 +97,11 @@ class AzureSource:
         if PLACEMENT in found:
             ids[PLACEMENT] = found[PLACEMENT]
         return Reading(ids=ids, details={"source": document}, unknown=unknown)
+
+
+KIND = metadata_kind(
+    AzureSource, title=f"Azure instance metadata (source {NAME})", prefix="azure-imds", what="IMDS"
+)
 
 
 def _field(doc: Mapping[str, Any], name: str, where: str) -> str:

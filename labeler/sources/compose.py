@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from labeler.core.profiles import Profile, Roles
-from labeler.sources import NoData, Reading, Source
+from labeler.sources import NO_DATA, NoData, Reading, Source
 
 
 class ComposedSource:
@@ -34,6 +34,7 @@ class ComposedSource:
         ids: dict[str, str] = {}
         values: dict[str, str] = {}
         unknown: dict[str, str] = {}
+        causes: dict[str, str] = {}
         kinds: list[str] = []
         empty: list[str] = []
         for keys, src in self._parts:
@@ -41,10 +42,12 @@ class ComposedSource:
             if isinstance(got, NoData):
                 empty.append(f"{src.name}: {got.reason}")
                 unknown.update({role: f"{src.name} has no data: {got.reason}" for role in keys})
+                causes.update(dict.fromkeys(keys, NO_DATA))
                 continue
             ids.update({r: v for r, v in got.ids.items() if r in keys})
             values.update({r: v for r, v in got.values.items() if r in keys})
             unknown.update({r: why for r, why in got.unknown.items() if r in keys})
+            causes.update({r: c for r, c in got.causes.items() if r in keys})
             kinds.append(f"{src.name}:{got.details.get('source', '')}")
         if len(empty) == len(self._parts):
             return NoData("; ".join(empty))
@@ -53,7 +56,9 @@ class ComposedSource:
             if wider:
                 ids.pop(role, None)
                 values.pop(role, None)
+                causes.pop(role, None)
                 unknown[role] = f"a wider level is unknown ({wider})"
             elif role in unknown:
                 wider = f"{role}: {unknown[role]}"
-        return Reading(ids=ids, values=values, unknown=unknown, details={"source": ",".join(kinds)})
+        details = {"source": ",".join(kinds)}
+        return Reading(ids=ids, values=values, unknown=unknown, causes=causes, details=details)

@@ -18,31 +18,15 @@ level makes it and the narrower levels unknown (not written, not removed).
 
 from __future__ import annotations
 
-import argparse
-import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from labeler.core.profiles import Profile, Roles
-from labeler.sources import NoData, Reading, SourceError, SourceKind, nested_levels
-from labeler.sources.metadata_http import (
-    HttpOptions,
-    MetadataClient,
-    Refused,
-    Service,
-    add_http_flags,
-    check_printable,
-    http_args,
-)
-
-if TYPE_CHECKING:
-    import requests
+from labeler.core.profiles import Roles
+from labeler.sources import NoData, Reading, SourceError, nested_levels
+from labeler.sources.metadata import MetadataSource, metadata_kind
+from labeler.sources.metadata_http import Refused, Service, check_printable
 
 NAME = "gce-metadata"
-# The metadata server's address (metadata.google.internal resolves to it): no DNS needed
-# from a hostNetwork pod whose resolver is the cluster's.
-DEFAULT_URL = "http://169.254.169.254"
 ATTRIBUTES = "/computeMetadata/v1/instance/attributes/"
 TOPOLOGY_PATH = ATTRIBUTES + "physical_host_topology"
 HOST_PATH = ATTRIBUTES + "physical_host"
@@ -66,54 +50,12 @@ FIELDS = {
 }
 
 
-@dataclass(frozen=True)
-class GceOptions:
-    """The flags' defaults; ``http`` bounds each document (see ``metadata_http``)."""
-
-    url: str = DEFAULT_URL
-    timeout: float = 5.0
-    attempts: int = 3
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> GceOptions:
-        url, timeout, attempts = http_args(args, "gce-metadata")
-        return cls(url=url, timeout=timeout, attempts=attempts)
-
-    def http(self) -> HttpOptions:
-        return HttpOptions(url=self.url, timeout=self.timeout, attempts=self.attempts)
-
-
-def add_flags(parser: argparse.ArgumentParser) -> None:
-    default = GceOptions()
-    g = parser.add_argument_group(f"GCE metadata server (source {NAME})")
-    add_http_flags(g, "gce-metadata", "metadata", default.http())
-
-
-def _build(profile: Profile, args: argparse.Namespace, stop: threading.Event) -> GceSource:
-    return GceSource(GceOptions.from_args(args), stop=stop)
-
-
-KIND = SourceKind(NAME, add_flags, _build)
-
-
-class GceSource:
+class GceSource(MetadataSource):
     """Reads this VM's physical host topology from the GCE metadata server."""
 
     name = NAME
     roles = ROLES
-
-    def __init__(
-        self,
-        options: GceOptions | None = None,
-        *,
-        stop: threading.Event | None = None,
-        session: requests.Session | None = None,
-        http: HttpOptions | None = None,
-    ) -> None:
-        self.options = options or GceOptions()
-        self._client = MetadataClient(
-            SERVICE, http or self.options.http(), stop=stop, session=session
-        )
+    service = SERVICE
 
     def read(self) -> Reading | NoData:
         failed: SourceError | None = None
@@ -144,6 +86,11 @@ class GceSource:
                 "machine type or placement policy that publishes one"
             )
         return _from_path(text)
+
+
+KIND = metadata_kind(
+    GceSource, title=f"GCE metadata server (source {NAME})", prefix="gce-metadata", what="metadata"
+)
 
 
 def _from_topology(doc: Mapping[str, Any]) -> Reading:

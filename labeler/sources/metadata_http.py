@@ -1,6 +1,7 @@
 """Reading a cloud's instance metadata service: one bounded, proxy-free GET at a time.
 
-Shared by the metadata sources (OCI IMDS, the GCE metadata server, Azure IMDS): each
+Shared by the metadata sources (OCI IMDS, the GCE metadata server, Azure IMDS; their common
+shell is ``labeler.sources.metadata``): each
 document is fetched under a deadline (retries included: a server trickling bytes cannot hold
 a read longer) and a size cap (metadata documents are a few KB), with jittered backoff
 between attempts that ends at once when the stop event is set.
@@ -12,7 +13,6 @@ must be reached directly from the host, so the session ignores proxy environment
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import logging
@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from labeler.base.backoff import Backoff
-from labeler.base.errors import UsageError
-from labeler.base.flags import positive_number
 from labeler.sources import SourceError
 
 if TYPE_CHECKING:
@@ -34,6 +32,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_DOCUMENT_BYTES = 1 << 20  # metadata documents are a few KB; more is not the service
+# The link-local address every cloud here serves its metadata on (metadata.google.internal
+# resolves to it too): no DNS needed from a hostNetwork pod whose resolver is the cluster's.
+METADATA_URL = "http://169.254.169.254"
 _FORBIDDEN_HEADERS = ("forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto")
 
 
@@ -59,39 +60,12 @@ class HttpOptions:
     between, all within ``timeout`` seconds (a deadline for the document, not per socket
     read); at most ``max_bytes`` of a document are read."""
 
-    url: str
+    url: str = METADATA_URL
     timeout: float = 5.0
     attempts: int = 3
     backoff: float = 0.5
     max_backoff: float = 4.0
     max_bytes: int = MAX_DOCUMENT_BYTES
-
-
-def add_http_flags(group: Any, prefix: str, what: str, default: HttpOptions) -> None:
-    """``--<prefix>-url``, ``-timeout`` and ``-attempts`` for one metadata service."""
-    group.add_argument(f"--{prefix}-url", default=default.url, help=f"default {default.url}")
-    group.add_argument(
-        f"--{prefix}-timeout",
-        type=positive_number,
-        default=default.timeout,
-        help=f"deadline in seconds for each {what} document, retries included "
-        f"(default {default.timeout:g})",
-    )
-    group.add_argument(
-        f"--{prefix}-attempts",
-        type=int,
-        default=default.attempts,
-        help=f"{what} requests per document, with backoff (default {default.attempts})",
-    )
-
-
-def http_args(args: argparse.Namespace, prefix: str) -> tuple[str, float, int]:
-    """The url, timeout and attempts that ``add_http_flags`` parsed."""
-    name = prefix.replace("-", "_")
-    attempts: int = getattr(args, f"{name}_attempts")
-    if attempts < 1:
-        raise UsageError(f"--{prefix}-attempts must be at least 1")
-    return getattr(args, f"{name}_url"), getattr(args, f"{name}_timeout"), attempts
 
 
 class Retry(Exception):

@@ -1,13 +1,19 @@
 """The NVLink domain (clique) of this node's GPUs, from ``nvidia-smi`` (GB200/GB300 NVL72).
 
-``nvidia-smi --query-gpu=fabric.clusterUuid,fabric.cliqueId --format=csv,noheader``
-prints one line per GPU: ``<cluster UUID>, <clique ID>``. NVIDIA's gpu-feature-discovery
-labels ``nvidia.com/gpu.clique`` with ``<cluster UUID>.<clique ID>`` (docs/compatibility.md),
-counting only GPUs attached to an NVLink fabric; so does this source:
-- a GPU whose fields are ``N/A``/``[N/A]`` (no fabric), or whose cluster UUID is all zeros
-  (fabric not yet registered), is not counted;
+``nvidia-smi --query-gpu=fabric.clusterUuid,fabric.cliqueId,fabric.state,fabric.status
+--format=csv,noheader`` prints one line per GPU: ``<cluster UUID>, <clique ID>, <state>,
+<status>``, the GPU's registration with the NVLink fabric (``Completed`` and ``Success``
+once done). Two NVIDIA components label ``nvidia.com/gpu.clique`` with ``<cluster UUID>.<clique
+ID>`` (docs/compatibility.md): gpu-feature-discovery, and the DRA driver's compute-domain
+plugin on nodes without GFD; this source writes the same value, so the agent claims theirs:
+- a GPU whose fabric state is ``N/A`` (no NVLink fabric) is not counted; nor is one whose
+  registration completed with the all-zero cluster UUID (NVLink inside the node only);
+- every other GPU is counted, and its registration must have completed successfully: while
+  one is ``Not Started`` or ``In Progress``, or completed with an error status, the clique
+  is unknown — neither written, changed nor removed — since the GPUs that did register may
+  not be all of this node's (the reason is logged and in ``topology_labeler_label_unknown``);
 - the value is written only when every counted GPU has the same cluster UUID and clique
-  ID: the UUID lowercase, as GFD writes it, then ``.``, then the clique ID;
+  ID: the UUID lowercase, as both write it, then ``.``, then the clique ID;
 - GPUs that disagree, or none counted (no GPUs, no fabric), is "no data": the node is in no
   single NVLink domain, and an earlier label is kept rather than guessed at.
 
@@ -15,12 +21,11 @@ The command runs under a timeout and at most ``MAX_OUTPUT_BYTES`` of its output 
 (72 GPUs print a few KB): a hung driver or a flood of output is an error, labels kept.
 
 Role: level ``nvlink_clique``, reported as a value written as it is (never hashed), so
-that it equals GFD's label and the agent claims it without a write.
+that it equals their label and the agent claims it without a write.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import tempfile
@@ -29,14 +34,19 @@ from dataclasses import dataclass
 
 from labeler.base.flags import positive_number
 from labeler.core.profiles import Profile, Roles
-from labeler.sources import NoData, Reading, SourceError, SourceKind
+from labeler.sources import Flag, NoData, Reading, Settings, SourceError, SourceKind, options
 
 NAME = "nvidia-smi"
 CLIQUE = "nvlink_clique"
 ROLES = Roles(levels=(CLIQUE,))
-QUERY = ("--query-gpu=fabric.clusterUuid,fabric.cliqueId", "--format=csv,noheader")
+FIELDS = ("fabric.clusterUuid", "fabric.cliqueId", "fabric.state", "fabric.status")
+QUERY = ("--query-gpu=" + ",".join(FIELDS), "--format=csv,noheader")
+COMPLETED, SUCCESS = "completed", "success"  # the state and status of a registered GPU
+# Why the clique is unknown, as the metric's cause: a GPU still registering, or one whose
+# registration failed.
+PENDING, FAILED = "fabric-pending", "fabric-failed"
 MAX_OUTPUT_BYTES = 64 * 1024
-_NOT_AVAILABLE = {"n/a", "[n/a]", ""}
+_NOT_AVAILABLE = {"n/a", "[n/a]", "not supported", ""}
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 _ZERO_UUID = "00000000-0000-0000-0000-000000000000"
 _HINT = (
@@ -53,60 +63,62 @@ class NvlinkOptions:
     path: str = "nvidia-smi"
     timeout: float = 10.0
 
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> NvlinkOptions:
-        return cls(path=args.nvidia_smi, timeout=args.nvidia_smi_timeout)
+
+def _build(profile: Profile, settings: Settings, stop: threading.Event) -> NvlinkSource:
+    return NvlinkSource(options(NvlinkOptions(), settings, NAME))
 
 
-def add_flags(parser: argparse.ArgumentParser) -> None:
-    default = NvlinkOptions()
-    g = parser.add_argument_group(f"NVLink clique (source {NAME})")
-    g.add_argument(
-        "--nvidia-smi",
-        default=default.path,
-        metavar="PATH",
-        help=f"the nvidia-smi to run (default {default.path}, found on PATH)",
-    )
-    g.add_argument(
-        "--nvidia-smi-timeout",
-        type=positive_number,
-        default=default.timeout,
-        metavar="S",
-        help=f"seconds nvidia-smi may take (default {default.timeout:g})",
-    )
-
-
-def _build(profile: Profile, args: argparse.Namespace, stop: threading.Event) -> NvlinkSource:
-    return NvlinkSource(NvlinkOptions.from_args(args))
-
-
-KIND = SourceKind(NAME, add_flags, _build)
+KIND = SourceKind(
+    NAME,
+    f"NVLink clique (source {NAME})",
+    NvlinkOptions(),
+    (
+        Flag(
+            "--nvidia-smi",
+            "path",
+            f"the nvidia-smi to run (default {NvlinkOptions.path}, found on PATH)",
+            metavar="PATH",
+        ),
+        Flag(
+            "--nvidia-smi-timeout",
+            "timeout",
+            f"seconds nvidia-smi may take (default {NvlinkOptions.timeout:g})",
+            type=positive_number,
+            metavar="S",
+        ),
+    ),
+    _build,
+)
 
 
 def parse_cliques(text: str) -> Reading | NoData:
-    """The clique of the fabric-attached GPUs in nvidia-smi's CSV; raises SourceError on a
-    line that is not two fields of the expected shapes."""
+    """The clique of this node's fabric-attached GPUs from nvidia-smi's CSV (the rule is
+    in the module docstring); raises SourceError on a line not of the expected shape."""
     cliques: set[str] = set()
+    waiting: list[tuple[str, str]] = []  # (cause, what) of each GPU not registered (yet)
     gpus = 0
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         gpus += 1
-        fields = [f.strip() for f in line.split(",")]
-        if len(fields) != 2:
-            raise SourceError(
-                f"nvidia-smi line {n}: expected '<cluster UUID>, <clique ID>', got "
-                f"{line[:120]!r}; is --nvidia-smi NVIDIA's nvidia-smi (driver ≥ 550)?"
-            )
-        uuid, clique = fields[0].lower(), fields[1]
-        if uuid in _NOT_AVAILABLE or clique.lower() in _NOT_AVAILABLE or uuid == _ZERO_UUID:
-            continue  # not attached to an NVLink fabric (yet): not counted, as GFD does
-        if not _UUID.match(uuid) or not clique.isdigit():
-            raise SourceError(
-                f"nvidia-smi line {n}: {line[:120]!r} is not a cluster UUID and a clique ID; "
-                "nvidia-smi answered something unexpected, keeping the current label"
-            )
-        cliques.add(f"{uuid}.{int(clique)}")
+        kind, what = _gpu(n, line)
+        if kind == CLIQUE:
+            cliques.add(what)
+        elif kind:
+            waiting.append((kind, f"GPU {gpus - 1} {what}"))
+    if waiting:
+        reason = (
+            f"{len(waiting)} of {gpus} GPUs have not registered with the NVLink fabric "
+            f"({'; '.join(w for _, w in waiting)}): the clique is kept as it is until "
+            "every GPU has"
+        )
+        cause = FAILED if any(c == FAILED for c, _ in waiting) else PENDING
+        return Reading(
+            ids={},
+            unknown={CLIQUE: reason},
+            causes={CLIQUE: cause},
+            details={"source": "nvidia-smi"},
+        )
     if not cliques:
         return NoData(
             f"no GPU of {gpus} is attached to an NVLink fabric (nvidia-smi reports no "
@@ -120,6 +132,33 @@ def parse_cliques(text: str) -> Reading | NoData:
         )
     (value,) = cliques
     return Reading(ids={}, values={CLIQUE: value}, details={"source": "nvidia-smi"})
+
+
+def _gpu(n: int, line: str) -> tuple[str, str]:
+    """One GPU's line: ("", "") not counted, (PENDING or FAILED, what nvidia-smi says),
+    or (CLIQUE, its clique value)."""
+    fields = [f.strip() for f in line.split(",")]
+    if len(fields) != len(FIELDS):
+        raise SourceError(
+            f"nvidia-smi line {n}: expected '<cluster UUID>, <clique ID>, <fabric state>, "
+            f"<fabric status>', got {line[:120]!r}; is --nvidia-smi NVIDIA's nvidia-smi "
+            "(driver ≥ 550)?"
+        )
+    uuid, clique, state, status = fields[0].lower(), fields[1], fields[2], fields[3]
+    if state.lower() in _NOT_AVAILABLE:
+        return "", ""  # no NVLink fabric on this GPU: not counted
+    if state.lower() != COMPLETED:
+        return PENDING, f"is {state!r}"
+    if status.lower() != SUCCESS:
+        return FAILED, f"failed ({status!r})"
+    if uuid in _NOT_AVAILABLE or clique.lower() in _NOT_AVAILABLE or uuid == _ZERO_UUID:
+        return "", ""  # registered, but in no multi-node NVLink domain: not counted
+    if not _UUID.match(uuid) or not clique.isdigit():
+        raise SourceError(
+            f"nvidia-smi line {n}: {line[:120]!r} is not a cluster UUID and a clique ID; "
+            "nvidia-smi answered something unexpected, keeping the current label"
+        )
+    return CLIQUE, f"{uuid}.{int(clique)}"
 
 
 class NvlinkSource:

@@ -34,34 +34,21 @@ directly from the host; the HTTP client shared by the metadata sources
 
 from __future__ import annotations
 
-import argparse
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from labeler.core.profiles import Profile, Roles
-from labeler.sources import NoData, Reading, SourceError, SourceKind, nested_levels
-from labeler.sources.metadata_http import (
-    MAX_DOCUMENT_BYTES,
-    HttpOptions,
-    MetadataClient,
-    Refused,
-    Service,
-    add_http_flags,
-    check_printable,
-    http_args,
-)
-
-if TYPE_CHECKING:
-    import requests
+from labeler.sources import Flag, NoData, Reading, Settings, SourceError, nested_levels, options
+from labeler.sources.metadata import MetadataSource, metadata_kind
+from labeler.sources.metadata_http import HttpOptions, Refused, Service, check_printable
 
 log = logging.getLogger(__name__)
 
 NAME = "oci-imds"
-DEFAULT_IMDS_URL = "http://169.254.169.254"
 RDMA_PATH = "/opc/v2/host/rdmaTopologyData"
 HOST_PATH = "/opc/v2/host"
 INSTANCE_PATH = "/opc/v2/instance/"
@@ -99,50 +86,14 @@ FABRIC_FIELD = "customerGpuMemoryFabric"
 
 
 @dataclass(frozen=True)
-class ImdsOptions:
-    """Bounded waiting: at most ``attempts`` requests per document with jittered
-    exponential backoff in between, all of them within ``timeout`` seconds (a deadline for
-    the document, not per socket read). At most ``max_bytes`` of a document are read. The
-    defaults here are the flags' defaults."""
+class ImdsOptions(HttpOptions):
+    """The metadata shell's options (``HttpOptions``: url, a deadline per document,
+    attempts), and the file holding the NVLink tray index (None: no tray label)."""
 
-    url: str = DEFAULT_IMDS_URL
-    timeout: float = 5.0
-    attempts: int = 3
-    backoff: float = 0.5
-    max_backoff: float = 4.0
-    max_bytes: int = MAX_DOCUMENT_BYTES
     tray_index_file: str | None = None
 
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> ImdsOptions:
-        url, timeout, attempts = http_args(args, "imds")
-        return cls(
-            url=url, timeout=timeout, attempts=attempts, tray_index_file=args.tray_index_file
-        )
 
-
-def add_flags(parser: argparse.ArgumentParser) -> None:
-    default = ImdsOptions()
-    g = parser.add_argument_group("OCI instance metadata (source oci-imds)")
-    add_http_flags(g, "imds", "IMDS", HttpOptions(default.url, default.timeout, default.attempts))
-    g.add_argument(
-        "--tray-index-file",
-        default=None,
-        metavar="PATH",
-        help="a file holding this host's NVLink tray index (GB200/GB300), e.g. written at pod "
-        "start from 'nvidia-smi -q' (Tray Index); absent, empty or N/A: no tray label",
-    )
-
-
-def _build(profile: Profile, args: argparse.Namespace, stop: threading.Event) -> OciImdsSource:
-    wanted = frozenset(profile.keys_for(ROLES))
-    return OciImdsSource(ImdsOptions.from_args(args), stop=stop, wanted=wanted)
-
-
-KIND = SourceKind(NAME, add_flags, _build)
-
-
-class OciImdsSource:
+class OciImdsSource(MetadataSource):
     """Reads the RDMA topology of this host from IMDS. Thread-compatible, not thread-safe.
 
     ``wanted``: the roles the profile writes (default: all); documents that only feed roles
@@ -150,24 +101,18 @@ class OciImdsSource:
 
     name = NAME
     roles = ROLES
+    service = SERVICE
+    options: ImdsOptions
 
     def __init__(
         self,
         options: ImdsOptions | None = None,
         *,
-        stop: threading.Event | None = None,
-        session: requests.Session | None = None,
-        sleep: Callable[[float], bool] | None = None,
         wanted: frozenset[str] | None = None,
+        **client: Any,
     ) -> None:
-        self.options = options or ImdsOptions()
+        super().__init__(options or ImdsOptions(), **client)
         self.wanted = frozenset(ROLES.levels + ROLES.extras) if wanted is None else wanted
-        opts = self.options
-        http = HttpOptions(
-            opts.url, opts.timeout, opts.attempts, opts.backoff, opts.max_backoff, opts.max_bytes
-        )
-        self._client = MetadataClient(SERVICE, http, stop=stop, session=session, sleep=sleep)
-        self._session = self._client.session
         self._get_json = self._client.get_json
 
     def read(self) -> Reading | NoData:
@@ -260,6 +205,30 @@ class OciImdsSource:
             except SourceError as e:
                 unknown[TRAY] = str(e)
         return Reading(ids=ids, details=reading.details, values=values, unknown=unknown)
+
+
+def _build(profile: Profile, settings: Settings, stop: threading.Event) -> OciImdsSource:
+    wanted = frozenset(profile.keys_for(ROLES))
+    return OciImdsSource(options(ImdsOptions(), settings, NAME), stop=stop, wanted=wanted)
+
+
+KIND = metadata_kind(
+    OciImdsSource,
+    title=f"OCI instance metadata (source {NAME})",
+    prefix="imds",
+    what="IMDS",
+    defaults=ImdsOptions(),
+    extra=(
+        Flag(
+            "--tray-index-file",
+            "tray_index_file",
+            "a file holding this host's NVLink tray index (GB200/GB300), e.g. written at pod "
+            "start from 'nvidia-smi -q' (Tray Index); absent, empty or N/A: no tray label",
+            metavar="PATH",
+        ),
+    ),
+    build=_build,
+)
 
 
 def _levels(

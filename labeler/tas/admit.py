@@ -16,7 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from labeler.core.quantity import PODS
-from labeler.tas.assign import REQUIRED, Job, NodeAssignment, Outcome, simulate
+from labeler.tas.assign import REQUIRED, Job, NodeAssignment, Outcome
+from labeler.tas.gates import DEFAULT_GATES, Gates
+from labeler.tas.place import simulate
 from labeler.tas.tree import Capacity, ExclusionStats, Tree, leaf_capacity
 from labeler.tas.workload import PodSet, Workload, to_job
 
@@ -109,9 +111,10 @@ def place_workload(
     tree: Tree,
     workload: Workload,
     held: Mapping[str, Mapping[str, int]] | None = None,
+    gates: Gates = DEFAULT_GATES,
 ) -> WorkloadResult:
     """Every PodSet's verdict, assignment and narrowest fitting level, now (with ``held``,
-    the capacity admitted Workloads hold) and on an empty cluster."""
+    the capacity admitted Workloads hold) and on an empty cluster, under Kueue's ``gates``."""
     now_used = _copy(held or {})
     empty_used: dict[str, dict[str, int]] = {}
     reached = True
@@ -134,11 +137,11 @@ def place_workload(
                 )
             reached = False
             continue
-        outcome = simulate(tree, now, job)
+        outcome = simulate(tree, now, job, gates)
         narrow_now = narrowest(tree, now, job)
         empty = leaf_capacity(tree, workers.shape, empty=True, used=empty_used, leader=lshape)
         narrow_empty = narrowest(tree, empty, job)
-        empty_outcome = simulate(tree, empty, job)
+        empty_outcome = simulate(tree, empty, job, gates)
         if outcome.fits:
             add_usage(now_used, tree, outcome.assignment, workers.shape.requests)
             if leader:

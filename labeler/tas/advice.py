@@ -22,8 +22,8 @@ from labeler.tas.assign import (
     NodeAssignment,
     Outcome,
     SliceLayer,
-    simulate,
 )
+from labeler.tas.gates import DEFAULT_GATES, Gates
 from labeler.tas.multilevel import (
     AFFINITY_CONFIG_ANNOTATION,
     MULTILEVEL,
@@ -31,6 +31,7 @@ from labeler.tas.multilevel import (
     affinity_problems,
     derive_affinity,
 )
+from labeler.tas.place import simulate
 from labeler.tas.tree import Capacity, ExclusionStats, Outside, PodShape, Tree, leaf_capacity
 
 # kueue apis/kueue/v1beta2/topology_types.go
@@ -169,6 +170,20 @@ def volcano_network_topology(
     return {"networkTopology": stanza}
 
 
+# kube-scheduler (Kubernetes 1.37): PodGroup scheduling.k8s.io/v1beta1
+PODGROUP_API_VERSION = "scheduling.k8s.io/v1beta1"
+
+
+def podgroup_constraints(topology: Topology, mode: str, level: int | None) -> dict[str, Any] | None:
+    """``spec.schedulingConstraints`` of a kube-scheduler PodGroup bounding the group to
+    ``level``: TopologyPlacement makes one placement per value of the key, so every pod
+    lands in one domain. kube-scheduler has no soft form: a preferred request gets the same
+    (required) constraint. Unconstrained jobs need none."""
+    if mode == UNCONSTRAINED or level is None:
+        return None
+    return {"schedulingConstraints": {"topology": [{"key": level_key(topology, level)}]}}
+
+
 @dataclass(frozen=True)
 class Advice:
     """Everything ``advise`` reports. Level fields are tree level indexes."""
@@ -186,6 +201,7 @@ class Advice:
     outside: tuple[Outside, ...] = field(default_factory=tuple)
     nodes_in_tree: int = 0
     ascend: Mapping[str, str] | None = None  # multilevel job annotations (Ascend trees)
+    podgroup: Mapping[str, Any] | None = None  # kube-scheduler PodGroup spec part
 
 
 def advise(
@@ -196,12 +212,14 @@ def advise(
     *,
     volcano_version: tuple[int, int] = TIER_NAME_SINCE,
     affinity_config: str | None = None,
+    gates: Gates = DEFAULT_GATES,
 ) -> Advice:
     """Simulate the job now, find the narrowest fitting level now and on an empty cluster,
-    and say what to paste (``volcano`` is the stanza that works on ``volcano_version``)."""
+    and say what to paste (``volcano`` is the stanza that works on ``volcano_version``).
+    ``gates`` are Kueue's (the level probes are required requests, which no gate changes)."""
     now = leaf_capacity(tree, shape)
     empty = leaf_capacity(tree, shape, empty=True)
-    outcome = simulate(tree, now, job)
+    outcome = simulate(tree, now, job, gates)
     narrow_now = narrowest_fit(tree, now, job)
     narrow_empty = narrowest_fit(tree, empty, job)
     if outcome.fits:
@@ -234,6 +252,7 @@ def advise(
         outside=tuple(tree.outside),
         nodes_in_tree=len(tree.leaves),
         ascend=ascend_annotations(topology, job, suggested, affinity_config),
+        podgroup=podgroup_constraints(topology, job.mode, suggested),
     )
 
 

@@ -5,14 +5,14 @@ The reference is kubernetes-sigs/kueue ``pkg/cache/scheduler/tas_flavor_snapshot
 assignment". This module follows Kueue's default profile (``TASProfileMixed``, default since
 v0.15): BestFit for required and preferred requests, LeastFreeCapacity for unconstrained
 ones. PodSet groups (a leader and its workers) use the leader-aware counts and orderings.
-Not modelled: balanced placement (alpha, off by default), node replacement, preferred node
-affinity, elastic workloads.
 
 Two phases, as in Kueue:
 
 1. ``fill_counts`` — free pods and slices per domain, bottom-up.
 2. ``find_level`` picks the domain(s) at the requested level (climbing for preferred), then
-   ``descend`` splits the count level by level down to the nodes.
+   ``labeler.tas.place.descend`` splits the count level by level down to the nodes
+   (``labeler.tas.place.simulate`` runs both; ``labeler.tas.balanced`` is the alternative
+   to ``find_level`` with ``TASBalancedPlacement``).
 """
 
 from __future__ import annotations
@@ -70,14 +70,15 @@ class Outcome:
     spread: bool = False
     assignment: tuple[NodeAssignment, ...] = ()
     leader_assignment: tuple[NodeAssignment, ...] = ()
+    balanced: bool = False  # placed by TASBalancedPlacement
 
     @property
     def total(self) -> int:
         return sum(a.count for a in self.assignment)
 
 
-class _NoFit(Exception):
-    """Internal: carries Kueue's failure reason out of the level search."""
+class NoFit(Exception):
+    """Carries Kueue's failure reason out of the level search."""
 
 
 def not_fit_message(
@@ -98,7 +99,7 @@ def slice_sizes_at_levels(tree: Tree, layers: Sequence[SliceLayer]) -> dict[int,
     """Group size per level below the outermost slice layer (``buildSliceSizeAtLevel``).
 
     Every level from just under one layer down to the next layer's level distributes pods in
-    multiples of that next layer's size. Raises ``_NoFit`` with Kueue's wording when layers
+    multiples of that next layer's size. Raises ``NoFit`` with Kueue's wording when layers
     are out of order or sizes do not divide.
     """
     sizes: dict[int, int] = {}
@@ -107,12 +108,12 @@ def slice_sizes_at_levels(tree: Tree, layers: Sequence[SliceLayer]) -> dict[int,
     prev = layers[0]
     for layer in layers[1:]:
         if layer.level <= prev.level:
-            raise _NoFit(
+            raise NoFit(
                 f"additional slice layer topology {tree.keys[layer.level]} must be at a "
                 f"lower level than {tree.keys[prev.level]}"
             )
         if prev.size % layer.size:
-            raise _NoFit(
+            raise NoFit(
                 f"additional slice layer size {layer.size} must evenly divide parent "
                 f"layer size {prev.size}"
             )
@@ -304,31 +305,32 @@ def find_level(
     required: bool,
     unconstrained: bool,
     multi_layer: bool,
+    least_free: bool,
 ) -> tuple[int, list[Domain], bool]:
     """``findLevelWithFitDomains``: the domain(s) at ``level`` that hold the job.
 
     BestFit: the domain with the most slices, or if it fits, the tightest one that fits.
-    LeastFreeCapacity: the first fitting domain in ascending order. Required fails if no
+    LeastFreeCapacity (``least_free``: unconstrained with ``TASProfileMixed``): the first
+    fitting domain in ascending order. Required fails if no
     single domain fits; preferred climbs one level and retries; at the top (or when
     unconstrained) domains are taken greedily, the leader's first. With a leader, a domain
     fits only if it holds the leader too, counted with it. Returns (level, domains, spread).
     """
-    least_free = unconstrained
     need = job.count // job.slice_size
     lead = job.leaders
     while True:
         domains = tree.levels[level]
         if not domains:
-            raise _NoFit(f"no topology domains at level: {tree.keys[level]}")
+            raise NoFit(f"no topology domains at level: {tree.keys[level]}")
         ordered = sorted_with_leader(domains, least_free)
         top = ordered[0]
         if not least_free and top.slices_wl >= need and top.leaders >= lead:
             top = best_fit(ordered, need, True, lead)
 
-        def fail(fit: int, at: int = level) -> _NoFit:
+        def fail(fit: int, at: int = level) -> NoFit:
             if multi_layer:
-                return _NoFit(multi_layer_message(tree, at, job, stats))
-            return _NoFit(not_fit_message(tree.topology_name, fit, need, job.slice_size, stats))
+                return NoFit(multi_layer_message(tree, at, job, stats))
+            return NoFit(not_fit_message(tree.topology_name, fit, need, job.slice_size, stats))
 
         if least_free:
             for dom in ordered:
@@ -399,101 +401,3 @@ def _slices_in_subtree(dom: Domain, target: int, size: int) -> int:
     if dom.level == target:
         return dom.pods // size
     return sum(_slices_in_subtree(c, target, size) for c in dom.children)
-
-
-def descend(
-    tree: Tree,
-    chosen: list[Domain],
-    fit_level: int,
-    job: Job,
-    slice_level: int,
-    inner: dict[int, int],
-    least_free: bool,
-) -> list[Domain]:
-    """Phase 2b of ``findTopologyAssignment``: from the chosen domains down to the leaves.
-
-    Above the slice level the children of all chosen domains are pooled and filled greedily;
-    from the slice level down each parent's count (and its leader) is split among its own
-    children, in groups of the inner slice size where a layer asks for one (slice counts of
-    the children are then recomputed for that size, after sorting, as Kueue does).
-    """
-    last = tree.depth - 1
-    lead = job.leaders
-    current = fill_to_minimum(chosen, job.count, job.slice_size, least_free, True, lead)
-    level = fit_level
-    while level < min(last, slice_level):
-        pooled = [c for d in current for c in d.children]
-        current = fill_to_minimum(
-            sorted_domains(pooled, least_free), job.count, job.slice_size, least_free, True, lead
-        )
-        level += 1
-    while level < last:
-        size = inner.get(level + 1, 1)
-        nxt: list[Domain] = []
-        for dom in current:
-            kids = sorted_domains(dom.children, least_free)
-            if size > 1:
-                for kid in kids:
-                    kid.slices = kid.pods // size
-                    kid.slices_wl = kid.pods_wl // size
-            nxt += fill_to_minimum(kids, dom.pods, size, least_free, size > 1, dom.leaders)
-        current = nxt
-        level += 1
-    return current
-
-
-def _leaf_assignment(leaf: Domain, count: int) -> NodeAssignment:
-    # a node leaf is named by its node; a lowest-level domain has no single node
-    name = leaf.node.name if leaf.node is not None else ""
-    return NodeAssignment(node=name, count=count, values=leaf.values)
-
-
-def simulate(tree: Tree, capacity: Capacity, job: Job) -> Outcome:
-    """Where Kueue would put the job's pods now, or Kueue's reason why it cannot."""
-    last = tree.depth - 1
-    required = job.mode == REQUIRED
-    unconstrained = job.mode == UNCONSTRAINED
-    if job.slices:
-        slice_level, slice_size = job.slices[0].level, job.slices[0].size
-    else:
-        slice_level, slice_size = last, 1
-    if job.mode in (REQUIRED, PREFERRED):
-        if job.level is None:
-            raise ValueError(f"a {job.mode} request needs a level")
-        level = job.level
-    else:
-        # levelKey: a slice-only request is placed from the top; unconstrained from the leaves
-        level = 0 if job.slices else last
-    try:
-        if level > slice_level:
-            raise _NoFit(
-                f"podset slice topology {tree.keys[slice_level]} is above the podset "
-                f"topology {tree.keys[level]}"
-            )
-        inner = slice_sizes_at_levels(tree, job.slices)
-        fill_counts(tree, capacity, slice_size, slice_level, inner, job.leaders > 0)
-        fit_level, chosen, spread = find_level(
-            tree,
-            level,
-            job,
-            capacity.stats,
-            required=required,
-            unconstrained=unconstrained,
-            multi_layer=bool(inner),
-        )
-    except _NoFit as e:
-        return Outcome(fits=False, message=str(e))
-    leaves = sorted(
-        descend(tree, chosen, fit_level, job, slice_level, inner, unconstrained),
-        key=lambda d: d.values,
-    )
-    assignment = tuple(_leaf_assignment(leaf, leaf.pods) for leaf in leaves if leaf.pods > 0)
-    leader = tuple(_leaf_assignment(leaf, leaf.leaders) for leaf in leaves if leaf.leaders > 0)
-    return Outcome(
-        fits=True,
-        message="",
-        fit_level=fit_level,
-        spread=spread,
-        assignment=assignment,
-        leader_assignment=leader,
-    )

@@ -16,6 +16,7 @@ from typing import Any
 
 from labeler.base.errors import InputError
 from labeler.core.capacity import Node, node_from_object, resource_map
+from labeler.core.dra import SliceDevices, read_slice
 from labeler.core.node import TERMINATED_PHASES, Taint
 from labeler.core.quantity import PODS
 
@@ -180,6 +181,26 @@ def usage_by_node(
     return Usage(used=usage, resident=resident)
 
 
+WORKLOAD_ANNOTATION = "kueue.x-k8s.io/workload"  # on every pod of a Kueue Workload
+Running = Mapping[tuple[str, str], Mapping[str, int]]
+
+
+def running_by_workload(pods: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, int]]:
+    """(namespace, Workload) → node → its pods there that have neither ended nor are being
+    deleted: what Kueue's node controller waits for before it marks a NotReady node failed."""
+    out: dict[tuple[str, str], dict[str, int]] = {}
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        wl = (meta.get("annotations") or {}).get(WORKLOAD_ANNOTATION)
+        node = (pod.get("spec") or {}).get("nodeName")
+        phase = (pod.get("status") or {}).get("phase")
+        if not wl or not node or phase in TERMINATED_PHASES or meta.get("deletionTimestamp"):
+            continue
+        per_node = out.setdefault((str(meta.get("namespace") or ""), str(wl)), {})
+        per_node[str(node)] = per_node.get(str(node), 0) + 1
+    return out
+
+
 def with_usage(nodes: Iterable[Node], usage: Usage) -> list[Node]:
     """Attach the usage computed by ``usage_by_node`` to each node."""
     out = []
@@ -200,14 +221,18 @@ class Snapshot:
     pods: int = 0
     ignored: Mapping[str, int] = field(default_factory=dict)
     kueue: tuple[Mapping[str, Any], ...] = ()
-    """Kueue objects found (Workload, Topology, ResourceFlavor), as read."""
+    """Kueue objects found (Workload, Topology, ResourceFlavor, queues), as read."""
+    running: Running = field(default_factory=dict)
+    """Per Workload, its pods on each node that have not ended (``running_by_workload``)."""
+    slices: tuple[SliceDevices, ...] = ()
+    """DRA ResourceSlices found (``kubectl get resourceslices``), as their devices."""
 
     @property
     def workloads(self) -> list[Mapping[str, Any]]:
         return [o for o in self.kueue if o.get("kind") == "Workload"]
 
 
-KUEUE_KINDS = ("Workload", "Topology", "ResourceFlavor")
+KUEUE_KINDS = ("Workload", "Topology", "ResourceFlavor", "LocalQueue", "ClusterQueue")
 
 
 def snapshot_from_objects(
@@ -219,10 +244,11 @@ def snapshot_from_objects(
     to their Workloads (see ``usage_by_node``) when the snapshot has Workloads, unless
     ``tas_pods_via_workloads`` says otherwise.
     """
-    items = _items(doc, origin)
+    items = items_of(doc, origin)
     node_objs: list[tuple[str, Mapping[str, Any]]] = []
     pod_objs: list[Mapping[str, Any]] = []
     kueue: list[Mapping[str, Any]] = []
+    slices: list[SliceDevices] = []
     ignored: dict[str, int] = {}
     problems: list[str] = []
     for i, item in enumerate(items):
@@ -237,6 +263,11 @@ def snapshot_from_objects(
             pod_objs.append(item)
         elif kind in KUEUE_KINDS:
             kueue.append(item)
+        elif kind == "ResourceSlice":
+            try:
+                slices.append(read_slice(item, where))
+            except InputError as e:
+                problems.extend(e.problems)
         else:
             ignored[str(kind)] = ignored.get(str(kind), 0) + 1
     nodes: list[Node] = []
@@ -271,10 +302,14 @@ def snapshot_from_objects(
         pods=len(pod_objs),
         ignored=ignored,
         kueue=tuple(kueue),
+        running=running_by_workload(pod_objs),
+        slices=tuple(slices),
     )
 
 
-def _items(doc: Any, origin: str) -> list[Any]:
+def items_of(doc: Any, origin: str) -> list[Any]:
+    """The objects of a List, a typed list (NodeList: items get their kind), a YAML stream of
+    either, or one object."""
     if isinstance(doc, list):
         out: list[Any] = []
         for d in doc:  # a multi-document YAML stream: each a List or an object

@@ -30,6 +30,12 @@ _NOT_PLAIN = frozenset("&*!|>{}[]%@`#'\",?:")
 _PLAIN_KEYS: dict[str, bool] = {}
 _SCALARS: dict[str, Any] = {}  # repeated short values ("v1", "Running", "100m") parse once
 _MISS = object()
+# YAML's white space is the space and the tab only: Python's strip() would also take a
+# no-break space (U+00A0), which is text to YAML. Python's splitlines() also breaks lines at
+# characters libyaml does not (form feed, U+2028…): a file holding one goes to the loader
+# whole, so that an item re-joined from its lines is never other text than was written.
+_BLANK = " \t"
+_OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # each found by a fast `in`
 _CACHE_MAX = 100_000
 
 
@@ -51,6 +57,8 @@ def load(text: str, origin: str = "snapshot") -> Any:
 
 def _load_list(text: str, origin: str) -> Any:
     """A top-level mapping whose ``items:`` sequence is read item by item."""
+    if any(c in text for c in _OTHER_BREAKS):
+        raise _Unsupported("a line break that YAML does not count as one")
     lines = text.splitlines()
     top: list[str] = []
     items: list[Any] = []
@@ -58,7 +66,7 @@ def _load_list(text: str, origin: str) -> Any:
     i, n = 0, len(lines)
     while i < n:
         line = lines[i]
-        if line.startswith("items:") and line[6:].strip() in ("", "[]"):
+        if line.startswith("items:") and line[6:].strip(_BLANK) in ("", "[]"):
             has_items = True
             i += 1
             start: int | None = None
@@ -68,7 +76,7 @@ def _load_list(text: str, origin: str) -> Any:
                     if start is not None:
                         items.append(_item(lines[start:i], origin))
                     start = i
-                elif entry[:1].strip() and entry[0] != "#":
+                elif entry[:1] not in ("", " ", "#"):
                     break  # back at column 0: the List's next key
                 i += 1
             if start is not None:
@@ -107,7 +115,7 @@ class _Block:
             if body[0] == "\t":
                 raise _Unsupported("tab indentation")
             self.ind.append(len(raw) - len(body))
-            self.txt.append(body.rstrip())
+            self.txt.append(body.rstrip(_BLANK))
         self.i = 0
 
     def item(self) -> Any:
@@ -221,6 +229,7 @@ def _scalar(text: str) -> Any:
     if (
         first in _NOT_PLAIN
         or " #" in text
+        or "\t#" in text
         or ": " in text
         or text[-1] == ":"
         or text == "-"

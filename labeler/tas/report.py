@@ -15,8 +15,8 @@ import yaml
 from labeler.base.text import left_out, table
 from labeler.core.model import Topology
 from labeler.core.quantity import format_units
-from labeler.tas.advice import Advice, level_key, level_name
-from labeler.tas.assign import UNCONSTRAINED
+from labeler.tas.advice import PODGROUP_API_VERSION, Advice, level_key, level_name
+from labeler.tas.assign import PREFERRED, UNCONSTRAINED
 from labeler.tas.inventory import LevelInfo
 from labeler.tas.tree import ExclusionStats, Outside
 
@@ -66,9 +66,11 @@ def advice_dict(topology: Topology, advice: Advice) -> dict[str, Any]:
         "volcano": advice.volcano,
         "volcano_legacy": advice.volcano_legacy,
         "ascend_annotations": dict(advice.ascend) if advice.ascend else None,
+        "podgroup": advice.podgroup,
         "nodes_in_topology": advice.nodes_in_tree,
         "excluded": stats_dict(advice.stats),
         "outside": [{"node": o.node, "reason": o.reason} for o in advice.outside],
+        "balanced_placement": out.balanced,
     }
 
 
@@ -109,7 +111,8 @@ def advice_text(topology: Topology, advice: Advice, requests: Mapping[str, int])
             where = "spread over several top-level domains"
         else:
             where = f"within one {_label(topology, advice.level)} domain"
-        lines.append(f"Verdict: FITS now, {where}.")
+        how = " (balanced placement: TASBalancedPlacement)" if out.balanced else ""
+        lines.append(f"Verdict: FITS now, {where}{how}.")
         keys = topology.kueue_levels()
         header = ["NODE", "PODS", *(level_name(topology, i) for i in range(len(keys) - 1))]
         rows = [header] + [[a.node, str(a.count), *a.values[:-1]] for a in out.assignment]
@@ -147,6 +150,11 @@ def advice_text(topology: Topology, advice: Advice, requests: Mapping[str, int])
                 "Volcano Job spec (tier number: the same on static and discovered HyperNodes):"
             )
             lines += _yaml_block(advice.volcano)
+    if advice.podgroup is not None:
+        lines.append(f"kube-scheduler PodGroup spec ({PODGROUP_API_VERSION}, Kubernetes 1.37):")
+        lines += _yaml_block(advice.podgroup)
+        if job.mode == PREFERRED:
+            lines.append("  (kube-scheduler has no preferred mode: this constraint is required)")
     if advice.ascend:
         lines.append("Ascend multi-level job annotations (ascend-for-volcano):")
         lines += _yaml_block({"annotations": dict(advice.ascend)})

@@ -207,10 +207,13 @@ class ExclusionStats:
     node_selector: int = 0
     resources: Mapping[str, int] = field(default_factory=dict)
     affinity: int = 0
+    topology_domain: int = 0  # outside the domain a node replacement is confined to
 
     @property
     def any(self) -> bool:
-        return bool(self.node_selector or self.affinity or self.taints or self.resources)
+        return bool(self.node_selector or self.affinity or self.taints or self.resources) or bool(
+            self.topology_domain
+        )
 
     def reasons(self) -> str:
         """Kueue's ``formatReasons``: every reason formatted, then sorted as strings."""
@@ -219,6 +222,8 @@ class ExclusionStats:
             parts.append(f"nodeSelector: {self.node_selector}")
         if self.affinity:
             parts.append(f"affinity: {self.affinity}")
+        if self.topology_domain:
+            parts.append(f"topologyDomain: {self.topology_domain}")
         parts += [f'taint "{t}": {n}' for t, n in self.taints.items()]
         parts += [f'resource "{r}": {n}' for r, n in self.resources.items()]
         return ", ".join(sorted(parts))
@@ -306,6 +311,36 @@ def _feasible(node: Node, shape: PodShape) -> tuple[str, str]:
     return "", ""
 
 
+@dataclass
+class _Exclusions:
+    """The leaves that take no pod, counted by reason as ``ExclusionStats`` reports them."""
+
+    taints: dict[str, int] = field(default_factory=dict)
+    resources: dict[str, int] = field(default_factory=dict)
+    node_selector: int = 0
+    affinity: int = 0
+
+    def filtered(self, kind: str, detail: str) -> str:
+        """Count a node that a filter of :func:`_feasible` rejects; the leaf's reason."""
+        if kind == "taint":
+            self.taints[detail] = self.taints.get(detail, 0) + 1
+            return f"taint {detail}"
+        if kind == "nodeSelector":
+            self.node_selector += 1
+            return "nodeSelector"
+        self.affinity += 1
+        return "node affinity"
+
+    def stats(self, total_nodes: int) -> ExclusionStats:
+        return ExclusionStats(
+            total_nodes=total_nodes,
+            taints=self.taints,
+            node_selector=self.node_selector,
+            resources=self.resources,
+            affinity=self.affinity,
+        )
+
+
 def leaf_capacity(
     tree: Tree,
     shape: PodShape,
@@ -328,10 +363,7 @@ def leaf_capacity(
     """
     requests = shape.with_pod_slot()
     leader_req = leader.with_pod_slot() if leader is not None else None
-    taints: dict[str, int] = {}
-    resources: dict[str, int] = {}
-    selector_misses = 0
-    affinity_misses = 0
+    excluded = _Exclusions()
     counts: list[int] = []
     blocked: list[str] = []
     leaders: list[int] = []
@@ -342,15 +374,7 @@ def leaf_capacity(
             assert leaf.node is not None
             kind, detail = _feasible(leaf.node, shape)
             if kind:
-                if kind == "taint":
-                    taints[detail] = taints.get(detail, 0) + 1
-                    blocked.append(f"taint {detail}")
-                elif kind == "nodeSelector":
-                    selector_misses += 1
-                    blocked.append("nodeSelector")
-                else:
-                    affinity_misses += 1
-                    blocked.append("node affinity")
+                blocked.append(excluded.filtered(kind, detail))
                 counts.append(0)
                 leaders.append(0)
                 with_leader.append(0)
@@ -362,10 +386,12 @@ def leaf_capacity(
                 free[res] = free.get(res, 0) - v
         n, limiting = count_in(requests, free)
         if n == 0 and limiting:
-            resources[limiting] = resources.get(limiting, 0) + 1
+            excluded.resources[limiting] = excluded.resources.get(limiting, 0) + 1
+            blocked.append(f"full ({limiting})")
+        else:
+            blocked.append("")
         counts.append(n)
-        blocked.append(f"full ({limiting})" if n == 0 and limiting else "")
-        if leader_req is not None:
+        if leader_req is not None:  # the leader takes its share first
             if count_in(leader_req, free)[0] > 0:
                 leaders.append(1)
                 for res, v in leader_req.items():
@@ -373,16 +399,9 @@ def leaf_capacity(
             else:
                 leaders.append(0)
             with_leader.append(count_in(requests, free)[0])
-    stats = ExclusionStats(
-        total_nodes=len(tree.leaves),
-        taints=taints,
-        node_selector=selector_misses,
-        resources=resources,
-        affinity=affinity_misses,
-    )
     return Capacity(
         pods=tuple(counts),
-        stats=stats,
+        stats=excluded.stats(len(tree.leaves)),
         blocked=tuple(blocked),
         leaders=tuple(leaders) if leader_req is not None else (),
         pods_with_leader=tuple(with_leader) if leader_req is not None else (),

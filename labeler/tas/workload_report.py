@@ -13,6 +13,7 @@ from typing import Any
 from labeler.base.text import table
 from labeler.tas.admit import PodSetResult, WorkloadResult
 from labeler.tas.assign import UNCONSTRAINED
+from labeler.tas.gates import DEFAULT_GATES, KUEUE_VERSION, Gates
 from labeler.tas.report import MAX_OUTSIDE_LINES, request_text, stats_dict
 from labeler.tas.tree import Tree
 
@@ -58,7 +59,12 @@ def podset_dict(tree: Tree, r: PodSetResult) -> dict[str, Any]:
 
 
 def workload_dict(
-    tree: Tree, results: Sequence[WorkloadResult], *, flavor: str | None, held: int
+    tree: Tree,
+    results: Sequence[WorkloadResult],
+    *,
+    flavor: str | None,
+    held: int,
+    gates: Gates = DEFAULT_GATES,
 ) -> dict[str, Any]:
     fits = all(w.fits for w in results)
     return {
@@ -79,6 +85,7 @@ def workload_dict(
             for w in results
         ],
         "outside": [{"node": o.node, "reason": o.reason} for o in tree.outside],
+        "kueue": kueue_dict(gates),
     }
 
 
@@ -103,7 +110,8 @@ def podset_text(tree: Tree, r: PodSetResult) -> list[str]:
             if out.spread or out.fit_level is None
             else f"within one {tree.keys[out.fit_level]} domain"
         )
-        lines.append(f"  FITS now, {where}:")
+        how = " (balanced placement)" if out.balanced else ""
+        lines.append(f"  FITS now, {where}{how}:")
         upper = list(tree.keys[:-1])
         if tree.hostname_leaves:
             rows = [["HOSTNAME", "NODE", "PODS", *upper]]
@@ -124,7 +132,12 @@ def podset_text(tree: Tree, r: PodSetResult) -> list[str]:
 
 
 def workload_text(
-    tree: Tree, results: Sequence[WorkloadResult], *, flavor: str | None, held: int
+    tree: Tree,
+    results: Sequence[WorkloadResult],
+    *,
+    flavor: str | None,
+    held: int,
+    gates: Gates = DEFAULT_GATES,
 ) -> str:
     on = f'topology "{tree.topology_name}"' + (f" (ResourceFlavor {flavor})" if flavor else "")
     lines = [f"Levels of {on}: {', '.join(tree.keys)}"]
@@ -146,8 +159,18 @@ def workload_text(
             lines.append(f"  {o.node}: {o.reason}")
         if len(tree.outside) > MAX_OUTSIDE_LINES:
             lines.append(f"  … and {len(tree.outside) - MAX_OUTSIDE_LINES} more (see -o json)")
-    lines.append(
-        "Not modelled: balanced placement (alpha), node replacement, elastic Workloads, "
-        "preferred node affinity."
-    )
+    lines.append(modelled_line(gates))
     return "\n".join(lines)
+
+
+def modelled_line(gates: Gates) -> str:
+    """Which Kueue the answer models, the gates changed from its defaults, what is not."""
+    changed = ", ".join(f"{k}={str(v).lower()}" for k, v in gates.changed.items())
+    return (
+        f"Modelled: {KUEUE_VERSION}" + (f" with {changed}" if changed else "") + "; not "
+        "modelled: ClusterQueue quota and preemption, elastic Workloads, preferred node affinity."
+    )
+
+
+def kueue_dict(gates: Gates) -> dict[str, Any]:
+    return {"version": KUEUE_VERSION, "feature_gates_changed": gates.changed}

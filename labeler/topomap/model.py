@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
+from labeler.base.text import natural_key
 from labeler.core.capacity import Node
 from labeler.core.check import NODE_STATES, UNLABELED
+from labeler.core.dra import Devices
 from labeler.core.model import Topology
 from labeler.core.node import NodeInfo
 from labeler.core.overlay import JobOverlay
@@ -69,13 +71,33 @@ class TopologyMap:
     resources: tuple[str, ...]
     counts: Mapping[str, int]
     domains: tuple[MapDomain, ...]
-    nodes: tuple[MapNode, ...]  # sorted by name
+    nodes: tuple[MapNode, ...]  # sorted by name, numbers by value (natural_key)
     job: JobOverlay | None = None
     refresh: int = 0  # seconds between reloads of a served page; 0 = never
+    marks: Mapping[int, str] = field(default_factory=dict)  # domain index -> warning
 
     @property
     def outside(self) -> tuple[MapNode, ...]:
         return tuple(n for n in self.nodes if n.domain < 0)
+
+    def partial_in_domains(self) -> list[int]:
+        """Per domain, the nodes outside the topology whose wider labels name it: a node
+        that lacks only its local block counts in its network block and island. The
+        overview shows them on the domain's row (they are there, but no scheduler sees
+        them)."""
+        index = {d.path: i for i, d in enumerate(self.domains)}
+        counts = [0] * len(self.domains)
+        for n in self.outside:
+            prefix: tuple[str, ...] = ()
+            for value in n.values:
+                if value is None:
+                    break
+                prefix = (*prefix, value)
+                i = index.get(prefix)
+                if i is None:
+                    break
+                counts[i] += 1
+        return counts
 
     def domain_index(self, path: Sequence[str]) -> int:
         for i, d in enumerate(self.domains):
@@ -117,13 +139,23 @@ class TopologyMap:
             "states": states,
             "counts": dict(self.counts),
             "domains": [
-                [d.path[-1], d.level, d.parent, d.nodes, d.total, -1 if d.free is None else d.free]
-                for d in self.domains
+                [
+                    d.path[-1],
+                    d.level,
+                    d.parent,
+                    d.nodes,
+                    d.total,
+                    -1 if d.free is None else d.free,
+                    partial,
+                ]
+                for d, partial in zip(self.domains, self.partial_in_domains(), strict=True)
             ],
             "nodes": nodes,
             "pairs": list(pairs),
             "refresh": self.refresh,
         }
+        if self.marks:
+            out["marks"] = {str(i): text for i, text in self.marks.items()}
         if job is not None:
             out["job"] = {
                 "fits": job.fits,
@@ -136,9 +168,15 @@ class TopologyMap:
         return out
 
 
-def facts_from_nodes(topology: Topology, scope: Scope, nodes: Iterable[Node]) -> list[NodeFacts]:
+def facts_from_nodes(
+    topology: Topology,
+    scope: Scope,
+    nodes: Iterable[Node],
+    devices: Mapping[str, Devices] | None = None,
+) -> list[NodeFacts]:
     """The audit's facts of the simulator's nodes that are in scope (the same filter and
-    the same accelerator count as ``audit``)."""
+    the same accelerator count as ``audit``); ``devices``: node → its DRA devices."""
+    devices = devices or {}
     out = []
     for n in nodes:
         info = NodeInfo(
@@ -149,7 +187,7 @@ def facts_from_nodes(topology: Topology, scope: Scope, nodes: Iterable[Node]) ->
             unschedulable=n.unschedulable,
             taints=n.taints,
         )
-        facts = node_facts(topology, scope, info)
+        facts = node_facts(topology, scope, info, devices.get(n.name, ()))
         if facts is not None:
             out.append(facts)
     return out
@@ -159,12 +197,15 @@ def details_from_nodes(
     nodes: Iterable[Node], resources: Mapping[str, Sequence[str]], *, usage: bool = True
 ) -> dict[str, NodeDetail]:
     """Labels, scheduling taints and free accelerators of each node named in ``resources``
-    (node -> its accelerator resources). Without ``usage`` (no pods read), free is unknown."""
+    (node -> its accelerator resources). Without ``usage`` (no pods read), free is unknown;
+    so it is on a node with DRA devices (a resource that is no allocatable resource of the
+    node: what DRA claims hold is not read)."""
     out = {}
     for n in nodes:
         if n.name not in resources:
             continue
-        free = n.free() if usage else None
+        known = usage and all(r in n.allocatable for r in resources[n.name])
+        free = n.free() if known else None
         taints = tuple(str(t) for t in n.taints)
         if not n.ready:
             taints += ("(node not Ready)",)
@@ -176,6 +217,59 @@ def details_from_nodes(
             free=None if free is None else {r: max(0, free.get(r, 0)) for r in resources[n.name]},
         )
     return out
+
+
+@dataclass
+class _Domains:
+    """The domains of the map as they are met, a node at a time (index = order of first
+    sight); a domain is its whole path of values, widest first."""
+
+    index: dict[tuple[str, ...], int] = field(default_factory=dict)
+    paths: list[tuple[str, ...]] = field(default_factory=list)
+    parents: list[int] = field(default_factory=list)
+    nodes: list[int] = field(default_factory=list)
+    totals: list[int] = field(default_factory=list)
+    frees: list[int | None] = field(default_factory=list)  # None once any node's is unknown
+
+    def add(self, path: tuple[str, ...], total: int, free: int | None) -> int:
+        """Count a node in every domain along ``path``; the narrowest domain's index."""
+        index, nodes, totals, frees = self.index, self.nodes, self.totals, self.frees
+        parent = -1
+        for depth in range(1, len(path) + 1):
+            prefix = path[:depth]
+            i = index.get(prefix)
+            if i is None:
+                i = index[prefix] = len(self.paths)
+                self.paths.append(prefix)
+                self.parents.append(parent)
+                nodes.append(0)
+                totals.append(0)
+                frees.append(0)
+            nodes[i] += 1
+            totals[i] += total
+            f_i = frees[i]
+            frees[i] = None if f_i is None or free is None else f_i + free
+            parent = i
+        return parent
+
+    def in_order(self) -> tuple[tuple[MapDomain, ...], dict[int, int]]:
+        """The domains sorted by path, numbers by value (lb-2 before lb-10), so that
+        siblings are drawn in a stable, readable order; and each old index's new one."""
+        paths, parents = self.paths, self.parents
+        order = sorted(range(len(paths)), key=lambda i: tuple(map(natural_key, paths[i])))
+        new = {old: k for k, old in enumerate(order)}
+        domains = tuple(
+            MapDomain(
+                path=paths[i],
+                level=len(paths[i]) - 1,
+                parent=new[parents[i]] if parents[i] >= 0 else -1,
+                nodes=self.nodes[i],
+                total=self.totals[i],
+                free=self.frees[i],
+            )
+            for i in order
+        )
+        return domains, new
 
 
 def build_map(
@@ -196,16 +290,12 @@ def build_map(
     report = report or build_report(profile, scope, topology, facts)
     state_of = {n: s for s, names in report.states.items() for n in names}
     details = details or {}
-    levels = topology.levels
-    index: dict[tuple[str, ...], int] = {}
-    paths: list[tuple[str, ...]] = []
-    parents: list[int] = []
-    nodes_in: list[int] = []
-    totals: list[int] = []
-    frees: list[int | None] = []
+    every_level = tuple(lv.name for lv in topology.levels)
+    domains = _Domains()
+    add_domain = domains.add
     resources: set[str] = set()
     out_nodes: list[MapNode] = []
-    for f in sorted(facts, key=lambda f: f.name):
+    for f in sorted(facts, key=lambda f: natural_key(f.name)):
         state = state_of[f.name]
         values = f.position.values
         total = sum(n for _, n in f.accelerators)
@@ -213,29 +303,8 @@ def build_map(
         detail = details.get(f.name, NodeDetail())
         free = None if detail.free is None else sum(detail.free.values())
         domain = -1
-        if all(v is not None for v in values):
-            path = tuple(v for v in values if v is not None)
-            parent = -1
-            for depth in range(1, len(path) + 1):
-                prefix = path[:depth]
-                i = index.get(prefix)
-                if i is None:
-                    i = index[prefix] = len(paths)
-                    paths.append(prefix)
-                    parents.append(parent)
-                    nodes_in.append(0)
-                    totals.append(0)
-                    frees.append(0)
-                nodes_in[i] += 1
-                totals[i] += total
-                f_i = frees[i]
-                frees[i] = None if f_i is None or free is None else f_i + free
-                parent = i
-            domain = parent
-        if state == UNLABELED:
-            missing = tuple(lv.name for lv in levels)
-        else:
-            missing = report.missing.get(f.name, ())
+        if all(v is not None for v in values):  # then the values are the domain's path
+            domain = add_domain(cast("tuple[str, ...]", values), total, free)
         out_nodes.append(
             MapNode(
                 name=f.name,
@@ -244,35 +313,22 @@ def build_map(
                 values=values,
                 total=total,
                 free=free,
-                missing=missing,
+                missing=every_level if state == UNLABELED else report.missing.get(f.name, ()),
                 labels=detail.labels or _position_labels(topology, f),
                 taints=detail.taints,
             )
         )
-    # Domains sorted by path so that siblings are drawn in a stable, readable order.
-    order = sorted(range(len(paths)), key=lambda i: paths[i])
-    new = {old: k for k, old in enumerate(order)}
-    domains = tuple(
-        MapDomain(
-            path=paths[i],
-            level=len(paths[i]) - 1,
-            parent=new[parents[i]] if parents[i] >= 0 else -1,
-            nodes=nodes_in[i],
-            total=totals[i],
-            free=frees[i],
-        )
-        for i in order
-    )
+    drawn, new = domains.in_order()
     remapped = tuple(n if n.domain < 0 else replace(n, domain=new[n.domain]) for n in out_nodes)
     return TopologyMap(
         title=title or f"Topology of {profile}",
         origin=origin,
         profile=profile,
         scope=scope,
-        levels=tuple(lv.name for lv in levels),
+        levels=every_level,
         resources=tuple(sorted(resources)),
         counts=report.counts(),
-        domains=domains,
+        domains=drawn,
         nodes=remapped,
         job=job,
         refresh=refresh,

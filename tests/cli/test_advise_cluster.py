@@ -62,7 +62,8 @@ def test_from_cluster_reads_nodes_pods_and_taints(
         "gpu-down": "not Ready",
     }
     assert doc["narrowest_fit_now"] == NB
-    assert fake_kube.count("list") == 2  # nodes and pods, one page each
+    # nodes, pods and gpu.nvidia.com's ResourceSlices, one page each
+    assert fake_kube.count("list") == 3
     assert fake_kube.count("patch") == 0 and fake_kube.count("create") == 0
 
     code = main(

@@ -30,11 +30,12 @@ def test_example_jobset_is_pending_and_says_where_it_would_fit(
     code, doc = run(capsys, "-f", str(JOBSET), "--from-snapshot", str(SNAPSHOT))
     assert code == 3  # done: the Workload does not fit
     assert doc["flavor"] == "h100" and doc["topology"] == "default"
-    assert doc["admitted_workloads_holding_capacity"] == 1  # infer-7f3a on gpu-10
+    # infer-7f3a on gpu-10, train-b on gpu-11 and gpu-12
+    assert doc["admitted_workloads_holding_capacity"] == 2
     (wl,) = doc["workloads"]
     assert wl["message"] == (
         'topology "default" allows to fit only 2 out of 4 pod(s). Total nodes: 11; excluded: '
-        'resource "nvidia.com/gpu": 4, taint "nvidia.com/gpu-health=degraded:NoSchedule": 1'
+        'resource "nvidia.com/gpu": 6, taint "nvidia.com/gpu-health=degraded:NoSchedule": 1'
     )
     leader, workers = wl["podsets"]
     assert (leader["name"], leader["role"], workers["role"]) == ("leader", "leader", "workers")
@@ -68,15 +69,15 @@ def test_text_output_and_profile_instead_of_kueue_objects(
     assert code == 3  # done: the Workload does not fit
     # the profile's topology, named after it; gpu-10 is still held by the admitted Workload
     assert 'topology "oci-rdma" allows to fit only 2 out of 4 pod(s)' in out
-    assert "PodSet workers: 4 pod(s)" in out and "Not modelled: balanced placement" in out
+    assert "PodSet workers: 4 pod(s)" in out and "Modelled: Kueue v0.20.0-devel" in out
 
 
 def test_workload_from_snapshot_and_bad_references(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # the admitted Workload itself: its own admission does not count against it
+    # the admitted Workload itself: its own admission does not count against it (train-b's does)
     code, doc = run(capsys, "--workload", "team-a/infer-7f3a", "--from-snapshot", str(SNAPSHOT))
-    assert code == 0 and doc["admitted_workloads_holding_capacity"] == 0
+    assert code == 0 and doc["admitted_workloads_holding_capacity"] == 1
     assert main(["advise", "--workload", "nope", "--from-snapshot", str(SNAPSHOT)]) == 2
     assert main(["advise", "--workload", "a/b", "--from-snapshot", str(SNAPSHOT)]) == 1
     assert "no Workload a/b" in capsys.readouterr().err
@@ -129,7 +130,7 @@ def test_workload_from_the_cluster(
         "--workload", "team-c/jobset-llm-train-1a2b",
     )  # fmt: skip
     assert code == 3  # done: the Workload does not fit
-    assert doc["admitted_workloads_holding_capacity"] == 1
+    assert doc["admitted_workloads_holding_capacity"] == 2
     assert doc["workloads"][0]["message"].startswith(
         'topology "default" allows to fit only 2 out of 4 pod(s). Total nodes: 11'
     )

@@ -372,7 +372,7 @@ def interrupted(
     command: list[str], sig: str, fake_kube: FakeKube, kubeconfig: Path, tmp_path: Path
 ) -> tuple[int, str, str, int]:
     """Run ``command`` (given the CSV) on 40 slow nodes and send ``sig`` once 4 patches
-    came: (exit code, stdout, stderr, nodes labelled)."""
+    came: (exit code, stdout, stderr, nodes labeled)."""
 
     names = fake_kube.seed_nodes(40)
     csv = tmp_path / "c.csv"

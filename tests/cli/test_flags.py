@@ -116,10 +116,14 @@ def test_check_takes_o_for_its_report_format() -> None:
 
 def test_scope_flags_are_the_same_in_audit_check_and_generate() -> None:
     commands = _subcommands()
-    default = "nodes with allocatable nvidia.com/gpu or huawei.com/Ascend* > 0"
-    for name in ("audit", "check", "generate"):
+    default = (
+        "nodes with allocatable nvidia.com/gpu or huawei.com/Ascend* > 0 or with "
+        "gpu.nvidia.com devices (DRA)"
+    )
+    for name in ("audit", "check", "generate", "map"):
         text = " ".join(commands[name].format_help().split())
         assert "--node-selector SELECTOR" in text and "--resource PATTERN" in text, name
+        assert "--dra-driver DRIVER" in text, name
         assert default in text, name
 
 

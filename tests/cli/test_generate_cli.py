@@ -166,7 +166,8 @@ def test_check_from_cluster_scopes_to_accelerator_nodes(
     assert main(base) == 0
     out = capsys.readouterr().out
     assert "2 node(s)" in out and "2 labeled" in out and "cpu-1" not in out
-    assert "scope: nodes with allocatable nvidia.com/gpu or huawei.com/Ascend* > 0; 1 other" in out
+    scope = "nodes with allocatable nvidia.com/gpu or huawei.com/Ascend* > 0 or with gpu.nvidia.com"
+    assert f"scope: {scope} devices (DRA); 1 other" in out
     # A selector that covers the CPU node puts it in scope: it lacks every level label.
     assert main([*base, "--node-selector", "pool in (gpu,cpu)"]) == 3
     out = capsys.readouterr().out

@@ -98,7 +98,11 @@ def test_api_commands_load_configuration_and_transport_not_the_generated_api(
         ["plan", f"--config-path={CSV}", f"--kubeconfig={kubeconfig}", "--skip-missing-nodes"],
         cwd=tmp_path,
     )
-    assert fake_kube.count("list") == 2  # both really asked the cluster
+    # both really asked the cluster: audit for nodes, the DRA driver's ResourceSlices and,
+    # for its hot-swap view, pods, Workloads, Topologies and ResourceFlavors; plan for nodes
+    assert fake_kube.count("list", "/api/v1/nodes") == 2
+    assert fake_kube.count("list", "/apis/resource.k8s.io/v1/resourceslices") == 1
+    assert fake_kube.count("list") == 7
     kube = client_modules(modules)
     assert {"kubernetes.client.configuration", "kubernetes.config.kube_config"} <= kube
     assert "kubernetes.client.rest" in kube

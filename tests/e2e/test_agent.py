@@ -178,8 +178,8 @@ def test_a_foreign_value_is_kept_without_adopt(
     (dry,) = runner.once(("f1", "--dry-run"))
     (plain,) = runner.once(("f1",))
     assert dry.returncode == 3, dry.stdout + dry.stderr
-    assert f"  conflict {K.local_block}: has 'hand-made' (not ours)" in dry.stdout
-    assert f"  add {K.hpc_island}=" in dry.stdout
+    assert f"f1: conflict {K.local_block}: has 'hand-made' (not ours)" in dry.stdout
+    assert f"f1: add {K.hpc_island}=" in dry.stdout
     assert plain.returncode == 3, plain.stderr
     assert "--adopt" in plain.stderr
     assert labels(fake_kube, "f1")[K.local_block] == "hand-made"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from labeler.core.node import OWNED_ANNOTATION, OWNERS_ANNOTATION
 from labeler.core.profiles import (
     AZURE_INTERCONNECT_GROUP,
     AZURE_INTERCONNECT_SUBGROUP,
@@ -17,6 +19,9 @@ from tests.e2e.once import agents_once, labels
 from tests.fakekube import FakeKube
 
 pytestmark = pytest.mark.slow
+
+# Where versions before cloud-node-manager's subgroup key wrote the subgroup.
+OLD_SUBGROUP = "topology-labeler.io/azure-interconnect-subgroup"
 
 
 def test_interconnect_labels_from_the_fields_or_the_tag_and_none_without_them(
@@ -50,3 +55,62 @@ def test_interconnect_labels_from_the_fields_or_the_tag_and_none_without_them(
     assert down.returncode == 1 and "503" in down.stderr
     for node in ("plain", "down"):
         assert AZURE_INTERCONNECT_GROUP not in labels(fake_kube, node)
+
+
+CNM = {AZURE_INTERCONNECT_GROUP: "g1", AZURE_INTERCONNECT_SUBGROUP: "s1"}
+FIELDS = {"interconnectGroupId": "g1", "interconnectSubgroupId": "s1"}
+
+
+def test_cloud_node_managers_equal_labels_are_claimed_and_a_different_one_is_kept(
+    fake_kube: FakeKube, imds: FakeImds, kubeconfig: Path
+) -> None:
+    # cloud-node-manager labels the node from the same IMDS fields before the agent runs.
+    fake_kube.add_node("same", labels=CNM)
+    fake_kube.add_node("other", labels={**CNM, AZURE_INTERCONNECT_SUBGROUP: "s9"})
+    for node in ("same", "other"):
+        imds.set(node, COMPUTE_PATH, FIELDS)
+    fake_kube.clear_journal()
+    same, other = agents_once(kubeconfig, imds, "azure", "--azure-imds", "same", "other")
+    assert same.returncode == 0, same.stderr
+    # The claim: one patch, of our annotations only; the labels are left as they were.
+    (patch,) = [r for r in fake_kube.requests(verb="patch") if r.path.endswith("/same")]
+    assert "labels" not in patch.body["metadata"]
+    node = fake_kube.get_node("same")["metadata"]
+    assert {k: node["labels"][k] for k in CNM} == CNM
+    assert set(CNM) <= set(node["annotations"][OWNED_ANNOTATION].split(","))
+    # A value the cloud provider wrote differently is not ours to overwrite.
+    assert other.returncode == 3, other.stderr
+    assert f"{AZURE_INTERCONNECT_SUBGROUP} is 's9', wanted 's1'" in other.stderr
+    assert labels(fake_kube, "other")[AZURE_INTERCONNECT_SUBGROUP] == "s9"
+
+
+def test_moving_from_the_old_subgroup_key_as_the_readme_says(
+    fake_kube: FakeKube, imds: FakeImds, kubeconfig: Path
+) -> None:
+    # A node an earlier version labeled: the subgroup under our old key, owned by the agent.
+    fake_kube.add_node(
+        "gb-1",
+        labels={AZURE_INTERCONNECT_GROUP: "g1", OLD_SUBGROUP: "s1"},
+        annotations={
+            OWNED_ANNOTATION: f"{AZURE_INTERCONNECT_GROUP},{OLD_SUBGROUP}",
+            OWNERS_ANNOTATION: json.dumps(
+                {AZURE_INTERCONNECT_GROUP: "agent", OLD_SUBGROUP: "agent"}
+            ),
+        },
+    )
+    imds.set("gb-1", COMPUTE_PATH, FIELDS)
+    (upgraded,) = agents_once(kubeconfig, imds, "azure", "--azure-imds", "gb-1")
+    assert upgraded.returncode == 0, upgraded.stderr
+    # Step 1: the new key is written beside the old one, which stays for the schedulers
+    # still configured with it.
+    got = labels(fake_kube, "gb-1")
+    assert got[AZURE_INTERCONNECT_SUBGROUP] == "s1" and got[OLD_SUBGROUP] == "s1"
+    # Step 2: the operator removes the old key (kubectl label … key-); the agent's next
+    # reconcile forgets it in its bookkeeping and never writes it back.
+    fake_kube.set_node_labels("gb-1", {OLD_SUBGROUP: None})
+    (again,) = agents_once(kubeconfig, imds, "azure", "--azure-imds", "gb-1")
+    assert again.returncode == 0, again.stderr
+    meta = fake_kube.get_node("gb-1")["metadata"]
+    assert OLD_SUBGROUP not in meta["labels"]
+    assert OLD_SUBGROUP not in meta["annotations"][OWNED_ANNOTATION]
+    assert OLD_SUBGROUP not in json.loads(meta["annotations"][OWNERS_ANNOTATION])

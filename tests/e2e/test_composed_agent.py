@@ -18,7 +18,7 @@ from labeler.core.profiles import NVIDIA_CLIQUE, OCI_HOST_ID, oci_rdma_nvlink
 from tests.e2e.fake_imds import RDMA, Answer, FakeImds, rdma_doc
 from tests.fakekube import FakeKube
 from tests.helpers import cli_env
-from tests.sources.nvidia_fakes import TRAY, UUID, FakeNvidiaSmi
+from tests.sources.nvidia_fakes import NO_FABRIC, TRAY, UUID, FakeNvidiaSmi
 
 pytestmark = pytest.mark.slow
 
@@ -80,7 +80,7 @@ def test_an_error_in_one_source_keeps_every_label_and_no_data_leaves_its_level_u
     imds.set("gb-1", RDMA, rdma_doc("i1", "n1", "l1", "h0"))
     assert agent(kubeconfig, imds, smi, "gb-1").returncode == 0
     before = dict(fake_kube.get_node("gb-1")["metadata"]["labels"])
-    smi.set("", code=9, stderr="NVIDIA-SMI has failed")
+    smi.set(stdout="", code=9, stderr="NVIDIA-SMI has failed")
     failed = agent(kubeconfig, imds, smi, "gb-1")
     assert failed.returncode == 1 and "NVIDIA-SMI has failed" in failed.stderr
     imds.set("gb-1", RDMA, Answer(503, "busy"))
@@ -89,7 +89,7 @@ def test_an_error_in_one_source_keeps_every_label_and_no_data_leaves_its_level_u
     # No fabric: the clique and the narrower host are unknown, so kept; exit 1 (a level is
     # unknown), nothing removed.
     imds.set("gb-1", RDMA, rdma_doc("i1", "n1", "l1", "h0"))
-    smi.set("[N/A], [N/A]\n")
+    smi.set([NO_FABRIC])
     unknown = agent(kubeconfig, imds, smi, "gb-1")
     assert unknown.returncode != 0 and "nvidia-smi has no data" in unknown.stderr + unknown.stdout
     assert fake_kube.get_node("gb-1")["metadata"]["labels"] == before

@@ -52,22 +52,33 @@ def handle(fake: FakeKube, method: str, path: str) -> tuple[int, Any]:
             "versions": ["v1"],
             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": host}],
         }
+    served = _served(fake)
     if p == "/apis":
         return 200, {
             "kind": "APIGroupList",
             "apiVersion": "v1",
-            "groups": [_group(g, vs) for g, vs in group_versions().items()],
+            "groups": [_group(g, vs) for g, vs in served.items()],
         }
     parts = p.strip("/").split("/")
     if parts[0] == "api" and len(parts) == 2:
         return 200, _resource_list("", parts[1])
-    if parts[0] == "apis" and len(parts) == 2 and parts[1] in group_versions():
-        g = _group(parts[1], group_versions()[parts[1]])
+    if parts[0] == "apis" and len(parts) == 2 and parts[1] in served:
+        g = _group(parts[1], served[parts[1]])
         return 200, {"kind": "APIGroup", "apiVersion": "v1", **g}
-    if parts[0] == "apis" and len(parts) == 3:
+    if parts[0] == "apis" and len(parts) == 3 and parts[2] in served.get(parts[1], ()):
         return 200, _resource_list(parts[1], parts[2])
     # /openapi/v2 and /openapi/v3 are deliberately absent: kubectl copes with a 404.
     raise errors.not_found_path()
+
+
+def _served(fake: FakeKube) -> dict[str, list[str]]:
+    """Group → its served versions, without the ones the fake is told not to serve."""
+    out = {}
+    for group, versions in group_versions().items():
+        kept = [v for v in versions if f"{group}/{v}" not in fake.unserved]
+        if kept:
+            out[group] = kept
+    return out
 
 
 def _resource_list(group: str, version: str) -> dict[str, Any]:

@@ -112,6 +112,8 @@ class Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip() or None
         rt = route(path)
+        if rt is not None and rt.res.api_version in fake.unserved:
+            rt = None  # answered by discovery: 404, as for any path the server does not serve
         verb = classify(method, path, query, rt.collection if rt else None)
         body: Any = None
         accept = self.headers.get("Accept")

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .validation import FieldError, validate_resource_slice
+
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
 
@@ -37,6 +39,11 @@ class Resource:
     name_rule: str = "subdomain"
     allow_create_on_update: bool = False
     delete_returns_object: bool = False
+    # The server keeps metadata.generation (1 on create, +1 when the spec changes), as for
+    # every custom resource; built-in kinds opt in.
+    tracks_generation: bool = False
+    # The kind's own validation (object, old object on update) beyond metadata.
+    validate: Callable[[dict[str, Any], dict[str, Any] | None], list[FieldError]] | None = None
 
     @property
     def api_version(self) -> str:
@@ -179,6 +186,29 @@ WORKLOADS = Resource(
     custom=True,
     delete_returns_object=True,
 )
+# Kueue's queues (config/components/crd/bases: LocalQueue is namespaced, ClusterQueue not)
+LOCAL_QUEUES = Resource(
+    "kueue.x-k8s.io",
+    "v1beta2",
+    "localqueues",
+    "localqueue",
+    "LocalQueue",
+    True,
+    ("queue", "queues", "lq"),
+    custom=True,
+    delete_returns_object=True,
+)
+CLUSTER_QUEUES = Resource(
+    "kueue.x-k8s.io",
+    "v1beta2",
+    "clusterqueues",
+    "clusterqueue",
+    "ClusterQueue",
+    False,
+    ("cq",),
+    custom=True,
+    delete_returns_object=True,
+)
 HYPERNODES = Resource(
     "topology.volcano.sh",
     "v1alpha1",
@@ -187,6 +217,74 @@ HYPERNODES = Resource(
     "HyperNode",
     False,
     ("hn",),
+    custom=True,
+    delete_returns_object=True,
+)
+
+# kube-scheduler's Workload API, built-in (not CRDs), Kubernetes 1.37: the group's preferred
+# version is v1 (PriorityClass), PodGroups are served as v1beta1, CompositePodGroups as v1alpha3
+PRIORITY_CLASSES = Resource(
+    "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, ("pc",)
+)
+POD_GROUPS = Resource("scheduling.k8s.io", "v1beta1", "podgroups", "podgroup", "PodGroup", True)
+COMPOSITE_POD_GROUPS = Resource(
+    "scheduling.k8s.io",
+    "v1alpha3",
+    "compositepodgroups",
+    "compositepodgroup",
+    "CompositePodGroup",
+    True,
+)
+
+# pkg/registry/resource/resourceslice: cluster-scoped, no short name; toSelectableFields
+# offers spec.nodeName ("" when unset) and spec.driver; ReturnDeletedObject.
+RESOURCE_SLICES = Resource(
+    "resource.k8s.io",
+    "v1",
+    "resourceslices",
+    "resourceslice",
+    "ResourceSlice",
+    False,
+    (),
+    ("spec.nodeName", "spec.driver"),
+    delete_returns_object=True,
+    tracks_generation=True,
+    validate=validate_resource_slice,
+)
+
+# --- Volcano's scheduling objects (advise for Volcano, issue 25): CRDs as Volcano installs
+# them (scope, names and short names from its CRD manifests). Their status subresources
+# (queues, jobs) are not served: the advisor only reads them.
+VOLCANO_QUEUES = Resource(
+    "scheduling.volcano.sh",
+    "v1beta1",
+    "queues",
+    "queue",
+    "Queue",
+    False,
+    ("q", "queue-v1beta1"),
+    custom=True,
+    delete_returns_object=True,
+)
+VOLCANO_PODGROUPS = Resource(
+    "scheduling.volcano.sh",
+    "v1beta1",
+    "podgroups",
+    "podgroup",
+    "PodGroup",
+    True,
+    ("pg", "podgroup-v1beta1"),
+    custom=True,
+    delete_returns_object=True,
+)
+VOLCANO_JOBS = Resource(
+    "batch.volcano.sh",
+    "v1alpha1",
+    "jobs",
+    "job",
+    "Job",
+    True,
+    ("vcjob", "vj"),
     custom=True,
     delete_returns_object=True,
 )
@@ -201,7 +299,16 @@ RESOURCES: list[Resource] = [
     TOPOLOGIES,
     RESOURCE_FLAVORS,
     WORKLOADS,
+    LOCAL_QUEUES,
+    CLUSTER_QUEUES,
     HYPERNODES,
+    PRIORITY_CLASSES,
+    POD_GROUPS,
+    COMPOSITE_POD_GROUPS,
+    RESOURCE_SLICES,
+    VOLCANO_QUEUES,
+    VOLCANO_PODGROUPS,
+    VOLCANO_JOBS,
 ]
 
 BY_KIND: dict[str, Resource] = {}

@@ -36,6 +36,10 @@ class FakeKube:
         # as servers before 1.15 (v1beta1 only) and some aggregated servers; the Accept's
         # next choice, plain JSON, is served instead. Settable at runtime.
         self.partial_metadata = True
+        # Group versions this server does not serve ("resource.k8s.io/v1"), as a cluster
+        # before that API or with it turned off: absent from discovery, 404 on every path.
+        # Settable at runtime.
+        self.unserved: set[str] = set()
         self.store = Store(history)
         self.faults = Faults()
         self._journal = Journal()

@@ -161,12 +161,14 @@ class Store:
         self.cond.notify_all()
         return stored
 
-    def _validate(self, res: Resource, obj: Obj) -> None:
+    def _validate(self, res: Resource, obj: Obj, old: Obj | None = None) -> None:
         meta = obj.get("metadata")
         terr = type_errors(meta)
         if terr or not isinstance(meta, dict):
             raise errors.bad_request(terr or "metadata must be an object")
         errs = validate_metadata(meta, res.name_rule)
+        if res.validate is not None:
+            errs += res.validate(obj, old)
         if errs:
             raise errors.invalid(res, meta.get("name") or "", errs)
 
@@ -278,7 +280,7 @@ class Store:
             meta.pop(f, None)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now_rfc3339()
-        if res.custom:
+        if res.custom or res.tracks_generation:
             meta["generation"] = 1
         if res.kind == "Pod":
             obj.setdefault("status", {}).setdefault("phase", "Pending")
@@ -332,10 +334,10 @@ class Store:
         for f in ("uid", "creationTimestamp"):
             meta[f] = old_meta[f]
         meta["resourceVersion"] = old_meta["resourceVersion"]
-        if res.custom:
+        if res.custom or res.tracks_generation:
             gen = old_meta.get("generation", 1)
             meta["generation"] = gen + 1 if _spec_part(new) != _spec_part(old) else gen
-        self._validate(res, new)
+        self._validate(res, new, old)
         if new == old:
             return old, False  # no-op: no new revision, no watch event
         return self._commit(res, key, new, old), True

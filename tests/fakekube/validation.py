@@ -196,3 +196,75 @@ def type_errors(meta: Any) -> str | None:
                     f"ObjectMeta.metadata.{fld} of type string (key {k!r})"
                 )
     return None
+
+
+def _required(field: str) -> FieldError:
+    # field.Required with no detail prints without the colon.
+    return FieldError("FieldValueRequired", field, "Required value")
+
+
+_NODE_SELECTION = ("nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection")
+_ONE_OF = (
+    "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
+)
+MAX_SLICE_DEVICES = 128  # ResourceSliceMaxDevices
+
+
+def validate_resource_slice(obj: dict[str, Any], old: dict[str, Any] | None) -> list[FieldError]:
+    """The parts of ValidateResourceSlice(Update) (pkg/apis/resource/validation) that
+    readers of slices depend on: driver and pool, one way of selecting nodes, the device
+    list, and the fields that may not change."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return [_required("spec")]
+    errs: list[FieldError] = []
+    driver = spec.get("driver")
+    if not driver:
+        errs.append(_required("spec.driver"))
+    else:
+        errs.extend(invalid("spec.driver", driver, m) for m in is_dns1123_subdomain(str(driver)))
+    pool = spec.get("pool") if isinstance(spec.get("pool"), dict) else {}
+    if not pool.get("name"):
+        errs.append(_required("spec.pool.name"))
+    count = pool.get("resourceSliceCount", 0)
+    if not isinstance(count, int) or count <= 0:
+        errs.append(invalid("spec.pool.resourceSliceCount", count, "must be greater than zero"))
+    chosen = [f"`{f}`" for f in _NODE_SELECTION if spec.get(f) not in (None, "", False)]
+    if not chosen:
+        errs.append(required("spec", _ONE_OF))
+    elif len(chosen) > 1:
+        errs.append(
+            invalid(
+                "spec", "{" + ", ".join(chosen) + "}", _ONE_OF + ", but multiple fields are set"
+            )
+        )
+    devices = spec.get("devices") or []
+    if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
+        errs.append(invalid("spec", "", "only one of `sharedCounters` or `devices` is allowed"))
+    if len(devices) > MAX_SLICE_DEVICES:
+        errs.append(
+            FieldError(
+                "FieldValueTooMany",
+                "spec.devices",
+                f"Too many: {len(devices)}: must have at most {MAX_SLICE_DEVICES} items",
+            )
+        )
+    for i, device in enumerate(devices):
+        name = device.get("name") if isinstance(device, dict) else None
+        if not name:
+            errs.append(_required(f"spec.devices[{i}].name"))
+        else:
+            errs.extend(invalid(f"spec.devices[{i}].name", name, m) for m in is_dns1123_label(name))
+    if old is not None:
+        old_spec = old.get("spec") or {}
+        for path in (("pool", "name"), ("driver",), ("nodeName",)):
+            new_v, old_v = _dig(spec, path), _dig(old_spec, path)
+            if new_v != old_v:
+                errs.append(invalid("spec." + ".".join(path), new_v, "field is immutable"))
+    return errs
+
+
+def _dig(obj: Any, path: tuple[str, ...]) -> Any:
+    for part in path:
+        obj = obj.get(part) if isinstance(obj, dict) else None
+    return obj

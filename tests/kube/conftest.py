@@ -10,10 +10,14 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from labeler.agent.loop import Agent, AgentConfig
+from labeler.agent.loop import Agent
+from labeler.agent.reconcile import AgentConfig
+from labeler.audit.serve import AuditExporter, ExporterOptions
+from labeler.base.http import ProbeServer
 from labeler.base.metrics import agent_metrics
 from labeler.core.labels import parse_encoding
 from labeler.core.profiles import oci_rdma
+from labeler.core.scope import Scope
 from labeler.kube.events import NodeEvents
 from labeler.sources import Source
 from tests.fakekube import FakeKube
@@ -61,3 +65,18 @@ def running(fake_kube: FakeKube) -> Iterator[Callable[..., Agent]]:
 def tls_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """An HTTPS server on loopback with a self-signed certificate for 127.0.0.1."""
     yield from servers.tls_server(tmp_path)
+
+
+@pytest.fixture
+def exporter(fake_kube: FakeKube) -> Iterator[tuple[AuditExporter, str]]:
+    """An audit exporter of oci-rdma (default scope) serving /metrics on a free port."""
+    exp = AuditExporter(fake_kube.cluster(), P, Scope(), options=ExporterOptions(watch_timeout=30))
+    server = ProbeServer(
+        exp.registry, healthz=exp.healthz, readyz=exp.readyz, port=0, address="127.0.0.1"
+    ).start()
+    exp.start()
+    try:
+        yield exp, f"http://127.0.0.1:{server.port}"
+    finally:
+        exp.stop()
+        server.close()

@@ -14,7 +14,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from labeler.agent.loop import Agent, AgentConfig
+from labeler.agent.loop import Agent
+from labeler.agent.reconcile import AgentConfig
 from labeler.base.metrics import agent_metrics
 from labeler.core.labels import parse_encoding
 from labeler.core.node import OWNED_ANNOTATION
@@ -135,13 +136,13 @@ def test_event_failures_are_not_fatal_and_repeats_are_suppressed(fake_kube: Fake
 FAST_API = {"interval": 600.0, "api_backoff": 0.05, "watch_timeout": 1}
 
 
-def labelled(fake: FakeKube) -> bool:
+def labeled(fake: FakeKube) -> bool:
     return LABEL_KEYS.issubset(fake.get_node("n1")["metadata"]["labels"])
 
 
 def drift_is_repaired(fake: FakeKube) -> bool:
     fake.set_node_labels("n1", {K[LOCAL_BLOCK]: None})
-    return wait_for(lambda: labelled(fake))
+    return wait_for(lambda: labeled(fake))
 
 
 def test_after_a_410_the_watch_starts_again_from_a_fresh_get(
@@ -168,7 +169,7 @@ def test_after_a_410_the_watch_starts_again_from_a_fresh_get(
         thread = threading.Thread(target=agent.run, daemon=True)
         thread.start()
         try:
-            assert wait_for(lambda: agent.ready and labelled(fake))
+            assert wait_for(lambda: agent.ready and labeled(fake))
             for i in range(5):  # push n1's version out of the history
                 fake.set_node_labels("other", {"i": str(i)})
             old = fake.get_node("n1")["metadata"]["resourceVersion"]
@@ -191,11 +192,11 @@ def test_dropped_watch_connections_are_retried_and_labels_kept(
 ) -> None:
     fake_kube.add_node("n1")
     agent = running(Scripted(Reading(IDS)), **FAST_API)
-    assert wait_for(lambda: agent.ready and labelled(fake_kube))
+    assert wait_for(lambda: agent.ready and labeled(fake_kube))
     fake_kube.faults.add(method="GET", path="/api/v1/nodes", drop=True, times=3)
     fake_kube.faults.add(method="GET", path="/api/v1/nodes", status=503, times=2)
     assert wait_for(lambda: len(fake_kube.faults) == 0)  # every fault was hit
-    assert labelled(fake_kube)
+    assert labeled(fake_kube)
     assert drift_is_repaired(fake_kube)
 
 
@@ -206,12 +207,12 @@ def test_an_api_server_restart_is_survived(
     same port with its store (etcd) intact: the agent resumes without a human."""
     fake_kube.add_node("n1")
     agent = running(Scripted(Reading(IDS)), **FAST_API)
-    assert wait_for(lambda: agent.ready and labelled(fake_kube))
+    assert wait_for(lambda: agent.ready and labeled(fake_kube))
     fake_kube.stop()
     time.sleep(0.5)  # watch cut, reconnects refused
     fake_kube.store.stopped = False
     fake_kube.start()
-    assert labelled(fake_kube)
+    assert labeled(fake_kube)
     assert drift_is_repaired(fake_kube)
 
 
@@ -227,7 +228,7 @@ def test_a_failed_write_is_retried_with_backoff_not_at_the_next_interval(
     assert wait_for(lambda: value(reg, "topology_labeler_label_writes_total", result="error") >= 1)
     assert fake_kube.get_node("n1")["metadata"]["labels"]["team"] == "a"
     assert not agent.ready
-    assert wait_for(lambda: labelled(fake_kube), timeout=10)
+    assert wait_for(lambda: labeled(fake_kube), timeout=10)
     assert wait_for(lambda: agent.ready)  # set just after the PATCH returns
 
 

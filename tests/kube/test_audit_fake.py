@@ -8,13 +8,11 @@ import json
 import re
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from labeler.audit.serve import AuditExporter, ExporterOptions
-from labeler.base.http import ProbeServer
 from labeler.cli import main
 from labeler.core.node import OWNED_ANNOTATION
 from labeler.core.profiles import oci_rdma
@@ -138,20 +136,6 @@ def nodes_metric(state: str) -> str:
 GPU_UNUSABLE = series(
     "topology_labeler_unlabeled_accelerators", profile="oci-rdma", resource="nvidia.com/gpu"
 )
-
-
-@pytest.fixture
-def exporter(fake: FakeKube) -> Iterator[tuple[AuditExporter, str]]:
-    exp = AuditExporter(fake.cluster(), PROFILE, Scope(), options=ExporterOptions(watch_timeout=30))
-    server = ProbeServer(
-        exp.registry, healthz=exp.healthz, readyz=exp.readyz, port=0, address="127.0.0.1"
-    ).start()
-    exp.start()
-    try:
-        yield exp, f"http://127.0.0.1:{server.port}"
-    finally:
-        exp.stop()
-        server.close()
 
 
 def test_exporter_publishes_states_and_follows_label_changes(

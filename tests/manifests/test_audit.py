@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from labeler.audit.serve import audit_figures
-from labeler.base.metrics import AuditCollector
+from labeler.base.metrics import AuditCollector, HotSwapCollector, HotSwapFigures
 from labeler.core.profiles import oci_rdma
 from labeler.core.states import build_report
 from tests.manifests.helpers import MANIFESTS, by_kind, render, validate_all
@@ -37,10 +37,22 @@ def test_every_rendered_object_validates(rendered: list[dict[str, Any]]) -> None
     validate_all(rendered, "1.30")
 
 
-def test_rbac_is_list_and_watch_nodes_only(rendered: list[dict[str, Any]]) -> None:
+def test_rbac_is_list_and_watch_of_nodes_resourceslices_and_kueues_objects_only(
+    rendered: list[dict[str, Any]],
+) -> None:
     role = by_kind(rendered, "ClusterRole")
     assert role["rules"] == [
-        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch"]}
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch"]},
+        {
+            "apiGroups": ["resource.k8s.io"],
+            "resources": ["resourceslices"],
+            "verbs": ["list", "watch"],
+        },
+        {
+            "apiGroups": ["kueue.x-k8s.io"],
+            "resources": ["workloads", "topologies", "resourceflavors"],
+            "verbs": ["list", "watch"],
+        },
     ]
     binding = by_kind(rendered, "ClusterRoleBinding")
     sa = by_kind(rendered, "ServiceAccount")
@@ -94,6 +106,8 @@ def test_prometheus_rule_is_separate_and_names_published_metrics() -> None:
     prof = oci_rdma()
     fig = audit_figures(build_report(prof.name, "x", prof.topology, []), 1.0)
     published = {m.name for m in AuditCollector(prof.name, lambda: fig).collect()}
+    hot = HotSwapFigures({"gpu": {"not_replaceable": 1}}, 1, 1.0, True)
+    published |= {m.name for m in HotSwapCollector(lambda: hot).collect()}
     for alert in alerts.values():
         used = {w for w in _words(alert["expr"]) if w.startswith("topology_labeler_")}
         assert used and used <= published, (alert["alert"], used - published)

@@ -9,7 +9,13 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from labeler.base.metrics import AuditFigures, agent_metrics, audit_metrics
+from labeler.base.metrics import (
+    AuditFigures,
+    HotSwapFigures,
+    agent_metrics,
+    audit_metrics,
+    hotswap_metrics,
+)
 from tests.manifests.helpers import MANIFESTS, by_kind, render
 
 DASHBOARD = MANIFESTS / "audit" / "grafana-dashboard.json"
@@ -40,6 +46,8 @@ def exported() -> dict[str, set[str]]:
     counters = audit_metrics(audit_registry, "oci-rdma", lambda: figures)
     counters.relists.inc()
     counters.errors.labels("Expired").inc()
+    hot = HotSwapFigures({"gpu": {"replaceable": 1}}, at_risk_nodes=0, computed=1.0, kueue=True)
+    hotswap_metrics(audit_registry, lambda: hot).labels("Expired").inc()
     out: dict[str, set[str]] = {}
     for reg in (registry, audit_registry):
         for family in reg.collect():
@@ -103,6 +111,8 @@ def test_every_query_names_exported_metrics_with_real_labels() -> None:
         "topology_labeler_label_conflicts_total",
         "topology_labeler_audit_last_sync_timestamp_seconds",
         "topology_labeler_last_success_timestamp_seconds",
+        "topology_labeler_hotswap_workloads",
+        "topology_labeler_hotswap_at_risk_nodes",
     ):
         assert needed in used, needed
 

@@ -8,6 +8,8 @@ import pytest
 import responses
 from responses import matchers
 
+from labeler.agent.decide import desired_from_outcome
+from labeler.core.labels import InvalidLabelValue, parse_encoding
 from labeler.core.profiles import (
     AZURE_INTERCONNECT_GROUP,
     AZURE_INTERCONNECT_SUBGROUP,
@@ -16,7 +18,7 @@ from labeler.core.profiles import (
 )
 from labeler.sources import NoData, Reading, SourceError
 from labeler.sources import azure as src
-from labeler.sources.azure import API_VERSION, COMPUTE_PATH, ROLES, AzureOptions, AzureSource
+from labeler.sources.azure import API_VERSION, COMPUTE_PATH, ROLES, AzureSource
 from labeler.sources.metadata_http import HttpOptions
 
 URL = "http://imds.test"
@@ -35,7 +37,7 @@ DOC = {
 
 def source(attempts: int = 3, timeout: float = 2.0) -> AzureSource:
     http = HttpOptions(URL, timeout=timeout, attempts=attempts, backoff=0.001, max_backoff=0.002)
-    return AzureSource(AzureOptions(url=URL), http=http)
+    return AzureSource(http)
 
 
 def answer(**kw: Any) -> None:
@@ -96,6 +98,36 @@ def test_a_vm_without_interconnect_ids_has_no_data(doc: dict[str, Any]) -> None:
     assert isinstance(got, NoData) and "no interconnect group" in got.reason
 
 
+def tag(value: str, name: str = src.LEGACY_TAG) -> dict[str, str]:
+    return {"name": name, "value": value}
+
+
+@responses.activate
+@pytest.mark.parametrize(
+    ("tags", "wanted"),
+    [
+        # cloud-node-manager's table for the tag (its metadata label rules): the first tag
+        # of that exact name decides, an empty one included, and names are case-sensitive.
+        ([tag("group-123")], "group-123"),
+        ([tag("first"), tag("second")], "first"),
+        ([tag(""), tag("second")], None),
+        ([tag("ignored", name="platform_interconnect_group")], None),
+        ([tag("")], None),
+        ([tag("x", name="other")], None),
+    ],
+)
+def test_the_legacy_tag_as_cloud_node_manager_reads_it(
+    tags: list[dict[str, str]], wanted: str | None
+) -> None:
+    answer(json={"tagsList": tags})
+    got = source().read()
+    if wanted is None:
+        assert isinstance(got, NoData)
+    else:
+        assert isinstance(got, Reading)
+        assert got.ids == {"interconnect_group": wanted, "interconnect_subgroup": wanted}
+
+
 @responses.activate
 def test_a_missing_subgroup_is_unknown_and_a_missing_group_makes_both_unknown() -> None:
     answer(json={"interconnectGroupId": GROUP})
@@ -103,7 +135,8 @@ def test_a_missing_subgroup_is_unknown_and_a_missing_group_makes_both_unknown() 
     assert isinstance(got, Reading) and got.ids == {"interconnect_group": GROUP}
     assert "interconnectSubgroupId is missing" in got.unknown["interconnect_subgroup"]
     responses.reset()
-    answer(json={"interconnectSubgroupId": SUBGROUP})
+    # With either field present the tag is not mixed in (cloud-node-manager's rule too).
+    answer(json={"interconnectSubgroupId": SUBGROUP, "tagsList": [tag("legacy")]})
     got = source().read()
     assert isinstance(got, Reading) and got.ids == {}
     assert set(got.unknown) == {"interconnect_group", "interconnect_subgroup"}
@@ -170,12 +203,12 @@ def test_an_imds_that_never_answers_is_a_timeout_naming_the_flag() -> None:
         port = listener.getsockname()[1]
         http = HttpOptions(f"http://127.0.0.1:{port}", timeout=0.5, attempts=2, backoff=0.01)
         with pytest.raises(SourceError, match="--azure-imds-timeout"):
-            AzureSource(http=http).read()
+            AzureSource(http).read()
     finally:
         listener.close()
 
 
-def test_the_azure_profile_writes_cloud_node_managers_group_key_unencoded() -> None:
+def test_the_azure_profile_writes_cloud_node_managers_keys_unencoded() -> None:
     profile = azure()
     assert profile.keys_for(ROLES) == {
         src.GROUP: AZURE_INTERCONNECT_GROUP,
@@ -183,3 +216,14 @@ def test_the_azure_profile_writes_cloud_node_managers_group_key_unencoded() -> N
         src.PLACEMENT: AZURE_PLACEMENT_GROUP,
     }
     assert profile.encoding == "raw" and profile.source == src.NAME
+
+
+@pytest.mark.parametrize("value", ["invalid/value", "a" * 64])
+def test_a_tag_that_is_no_label_value_is_an_error_naming_the_key(value: str) -> None:
+    # cloud-node-manager refuses such a tag too; the agent reports it and writes nothing.
+    reading = Reading(ids={src.GROUP: value, src.SUBGROUP: value})
+    profile = azure()
+    with pytest.raises(InvalidLabelValue, match=AZURE_INTERCONNECT_GROUP):
+        desired_from_outcome(
+            profile, reading, parse_encoding("raw"), "n1", keys=profile.keys_for(ROLES)
+        )

@@ -8,7 +8,7 @@ import responses
 from labeler.core.profiles import GCE_BLOCK, GCE_HOST, GCE_SUBBLOCK, gce
 from labeler.sources import NoData, Reading, SourceError
 from labeler.sources import gce as src
-from labeler.sources.gce import HOST_PATH, ROLES, TOPOLOGY_PATH, GceOptions, GceSource
+from labeler.sources.gce import HOST_PATH, ROLES, TOPOLOGY_PATH, GceSource
 from labeler.sources.metadata_http import HttpOptions
 
 URL = "http://metadata.test"
@@ -19,7 +19,7 @@ DOC = {"cluster": "europe-west4-cl1", "block": "b1f0c3", "subBlock": "s7a2e9", "
 
 def source() -> GceSource:
     http = HttpOptions(URL, timeout=2.0, attempts=3, backoff=0.001, max_backoff=0.002)
-    return GceSource(GceOptions(url=URL), http=http)
+    return GceSource(http)
 
 
 @responses.activate

@@ -76,7 +76,7 @@ def test_proxy_environment_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
     monkeypatch.setenv("http_proxy", "http://proxy.invalid:3128")
     src = source()
-    assert src._session.trust_env is False
+    assert src._client.session.trust_env is False
     with responses.RequestsMock() as rsps:
         rsps.get(RDMA, json=DOC)
         assert isinstance(src.read(), Reading)

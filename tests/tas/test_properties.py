@@ -12,7 +12,8 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED, Job, SliceLayer, simulate
+from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED, Job, SliceLayer
+from labeler.tas.place import simulate
 from labeler.tas.tree import PodShape, Tree, leaf_capacity
 from tests.tas.objects import BLOCK, RACK, gpu_nodes, topology, tree_of
 

@@ -15,8 +15,8 @@ from labeler.tas.assign import (
     Job,
     Outcome,
     SliceLayer,
-    simulate,
 )
+from labeler.tas.place import simulate
 from labeler.tas.tree import PodShape, Tree, leaf_capacity
 from tests.tas.objects import BLOCK, HOST, RACK, cpu_nodes, gpu_nodes, topology, tree_of
 

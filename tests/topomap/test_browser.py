@@ -4,6 +4,7 @@ page's script ran, checked against what ``audit`` and ``advise -o json`` say."""
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,11 @@ from labeler.cli import main
 from labeler.commands.audit import live_map
 from labeler.core.profiles import oci_rdma
 from labeler.core.scope import Scope
+from labeler.topomap.render import render_html
 from tests.fakekube import FakeKube
 from tests.helpers import http_get, wait_for
 from tests.kube.test_audit_fake import seed_mixed
+from tests.topomap import big
 from tests.topomap.pages import open_page, page_state
 
 SNAPSHOT = str(Path(__file__).parents[2] / "examples" / "snapshot-oci.yaml")
@@ -226,3 +229,119 @@ def test_exporter_serves_the_live_map(chrome: Any, fake_kube: FakeKube) -> None:
     finally:
         server.close()
         exporter.stop()
+
+
+def test_overview_rows_agree_with_the_audit(
+    chrome: Any, mixed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "map.html"
+    kc = ["--kubeconfig", str(mixed)]
+    argv = ["map", "--profile", "oci-rdma", "--from-cluster", "-o", str(page), *kc]
+    code, _, err = cli(capsys, *argv)
+    assert code == 0, err
+    # A small map opens on the boxes; #view=overview asks for the rows.
+    dom = open_page(chrome, page.as_uri() + "#view=overview")
+    (island,) = dom["rows"]
+    assert island["path"] == ["i1"]
+    # gpu-a1..d2 sit in i1 (gpu-a1's 8 GPUs are taken); gpu-b1 lacks only its local block,
+    # so i1 holds it too, unseen; gpu-d1 and gpu-d2 share l9 under two network blocks.
+    assert "4 node(s), 24/32 free, 1 partial, 2 inconsistent" in island["text"]
+    assert island["used"] == "25%"
+    assert not [b for b in dom["boxes"] if b["where"] == "map"]  # rows only, until opened
+    assert dom["outsideRow"] is not None
+    assert "3 node(s): 1 partial, 2 unlabeled, 28 accelerator(s)" in dom["outsideRow"]
+
+    chrome.find_element(By.CSS_SELECTOR, '#map .r[data-o="0"]').click()
+    opened = page_state(chrome)
+    assert [r["path"] for r in opened["rows"]] == [["i1"], ["i1", "n1"], ["i1", "n2"], ["i1", "n3"]]
+    n1 = opened["rows"][1]
+    assert "2 node(s), 8/16 free, 1 partial" in n1["text"]
+    assert "view=overview" in chrome.current_url and "open=i1" in chrome.current_url
+    # A local block opens onto its nodes' boxes, each in its state's colour.
+    chrome.find_element(By.XPATH, "//div[@class='r' and contains(., 'network_block n1')]").click()
+    chrome.find_element(By.XPATH, "//div[@class='r' and contains(., 'local_block l1')]").click()
+    boxes = {b["name"]: b["path"] for b in page_state(chrome)["boxes"] if b["where"] == "map"}
+    assert boxes == {"gpu-a1": ["i1", "n1", "l1"], "gpu-a2": ["i1", "n1", "l1"]}
+    # "boxes" on a row: the box view, zoomed into that domain.
+    chrome.find_element(By.XPATH, "//div[contains(., 'local_block l1')]/a[@data-b]").click()
+    assert "view=boxes" not in chrome.current_url  # the default of a small map
+    assert "#focus=i1/n1/l1" in chrome.current_url
+    assert page_state(chrome)["rows"] == []
+
+
+def test_a_large_map_opens_on_the_overview(chrome: Any, tmp_path: Path) -> None:
+    """10,000 nodes: the page opens on a row per island instead of 10,000 boxes, and a
+    node found by name opens the rows down to it. The brief's ceilings — generation and
+    first render under 2 s each — are checked with wide headroom (typical figures in
+    bench/README.md: about 0.7 s of CPU and 0.2 s)."""
+    data = big.nodes(10_000)
+    started = time.process_time()
+    topo = big.map_of(data)
+    page = tmp_path / "big.html"
+    page.write_text(render_html(topo))
+    generation = time.process_time() - started
+    assert generation < 2.0
+
+    dom = open_page(chrome, page.as_uri())
+    assert dom["renderMs"] < 2000
+    islands = [d for d in topo.domains if d.parent < 0]
+    assert [r["path"] for r in dom["rows"]] == [list(d.path) for d in islands]
+    for row, d in zip(dom["rows"], islands, strict=True):
+        assert f"{d.nodes} node(s), {d.free}/{d.total} free" in row["text"]
+    assert not [b for b in dom["boxes"] if b["where"] == "map"]
+    assert len(topo.outside) > 0 and f"{len(topo.outside)} node(s)" in dom["outsideRow"]
+    assert dom["elements"] < 2_500  # the outside list's 1 in 20 nodes, not 10,000 boxes
+
+    # Open island-0 and its first network block: the local blocks in numeric order
+    # (lb-2 before lb-10, not after lb-19 as text sorts them).
+    chrome.find_element(By.CSS_SELECTOR, '#map .r[data-o="0"]').click()
+    chrome.find_element(By.XPATH, "//div[@class='r' and contains(., 'network_block nb-0')]").click()
+    names = [r["path"][-1] for r in page_state(chrome)["rows"] if len(r["path"]) == 3]
+    assert names[:12] == [f"lb-{i}" for i in range(12)] and len(names) == 20
+
+    # Searching a node opens the rows down to it and marks it.
+    chrome.find_element(By.ID, "search").send_keys("gpu-04321")
+    found = page_state(chrome)
+    (hit,) = [b for b in found["boxes"] if "hit" in b["cls"].split()]
+    node = next(n for n in topo.nodes if n.name == "gpu-04321")
+    assert hit["name"] == "gpu-04321" and hit["path"] == list(topo.domains[node.domain].path)
+    # The open rows are in the URL, so a reload (the exporter's page reloads itself) keeps them.
+    chrome.refresh()
+    again = page_state(chrome)
+    assert [r["path"] for r in again["rows"]] == [r["path"] for r in found["rows"]]
+
+
+def test_map_marks_the_domain_where_one_failure_evicts_a_workload(
+    chrome: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "map.html"
+    code, _, _ = cli(
+        capsys, "map", "--profile", "oci-rdma", "--from-snapshot", SNAPSHOT, "-o", str(out)
+    )
+    assert code == 0
+    chrome.get(out.as_uri())
+    marked = chrome.execute_script(
+        "const D = JSON.parse(document.getElementById('data').textContent);"
+        "return [...document.querySelectorAll('#map .d.risk')].map(el => "
+        "[D.domains[+el.dataset.d][0], el.title, getComputedStyle(el).outlineStyle]);"
+    )
+    assert marked == [
+        ["lb-3", "no spare node if one fails: team-b/train-b (gpu-11, gpu-12)", "dashed"]
+    ]
+    # The overview says it before a row is opened: island-a holds one marked domain, and
+    # the marked local block's own row is outlined, the Workload named on hover.
+    chrome.get(out.as_uri() + "#view=overview&open=island-a,island-a/nb-2")
+    chrome.refresh()  # only the fragment changed: load the page again to read it
+    rows = chrome.execute_script(
+        "const D = JSON.parse(document.getElementById('data').textContent);"
+        "return [...document.querySelectorAll('#map .o')].map(el => [D.domains[+el.dataset.d][0],"
+        " el.classList.contains('risk'), el.title, el.querySelector('.r').textContent]);"
+    )
+    by_name = {name: (risk, title, text) for name, risk, title, text in rows}
+    assert "1 domain(s) where one failure evicts a job" in by_name["island-a"][2]
+    assert by_name["island-a"][:2] == (False, "")
+    assert "1 domain(s) where one failure evicts a job" not in by_name["nb-1"][2]
+    assert by_name["lb-3"][:2] == (
+        True,
+        "no spare node if one fails: team-b/train-b (gpu-11, gpu-12)",
+    )

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from labeler.base.text import natural_key
 from labeler.cli import main
 from labeler.core.capacity import Node
 from labeler.core.model import NodePosition
@@ -65,6 +66,34 @@ def test_outside_group_and_what_each_node_misses() -> None:
         (("i", "n"), 1, 8, None),
         (("i", "n", "l"), 1, 8, None),
     ]
+
+
+def test_names_with_numbers_sort_by_value() -> None:
+    """Domains and nodes in numeric order: lb-2 before lb-10, gpu-9 before gpu-10."""
+    gpus = (("nvidia.com/gpu", 8),)
+    facts = [
+        NodeFacts(NodePosition(f"gpu-{i}", ("i", "n", f"lb-{i // 3}")), (), gpus)
+        for i in (10, 2, 9, 30, 1)
+    ]
+    topo = build_map(TOPOLOGY, facts, profile="p", scope="s", origin="t")
+    assert [n.name for n in topo.nodes] == ["gpu-1", "gpu-2", "gpu-9", "gpu-10", "gpu-30"]
+    assert [d.path[-1] for d in topo.domains if d.level == 2] == ["lb-0", "lb-3", "lb-10"]
+    assert natural_key("lb-02") < natural_key("lb-2") < natural_key("lb-10")
+
+
+def test_partial_nodes_count_in_the_domains_their_labels_name() -> None:
+    gpus = (("nvidia.com/gpu", 8),)
+    facts = [
+        NodeFacts(NodePosition("a", ("i", "n", "l")), (), gpus),
+        NodeFacts(NodePosition("b", ("i", "n", None)), (), gpus),  # lacks its local block
+        NodeFacts(NodePosition("c", ("i", "m", None)), (), gpus),  # network block m: no domain
+        NodeFacts(NodePosition("d", (None, "n", "l")), (), gpus),  # no island: nowhere
+    ]
+    topo = build_map(TOPOLOGY, facts, profile="p", scope="s", origin="t")
+    counts = dict(zip((d.path for d in topo.domains), topo.partial_in_domains(), strict=True))
+    assert counts == {("i",): 2, ("i", "n"): 1, ("i", "n", "l"): 0}
+    rows = topo.to_json()["domains"]
+    assert [r[6] for r in rows] == [2, 1, 0]
 
 
 def test_scope_free_capacity_and_taints_come_from_the_nodes() -> None:

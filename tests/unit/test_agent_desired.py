@@ -10,21 +10,31 @@ from labeler.agent.decide import (
     ReconcileResult,
     Status,
     desired_from_outcome,
-    format_plan,
     isolated_value,
     node_is_labeled,
+    unknown_labels,
 )
 from labeler.core.labels import InvalidLabelValue, parse_encoding
-from labeler.core.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
-from labeler.core.plan import LabelPlan, plan_labels
+from labeler.core.node import (
+    OWNED_ANNOTATION,
+    OWNERS_ANNOTATION,
+    SLINKY_ANNOTATION,
+    SOURCE_IDS_ANNOTATION,
+    NodeLabels,
+)
+from labeler.core.plan import LabelPlan, describe, plan_labels
 from labeler.core.profiles import (
     ASCEND_GROUP,
     ASCEND_SUPERPOD,
     ASCEND_TREE_LABEL,
+    NVIDIA_CLIQUE,
     ascend_superpod,
+    nvlink,
     oci_rdma,
 )
+from labeler.core.slinky import Slinky, topology_names
 from labeler.sources import NoData, Reading, ascend, oci_imds
+from labeler.sources import nvlink as nvlink_source
 from labeler.sources.oci_imds import FABRIC, HOST, ISLAND, LOCAL_BLOCK, NETWORK_BLOCK
 
 P = oci_rdma()
@@ -204,18 +214,62 @@ def test_node_is_labeled_needs_every_level_present_and_current() -> None:
     assert node_is_labeled(P, {k: "v" for k in P.level_keys}, None)
 
 
-def test_format_plan_shows_additions_and_source_ids() -> None:
+def test_a_dry_run_reads_like_plan_with_source_ids_once_per_annotation_and_no_bookkeeping() -> None:
+    # agent --dry-run prints through plan's renderer: one line per change, the full source
+    # ID beside a hashed value, the Slinky annotation once, our bookkeeping hidden.
     d = desired_from_outcome(P, READING, HASH, "n1", keys=K)
     assert d is not None
     node = NodeLabels("n1")
-    text = format_plan(plan_labels(node, d), node, d)
-    assert f"  add {K[LOCAL_BLOCK]}={h(OCID)}  ({OCID})" in text
-    assert OWNED_ANNOTATION in text
+    slinky = Slinky(P.topology, topology_names(P.topology, "ib"))
+    d = slinky.add_to(d, node.labels)
+    lines = describe(plan_labels(node, d), node.labels, source_ids=d.source_ids)
+    assert f"n1: add {K[LOCAL_BLOCK]}={h(OCID)}  ({OCID})" in lines
+    assert [ln for ln in lines if SLINKY_ANNOTATION in ln] == [
+        f"n1: annotate {SLINKY_ANNOTATION}={d.annotations[SLINKY_ANNOTATION]}"
+    ]
+    assert not [ln for ln in lines if "topology-labeler.io/" in ln]
+
+
+def test_a_claim_is_a_line_of_its_own_and_a_current_node_is_unchanged() -> None:
+    d = desired_from_outcome(P, READING, HASH, "n1", keys=K)
+    assert d is not None
+    equal = NodeLabels("n1", dict(d.set))  # set by another labeler, the same values
+    lines = describe(plan_labels(equal, d), equal.labels, show_unchanged=True)
+    assert f"n1: claim {K[LOCAL_BLOCK]}={h(OCID)}  (already set)" in lines
+    assert len(lines) == len(d.set)
+    claimed = {k: v for k, v in plan_labels(equal, d).annotations.items() if v is not None}
+    done = NodeLabels("n1", dict(d.set), claimed)
+    assert describe(plan_labels(done, d), done.labels, show_unchanged=True) == ["n1: unchanged"]
 
 
 @pytest.mark.parametrize(
     ("status", "code"),
-    [("labelled", 0), ("no_data", 0), ("conflict", 3), ("error", 1), ("waiting", 1)],
+    [("labeled", 0), ("no_data", 0), ("conflict", 3), ("error", 1), ("waiting", 1)],
 )
 def test_exit_codes_follow_the_design(status: str, code: int) -> None:
     assert ReconcileResult(Status(status)).exit_code == code
+
+
+def test_unknown_labels_name_the_key_and_why_for_the_metric() -> None:
+    # A missing level and the narrower one under it; an extra the document did not have.
+    reading = Reading(
+        ids={ISLAND: "i"},
+        unknown={
+            NETWORK_BLOCK: "field missing",
+            LOCAL_BLOCK: "a wider level is unknown",
+            HOST: "x",
+        },
+    )
+    assert unknown_labels(oci_imds.ROLES, reading, K) == {
+        K[NETWORK_BLOCK]: ("missing", "field missing"),
+        K[LOCAL_BLOCK]: ("wider-unknown", "a wider level is unknown"),
+        K[HOST]: ("missing", "x"),
+    }
+    # A source's own cause wins; roles outside the scope and no data report nothing.
+    pending = Reading(ids={}, unknown={"nvlink_clique": "GPU 3"}, causes={"nvlink_clique": "p"})
+    roles = nvlink_source.ROLES
+    assert unknown_labels(roles, pending, nvlink().keys_for(roles)) == {
+        NVIDIA_CLIQUE: ("p", "GPU 3")
+    }
+    assert unknown_labels(roles, pending, {}) == {}
+    assert unknown_labels(oci_imds.ROLES, NoData("none"), K) == {}

@@ -1,4 +1,4 @@
-"""The example CSVs (used by the README's no-cluster demo) are valid and nest."""
+"""The example CSVs (the README's no-cluster demo, docs/profiles.md) are valid and nest."""
 
 from __future__ import annotations
 
@@ -15,11 +15,17 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 @pytest.mark.parametrize(
     ("name", "profile"),
-    [("oci-cluster.csv", "oci-rdma"), ("ascend-cluster.csv", "ascend-superpod")],
+    [
+        ("oci-cluster.csv", "oci-rdma"),
+        ("ascend-cluster.csv", "ascend-superpod"),
+        ("dc-cluster.csv", "profile-dc.yaml"),
+        ("gb200-cluster.csv", "profile-oci-gb200.yaml"),
+    ],
 )
 def test_example_is_valid_and_levels_nest(name: str, profile: str) -> None:
     sheet = read_label_csv(EXAMPLES / name)
-    levels = load_profile(profile).level_keys
+    spec = str(EXAMPLES / profile) if profile.endswith(".yaml") else profile
+    levels = load_profile(spec).level_keys
     assert set(levels) <= set(sheet.keys)
     for wide, narrow in itertools.pairwise(levels):
         parents: dict[str, set[str]] = {}

@@ -3,8 +3,6 @@
 Two readers behind ``SpodReader`` (``--ascend-reader``): ``npu-smi`` (the CLI), ``dcmi``
 (``libdcmi.so`` through ctypes), or ``auto`` (DCMI, then npu-smi if DCMI fails).
 
-What is labeled (decimal strings, as Ascend's device plugin writes them):
-
 Roles reported (the ascend-superpod profile writes them to the label keys in brackets, as
 decimal strings, as Ascend's device plugin writes them):
 
@@ -34,7 +32,6 @@ decimal strings, as Ascend's device plugin writes them):
 
 from __future__ import annotations
 
-import argparse
 import logging
 import threading
 from dataclasses import dataclass
@@ -43,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from labeler.base.errors import UsageError
 from labeler.base.flags import positive_number
 from labeler.core.profiles import Profile, Roles
-from labeler.sources import NoData, Reading, SourceKind
+from labeler.sources import Flag, NoData, Reading, Settings, SourceKind, options
 from labeler.sources.ascend.npusmi import DEFAULT_NPU_SMI, DEFAULT_TIMEOUT, NpuSmiReader
 
 if TYPE_CHECKING:
@@ -69,7 +66,6 @@ __all__ = [
     "NpuSmiReader",
     "SpodInfo",
     "SpodReader",
-    "add_flags",
     "make_reader",
     "reading_from",
 ]
@@ -96,52 +92,44 @@ class AscendOptions:
     npu_smi_timeout: float = DEFAULT_TIMEOUT
     generation: str = "auto"
 
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> AscendOptions:
-        return cls(
-            reader=args.ascend_reader,
-            dcmi_lib=args.dcmi_lib,
-            npu_smi=args.npu_smi,
-            npu_smi_timeout=args.npu_smi_timeout,
-            generation=args.ascend_generation,
-        )
 
-
-def add_flags(parser: argparse.ArgumentParser) -> None:
-    default = AscendOptions()
-    a = parser.add_argument_group("Ascend NPU driver (source ascend, profile ascend-superpod)")
-    a.add_argument(
+DEFAULTS = AscendOptions()
+FLAGS = (
+    Flag(
         "--ascend-reader",
-        choices=READERS,
-        default=default.reader,
-        help="how to ask the driver: libdcmi.so via ctypes, the npu-smi CLI, or auto "
+        "reader",
+        "how to ask the driver: libdcmi.so via ctypes, the npu-smi CLI, or auto "
         "(DCMI, then npu-smi; default)",
-    )
-    a.add_argument(
+        choices=READERS,
+    ),
+    Flag(
         "--dcmi-lib",
-        default=default.dcmi_lib,
-        help="path of libdcmi.so (default: searched under /usr/local/Ascend/driver/lib64 "
+        "dcmi_lib",
+        "path of libdcmi.so (default: searched under /usr/local/Ascend/driver/lib64 "
         "and /usr/local/dcmi)",
-    )
-    a.add_argument("--npu-smi", default=default.npu_smi, help="npu-smi command or path")
-    a.add_argument(
+        metavar="PATH",
+    ),
+    Flag("--npu-smi", "npu_smi", "npu-smi command or path", metavar="PATH"),
+    Flag(
         "--npu-smi-timeout",
+        "npu_smi_timeout",
+        f"seconds per npu-smi call (default {DEFAULTS.npu_smi_timeout:g})",
         type=positive_number,
-        default=default.npu_smi_timeout,
-        help=f"seconds per npu-smi call (default {default.npu_smi_timeout:g})",
-    )
-    a.add_argument(
+        metavar="S",
+    ),
+    Flag(
         "--ascend-generation",
-        choices=GENERATIONS,
-        default=default.generation,
-        help="a5 adds huawei.com/topotree.rackid/.serverid; auto: A5 when the driver "
+        "generation",
+        "a5 adds huawei.com/topotree.rackid/.serverid; auto: A5 when the driver "
         "reports a 1D/2D SuperPoD type (default)",
-    )
+        choices=GENERATIONS,
+    ),
+)
 
 
-def _build(profile: Profile, args: argparse.Namespace, stop: threading.Event) -> AscendSource:
+def _build(profile: Profile, settings: Settings, stop: threading.Event) -> AscendSource:
     # The driver answers at once or times out on its own; there are no retries to stop.
-    opts = AscendOptions.from_args(args)
+    opts = options(DEFAULTS, settings, NAME)
     reader = make_reader(
         opts.reader, dcmi_lib=opts.dcmi_lib, npu_smi=opts.npu_smi, timeout=opts.npu_smi_timeout
     )
@@ -259,7 +247,9 @@ class AscendSource:
         return result
 
 
-KIND = SourceKind(NAME, add_flags, _build)
+KIND = SourceKind(
+    NAME, "Ascend NPU driver (source ascend, profile ascend-superpod)", DEFAULTS, FLAGS, _build
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,244 @@
+"""``advise`` for Volcano: -f a Volcano Job or a PodGroup with its pods, or --podgroup NS/NAME.
+
+Which scheduler an input means is read from its API group: a ``batch.volcano.sh`` Job, or a
+``scheduling.volcano.sh`` PodGroup, is Volcano's (kube-scheduler's ``scheduling.k8s.io``
+PodGroup and Kubernetes' ``batch`` Job are not). This module reads what the simulator needs
+(the snapshot or the cluster: nodes, pods, HyperNodes, Queues, PodGroups, the scheduler's
+ConfigMap) and prints the answer; the simulation is ``labeler.tas.volcano``. When the
+cluster has no HyperNodes and a profile is given, it makes the ones ``generate`` would
+(``labeler.emit.hypernodes``) and says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from labeler.base.errors import Exit, InputError, UsageError
+from labeler.commands._base import cluster, origin_of, profile_of
+
+if TYPE_CHECKING:
+    from labeler.core.profiles import Profile
+    from labeler.tas.volcano.advice import Advice
+    from labeler.tas.volcano.conf import SchedulerConf
+    from labeler.tas.volcano.model import Gang
+    from labeler.tas.volcano.snapshot import Objects
+
+log = logging.getLogger(__name__)
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("Volcano (a batch.volcano.sh Job or scheduling.volcano.sh PodGroup)")
+    g.add_argument(
+        "--podgroup",
+        metavar="NS/NAME",
+        help="a Volcano PodGroup pending in the cluster (--from-cluster) or the snapshot",
+    )
+    g.add_argument(
+        "--scheduler-conf",
+        metavar="FILE",
+        help="volcano-scheduler.conf, or the ConfigMap holding it (default: the cluster's "
+        "or the snapshot's volcano-scheduler-configmap, else Volcano's default)",
+    )
+
+
+def _file_items(path: str) -> list[Any]:
+    from labeler.tas.cluster import items_of
+    from labeler.tas.inputs import load_snapshot
+
+    return [i for i in items_of(load_snapshot(path), path) if isinstance(i, Mapping)]
+
+
+def volcano_file(args: argparse.Namespace) -> list[Any] | None:
+    """The -f file's objects when it holds a Volcano Job or PodGroup, else None."""
+    from labeler.tas.volcano.snapshot import is_volcano_job, is_volcano_podgroup
+
+    if not getattr(args, "file", None):
+        return None
+    items = _file_items(args.file)
+    if any(is_volcano_job(i) or is_volcano_podgroup(i) for i in items):
+        return items
+    return None
+
+
+def wanted(args: argparse.Namespace) -> list[Any] | None:
+    """The Volcano input of this command line ([] for --podgroup), or None for Kueue's."""
+    items = volcano_file(args)
+    if args.podgroup:
+        if args.file or args.workload:
+            raise UsageError("--podgroup, -f and --workload each name the job: give one")
+        return []
+    if items is None and args.scheduler_conf:
+        raise UsageError("--scheduler-conf is Volcano's: give a Volcano Job or PodGroup")
+    return items
+
+
+def _read_cluster(args: argparse.Namespace) -> Objects:
+    from labeler.tas.volcano.snapshot import from_parts, split
+
+    if args.from_snapshot:
+        from labeler.tas.cluster import items_of
+        from labeler.tas.inputs import load_snapshot
+
+        return split(
+            items_of(load_snapshot(args.from_snapshot), args.from_snapshot), args.from_snapshot
+        )
+    from labeler.kube.volcano import get_configmap, list_volcano_objects
+    from labeler.tas.inputs import read_cluster_objects
+    from labeler.tas.volcano.conf import CONFIGMAP_NAME, CONFIGMAP_NAMESPACE
+
+    api = cluster(args)
+    snap, pods = read_cluster_objects(api)
+    items = list_volcano_objects(api)
+    if not args.scheduler_conf:
+        cm = get_configmap(api, CONFIGMAP_NAMESPACE, CONFIGMAP_NAME)
+        items += [cm] if cm is not None else []
+    return from_parts(snap.nodes, pods, items, "the cluster")
+
+
+def _gang(args: argparse.Namespace, items: Sequence[Any], objects: Objects) -> Gang:
+    from labeler.tas.volcano.jobs import expand_job
+    from labeler.tas.volcano.model import gang_of, podgroup_from_object
+    from labeler.tas.volcano.snapshot import is_volcano_job, is_volcano_podgroup
+
+    if args.podgroup:
+        ns, slash, name = args.podgroup.partition("/")
+        if not slash or not ns or not name:
+            raise UsageError(f"--podgroup {args.podgroup!r}: expected NAMESPACE/NAME")
+        found = objects.podgroups.get(f"{ns}/{name}")
+        if found is None and args.from_cluster:
+            from labeler.kube.volcano import get_podgroup
+
+            found = ("the cluster", get_podgroup(cluster(args), ns, name))
+        if found is None:
+            raise InputError(
+                f"{args.from_snapshot}: no Volcano PodGroup {ns}/{name} (add "
+                "'kubectl get podgroups.scheduling.volcano.sh -A -o yaml' to the snapshot)"
+            )
+        pg = podgroup_from_object(found[1], found[0])
+        return gang_of(pg, objects.cluster.pods, "the snapshot")
+    jobs = [(f"{args.file}: items[{i}]", o) for i, o in enumerate(items) if is_volcano_job(o)]
+    groups = [
+        (f"{args.file}: items[{i}]", o) for i, o in enumerate(items) if is_volcano_podgroup(o)
+    ]
+    if len(jobs) + len(groups) != 1:
+        raise InputError(
+            f"{args.file}: {len(jobs)} Volcano Job(s) and {len(groups)} PodGroup(s); advise "
+            "one at a time (one Job, or one PodGroup with its pods)"
+        )
+    if jobs:
+        return expand_job(jobs[0][1], jobs[0][0], args.volcano_version)
+    pg = podgroup_from_object(groups[0][1], groups[0][0])
+    pods = [o for o in items if o.get("kind") == "Pod"]
+    gang = gang_of(pg, pods, args.file)
+    if not gang.tasks:  # the pods may be in the snapshot instead
+        gang = gang_of(pg, objects.cluster.pods, "the snapshot")
+    if not gang.tasks:
+        raise InputError(
+            f"{args.file}: PodGroup {pg.ref} has no pods (pods join it with the annotation "
+            "scheduling.k8s.io/group-name: <name>, in its namespace)"
+        )
+    return gang
+
+
+def _conf(args: argparse.Namespace, objects: Objects) -> SchedulerConf:
+    from labeler.base.files import read_text
+    from labeler.tas.volcano.conf import CONF_KEY, conf_from_configmap, default_conf, read_conf_text
+
+    if args.scheduler_conf:
+        return read_conf_text(
+            read_text(args.scheduler_conf, 1 << 20, what="scheduler configuration"),
+            args.scheduler_conf,
+        )
+    for where, cm in objects.configmaps:
+        if CONF_KEY in (cm.get("data") or {}):
+            return conf_from_configmap(cm, where)
+    return default_conf(args.volcano_version)
+
+
+def _profile(args: argparse.Namespace) -> Profile | None:
+    return profile_of(args) if args.profile else None
+
+
+def _with_profile_hypernodes(
+    args: argparse.Namespace, objects: Objects, profile: Profile | None
+) -> Objects:
+    """The profile's HyperNodes (what ``generate`` makes) when the cluster has none."""
+    from dataclasses import replace
+
+    from labeler.core.positions import select
+    from labeler.emit.hypernodes import HyperNodeOptions, build_hypernodes, owner_value
+
+    c = objects.cluster
+    if c.hypernodes or profile is None:
+        return objects
+    topo = profile.topology
+    pset = select(topo, "snapshot", ((n.name, dict(n.labels)) for n in c.nodes))
+    opts = HyperNodeOptions(
+        volcano_version=args.volcano_version, owner=owner_value(profile.name, topo.name)
+    )
+    docs = build_hypernodes(topo, pset.positions, opts)
+    made = tuple((f"generated HyperNode {d['metadata']['name']}", d) for d in docs)
+    source = f"none in the cluster: the {len(docs)} that 'generate --profile {profile.name}' makes"
+    return replace(objects, cluster=replace(c, hypernodes=made, hypernode_source=source))
+
+
+def run(args: argparse.Namespace, items: Sequence[Any]) -> int:
+    from labeler.tas.volcano.advice import advise
+    from labeler.tas.volcano.hypernodes import build_tree
+    from labeler.tas.volcano.report import advice_dict, advice_text
+
+    objects = _read_cluster(args)
+    gang = _gang(args, items, objects)
+    profile = _profile(args)
+    objects = _with_profile_hypernodes(args, objects, profile)
+    conf = _conf(args, objects)
+    tree = build_tree(objects.cluster.hypernodes, objects.cluster.nodes)
+    result = advise(gang, objects.cluster, conf, tree, args.volcano_version)
+    if not objects.cluster.hypernodes:
+        result.notes.append(
+            "the cluster has no HyperNodes: every job is placed over the whole cluster "
+            "(give --profile to see the HyperNodes 'generate' would make)"
+        )
+    if args.output == "json":
+        json.dump(advice_dict(result), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(advice_text(result))
+    if args.html:
+        _html(args, result, objects, profile)
+    return Exit.OK if result.fits else Exit.INCOMPLETE
+
+
+def _html(
+    args: argparse.Namespace, result: Advice, objects: Objects, profile: Profile | None
+) -> None:
+    from labeler.tas.volcano.overlay import tier_profile, volcano_overlay
+    from labeler.topomap.advice import advice_map
+    from labeler.topomap.render import write_html
+
+    nodes = list(objects.cluster.nodes)
+    if profile is None:
+        by_tiers = tier_profile(result.tree, nodes)
+        if by_tiers is None:
+            raise UsageError(
+                "--html draws the map by HyperNode tiers or a profile's levels: the cluster "
+                "has no HyperNodes, add --profile"
+            )
+        profile, nodes = by_tiers
+    overlay = volcano_overlay(profile.topology, result, nodes)
+    requests = result.gang.tasks[0].requests if result.gang.tasks else {}
+    page = advice_map(
+        profile,
+        nodes,
+        requests,
+        overlay,
+        origin=origin_of(args),
+        title=f"advise (Volcano): PodGroup {result.podgroup.ref}",
+    )
+    out = write_html(args.html, page)
+    print(f"map with the placement written to {out}", file=sys.stderr)

@@ -1,0 +1,377 @@
+"""kube-scheduler's pod-group cycle (``PodGroupSchedulingAlgorithm``), simulated.
+
+For a group the TopologyPlacement plugin makes one candidate placement per distinct value
+of ``schedulingConstraints.topology[0].key`` among the nodes it may use (all nodes, or
+the parent CompositePodGroup's chosen domain); a node without the key is in no placement;
+a group some of whose pods are already bound is held to their domain. No constraint means
+one placement with every node. On each placement the group's pending pods are tried one by
+one (filters, then the best-scoring node, assumed for the next pod), and the GangScheduling
+plugin's PlacementFeasible check runs before the first pod and after each: ``minCount
+(M) cannot be satisfied: S scheduled, R remaining`` stops the placement, ``not yet
+satisfied`` goes on. A CompositePodGroup does the same with its child groups, counting
+successful children against ``minGroupCount``, each child placed inside the parent's
+placement. Of the feasible placements the best-scoring one is kept (``score``); when none is
+feasible the group gets ``0/N placements are available, first placement status: ...``
+(kube-scheduler tries the placements in no set order and quotes whichever came first; the
+simulator tries them in name order). When there is no placement at all (no node of the
+scope has the key, or the bound pods' domain lies outside the parent's) the framework says
+``no feasible placements found``; a child's scheduler error stops its parent with
+``composite pod group evaluation failed due to child error: ...``.
+
+A gang waits until ``minCount`` of its pods exist. A basic PodGroup of its own is scheduled
+pod by pod: its first pod picks the domain, the next ones are held to it. Every assumed pod
+stays counted for the groups advised after it. Preemption is not modelled: a group that
+does not fit is reported as kube-scheduler reports it before preemption runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from labeler.core.capacity import Node
+from labeler.tas.kubesched import objects as ob
+from labeler.tas.kubesched.memo import remembered_try
+from labeler.tas.kubesched.objects import Group, GroupPod, Objects
+from labeler.tas.kubesched.pick import Picker
+from labeler.tas.kubesched.results import GroupResult, Placement, PodResult
+from labeler.tas.kubesched.score import FIT, PODS_COUNT, fit_placement_score, pods_count_scores
+from labeler.tas.kubesched.state import State
+
+GANG_WAITING = "waiting for minCount pods from a gang to appear in scheduling queue"
+NONE_SCHEDULED = "no pods were schedulable"
+NO_PLACEMENTS = "no feasible placements found"
+"""The framework's status when the placement generators produce no placement
+(``RunPlacementGeneratePlugins``); TopologyPlacement itself returns an empty list."""
+CHILD_ERROR = "composite pod group evaluation failed due to child error: "
+
+
+def _gang_check(min_count: int, remaining: int, scheduled: int) -> tuple[bool, bool, str]:
+    """GangScheduling.PlacementFeasible: (satisfied, go on, message)."""
+    if remaining + scheduled < min_count:
+        return (
+            False,
+            False,
+            f"minCount ({min_count}) cannot be satisfied: {scheduled} scheduled, "
+            f"{remaining} remaining",
+        )
+    if scheduled < min_count:
+        return (
+            False,
+            True,
+            f"minCount ({min_count}) is not yet satisfied: {scheduled} scheduled, "
+            f"{remaining} remaining",
+        )
+    return True, True, ""
+
+
+HELD_ERROR = "cannot determine domain for already scheduled pods: "
+
+
+def _domains(
+    group: Group, nodes: list[Node], state: State, under: Sequence[str]
+) -> tuple[list[tuple[str | None, list[Node]]], str, str]:
+    """TopologyPlacement.GeneratePlacements: (placements, kube-scheduler's message when
+    there are none, our note why). A message starting with HELD_ERROR is a scheduler error,
+    NO_PLACEMENTS means unschedulable."""
+    key = group.key
+    if key is None:
+        return [(None, nodes)], "", ""
+    held: set[str] = set()
+    for pod, node in state.scheduled(group.namespace, under):
+        labels = state.labels(node)
+        why = HELD_ERROR
+        if labels is None:
+            return (
+                [],
+                f'{why}getting node for pod {pod.ref}: nodeinfo not found for node name "{node}"',
+                "",
+            )
+        if key not in labels:
+            return [], f"{why}no topology domain found for pod {pod.ref}", ""
+        held.add(labels[key])
+        if len(held) > 1:
+            a, b = sorted(held)
+            return [], f"{why}more than 1 domain found for pod group: {a}, {b}", ""
+    by = state.grouped(nodes, key)
+    if held:
+        by = {v: by[v] for v in held if v in by}
+    if not by:
+        where = "the cluster" if group.parent is None else "its parent's domain"
+        note = f"no node in {where} has the label {key}"
+        if held:
+            note = f"its pods already run in {key}={next(iter(held))}, outside {where}"
+        return [], NO_PLACEMENTS, note
+    return list(by.items()), "", ""
+
+
+Pickers = dict[int, tuple[list[Node], Picker]]
+"""Per placement's node list (by id, the list kept alive): the Picker that served it."""
+
+
+def _pod_group_default(
+    group: Group,
+    todo: Sequence[GroupPod],
+    nodes: list[Node],
+    state: State,
+    pickers: Pickers | None = None,
+) -> GroupResult:
+    """podGroupSchedulingDefaultAlgorithm on one placement; leaves its pods assumed.
+    ``pickers`` carries the Pickers of a basic group's earlier pods: between them only the
+    nodes those pods took have changed, which a Picker expects."""
+    scheduled = len(state.scheduled(group.namespace, [group.name]))
+    remaining = len(todo)
+    ok, go_on, message = _gang_check(group.min_count, remaining, scheduled)
+    result = GroupResult(group, ok=False)
+    kept = pickers.get(id(nodes)) if pickers is not None else None
+    picker = kept[1] if kept is not None and kept[0] is nodes else Picker(nodes, state)
+    if pickers is not None:
+        pickers[id(nodes)] = (nodes, picker)
+    for pod in todo if go_on else ():
+        if not state.caches.remember:  # every pod on every node afresh, as upstream does
+            picker = Picker(nodes, state)
+        node, why = picker.pick(pod)
+        if node is not None:
+            state.assume(pod, node)
+            result.assignments.append((pod, node))
+            scheduled += 1
+        result.pods.append(PodResult(pod, node, why))
+        remaining -= 1
+        ok, go_on, message = _gang_check(group.min_count, remaining, scheduled)
+        if not go_on:
+            break
+    result.ok, result.message = ok, message
+    return result
+
+
+def _composite_default(group: Group, nodes: list[Node], state: State, objs: Objects) -> GroupResult:
+    """compositePodGroupSchedulingDefaultAlgorithm: the children in turn, inside ``nodes``."""
+    kids = ob.children(objs, group)
+    scheduled, remaining = 0, len(kids)
+    ok, go_on, message = _gang_check(group.min_count, remaining, scheduled)
+    result = GroupResult(group, ok=False)
+    for child in kids if go_on else ():
+        sub = place(child, nodes, state, objs)
+        result.children.append(sub)
+        result.assignments += sub.assignments
+        if sub.error:
+            result.error, message = True, CHILD_ERROR + sub.message
+            break
+        remaining -= 1
+        scheduled += sub.ok
+        ok, go_on, message = _gang_check(group.min_count, remaining, scheduled)
+        if not go_on:
+            break
+    result.ok, result.message = ok and not result.error, message
+    return result
+
+
+def _try(group: Group, nodes: list[Node], state: State, objs: Objects) -> GroupResult:
+    """One placement tried; what it assumed is reverted, and kept only when it is feasible."""
+    if group.kind == ob.COMPOSITE:
+        result = _composite_default(group, nodes, state, objs)
+    else:
+        result = _pod_group_default(group, ob.pending(objs, group), nodes, state)
+    state.revert(result.assignments)
+    if not result.ok:
+        result.assignments = []
+    return result
+
+
+def place(group: Group, nodes: list[Node], state: State, objs: Objects) -> GroupResult:
+    """The placement algorithm for one (composite) group within ``nodes``; the best
+    placement's pods stay assumed in ``state``."""
+    return _place(group, nodes, state, objs, todo=None)
+
+
+def _place(
+    group: Group,
+    nodes: list[Node],
+    state: State,
+    objs: Objects,
+    todo: Sequence[GroupPod] | None,
+    pickers: Pickers | None = None,
+) -> GroupResult:
+    under = ob.pod_groups_under(objs, group)
+    candidates, error, note = _domains(group, nodes, state, under)
+    if error:
+        held = error.startswith(HELD_ERROR)
+        return GroupResult(group, ok=False, message=error, error=held, note=note)
+    tried: list[tuple[Placement, GroupResult]] = []
+    for domain, members in candidates:
+        if todo is None and state.caches.remember:
+            result = remembered_try(group, members, state, objs, _try)
+        elif todo is None:
+            result = _try(group, members, state, objs)
+        else:
+            result = _pod_group_default(group, todo, members, state, pickers)
+            state.revert(result.assignments)
+            result.assignments = result.assignments if result.ok else []
+        if result.error:
+            return result
+        tried.append((Placement(domain, len(members), result.ok, result.message), result))
+        result.domain = domain
+    infos = [p for p, _ in tried]
+    good = [(p, r) for p, r in tried if r.ok]
+    if not good:
+        first = tried[0][1]
+        first.message = (
+            f"0/{len(tried)} placements are available, first placement status: {first.message}"
+        )
+        first.domain, first.placements = None, infos
+        return first
+    best, tie = _best(good, candidates, state, under)
+    best.placements, best.tie = infos, tie
+    state.apply(best.assignments)
+    return best
+
+
+def _best(
+    good: list[tuple[Placement, GroupResult]],
+    candidates: Sequence[tuple[str | None, list[Node]]],
+    state: State,
+    under: Sequence[str],
+) -> tuple[GroupResult, bool]:
+    """findBestPlacement; one feasible placement is taken without scoring."""
+    if len(good) == 1:
+        return good[0][1], False
+    members = dict(candidates)
+    namespace = good[0][1].group.namespace
+    already = len(state.scheduled(namespace, under))
+    counts = pods_count_scores([already + len(r.assignments) for _, r in good])
+    totals = []
+    for (info, result), count in zip(good, counts, strict=True):
+        if FIT not in result.known:  # an outcome remembered from an equal try has it
+            nodes = members[info.domain]
+            result.known[FIT] = fit_placement_score(nodes, result.assignments, state.requested)
+        fit = result.known[FIT]
+        info.scores = {PODS_COUNT: count, FIT: fit, "total": count + fit}
+        totals.append(count + fit)
+    top = max(totals)
+    winners = [r for (_, r), t in zip(good, totals, strict=True) if t == top]
+    return winners[0], len(winners) > 1
+
+
+def _pods_ready(group: Group, state: State, objs: Objects) -> bool:
+    """isPGReady: the PodGroup has at least minCount pods (pending or on nodes)."""
+    have = len(ob.pending(objs, group)) + len(state.scheduled(group.namespace, [group.name]))
+    return have >= group.min_count
+
+
+def _tree_ready(group: Group, state: State, objs: Objects) -> bool:
+    """isCPGTreeReady: enough children are ready for minGroupCount."""
+    ready = 0
+    for child in ob.children(objs, group):
+        if child.kind == ob.COMPOSITE:
+            ready += _tree_ready(child, state, objs)
+        else:
+            ready += _pods_ready(child, state, objs)
+    return ready >= group.min_count
+
+
+def _waiting(root: Group, state: State, objs: Objects) -> str:
+    """GangScheduling.PreEnqueue: why the group's pods are not even queued, or ''."""
+    if root.kind == ob.COMPOSITE:
+        if not _tree_ready(root, state, objs):
+            return f'waiting for composite pod group "{root.name}" tree to meet quorum'
+    elif root.gang and not _pods_ready(root, state, objs):
+        return GANG_WAITING
+    return ""
+
+
+def _pod_by_pod(root: Group, state: State, objs: Objects) -> GroupResult:
+    """A basic PodGroup of its own: each pod its own cycle, held to the first one's domain."""
+    combined = GroupResult(root, ok=False)
+    pickers: Pickers | None = {} if state.caches.remember else None
+    for pod in ob.pending(objs, root):
+        r = _place(root, state.every, state, objs, todo=[pod], pickers=pickers)
+        if r.ok and not r.assignments:
+            r.ok, r.message = False, NONE_SCHEDULED
+        own = r.pods[0].message if r.pods else ""
+        node = r.assignments[0][1] if r.assignments else None
+        combined.pods.append(PodResult(pod, node, "" if node else own or r.message))
+        combined.assignments += r.assignments
+        if node is not None and combined.domain is None:
+            combined.domain, combined.placements, combined.tie = r.domain, r.placements, r.tie
+        if node is None and not combined.message:
+            combined.message, combined.error = r.message, r.error
+            combined.placements = combined.placements or r.placements
+    # the group ran if any pod was bound; the others keep their own reasons
+    combined.ok = bool(combined.assignments)
+    return combined
+
+
+def schedule_root(root: Group, state: State, objs: Objects) -> GroupResult:
+    """RunRootSchedulingAlgorithm for one hierarchy; its pods stay assumed in ``state``."""
+    waiting = _waiting(root, state, objs)
+    if waiting:
+        return GroupResult(root, ok=False, message=waiting)
+    if root.kind == ob.PODGROUP and not root.gang:
+        return _pod_by_pod(root, state, objs)
+    result = place(root, state.every, state, objs)
+    if result.ok and not result.assignments:
+        result.ok, result.message = False, NONE_SCHEDULED
+    return result
+
+
+@dataclass
+class Advice:
+    """The answer: per hierarchy its result, per pending pod its node or why not."""
+
+    results: list[GroupResult]
+    pods: list[PodResult]
+
+    @property
+    def fits(self) -> bool:
+        return bool(self.pods) and all(p.node for p in self.pods)
+
+    @property
+    def message(self) -> str:
+        return next((p.message for p in self.pods if not p.node), "")
+
+
+def _outcomes(
+    result: GroupResult | None, group: Group, objs: Objects, failure: str | None
+) -> list[PodResult]:
+    """Each pending pod of ``group``'s subtree: bound only when every group above it
+    succeeded; otherwise its own reason, or the nearest failed group's message."""
+    if result is not None and not result.ok and failure is None:
+        failure = result.message
+    if group.kind == ob.COMPOSITE:
+        out: list[PodResult] = []
+        subs = {r.group: r for r in result.children} if result is not None else {}
+        for child in ob.children(objs, group):
+            out += _outcomes(subs.get(child), child, objs, failure)
+        return out
+    tried = {r.pod: r for r in result.pods} if result is not None else {}
+    out = []
+    for pod in ob.pending(objs, group):
+        r = tried.get(pod)
+        if failure is None and r is not None and r.node:
+            out.append(PodResult(pod, r.node))
+        else:
+            own = r.message if r is not None else ""
+            out.append(PodResult(pod, None, own or failure or NONE_SCHEDULED))
+    return out
+
+
+def advise(objs: Objects, nodes: Sequence[Node], origin: str, *, remember: bool = True) -> Advice:
+    """Schedule every hierarchy the file names, one after another, as kube-scheduler would
+    now. Pods given only in the file with a node are counted on that node. ``remember``
+    False recomputes every try (the same answer, slower: for tests and the benchmark)."""
+    listed = {n.name for n in nodes}
+    state = State.build(nodes, [p for p in objs.pods if p.node], objs.scoring)
+    state.caches.remember = remember
+    for pod in objs.unlisted:
+        if pod.node in listed:
+            state.add_usage(pod, pod.node)
+    results: list[GroupResult] = []
+    pods: list[PodResult] = []
+    for root in ob.roots(objs, origin):
+        result = schedule_root(root, state, objs)
+        results.append(result)
+        pods += _outcomes(result, root, objs, None)
+    for pod in objs.orphans:
+        waiting = f'waiting for pods\'s pod group "{pod.group}" to appear in scheduling queue'
+        pods.append(PodResult(pod, None, waiting))
+    return Advice(results, pods)
