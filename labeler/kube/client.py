@@ -138,9 +138,7 @@ class Api:
                 accept=accept,
                 name=name,
             )
-        resp = self.request(
-            method, path, body=body, content_type=content_type, timeout=timeout, accept=accept
-        )
+        resp = self._urlopen(method, path, body, content_type, timeout, accept)
         try:
             # A 2xx body is read whole or raises.
             data, _ = strict.read_body(resp, ok=True, limit=body_limit(name))
@@ -167,25 +165,28 @@ class Api:
             name=call.name,
         )
 
-    def request(
+    def stream(self, path: str, *, query: Mapping[str, Any], timeout: tuple[float, float]) -> Any:
+        """GET an answer to read as it comes (a watch): the urllib3 response, body unread,
+        when its status is 2xx, else :class:`ApiStatus` as for :meth:`send`.
+
+        The caller owns the answer's connection: read to the end and released, or
+        abandoned (see :mod:`labeler.kube.raw`). Every other request goes through
+        :meth:`send`, which reads its answer whole and never leaves a connection out.
+        """
+        return self._urlopen("GET", f"{path}?{urlencode(query)}", None, JSON, timeout, JSON)
+
+    def _urlopen(
         self,
         method: str,
         path: str,
-        *,
-        query: Mapping[str, Any] | None = None,
-        body: bytes | None = None,
-        content_type: str = JSON,
-        timeout: tuple[float, float] | None = None,
-        accept: str = JSON,
+        body: bytes | None,
+        content_type: str,
+        timeout: tuple[float, float] | None,
+        accept: str,
     ) -> Any:
-        """Send one request; the answer (a urllib3 response, body unread) when its status is
-        2xx, else :class:`ApiStatus` with (the start of) the body read and the connection
-        released, or closed when the rest of the body was left unread.
-
-        The caller owns the answer's connection: see :mod:`labeler.kube.raw`.
-        """
-        if query:
-            path += "?" + urlencode(query)
+        """One request on the official client's pool; the urllib3 response, body unread,
+        when its status is 2xx, else :class:`ApiStatus` with (the start of) the body read
+        and the connection released, or closed when the rest of the body was left unread."""
         headers = {"Accept": accept, **self.headers()}
         if body is not None:
             headers["Content-Type"] = content_type

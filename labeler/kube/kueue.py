@@ -66,8 +66,9 @@ def get_workload(api: Api, namespace: str, name: str) -> dict[str, Any]:
             f"/apis/{GROUP}/{version}/namespaces/{quote(namespace, safe='')}"
             f"/workloads/{quote(name, safe='')}"
         )
+        # Read whole by Api.send; the answer must be that Workload (labeler.kube.answer).
         obj: dict[str, Any] = call_json(
-            lambda: api.request("GET", path),
+            lambda: api.send("GET", path, name=name),
             verb="get",
             resource=f"workloads.{GROUP}/{namespace}/{name}",
         )

@@ -1,9 +1,10 @@
 """Whole-answer calls with retries, paginated LISTs, and streamed answers (watches).
 
 Requests whose answer is read whole go through ``Api.send`` (labeler.kube.wire), which
-never leaves a connection half-read. A stream is a urllib3 response we own: read to the
-end, its connection goes back to the pool; given up part-way (a watch closed early, a bad
-event), data is still coming, so ``abandon`` closes the connection instead of returning it.
+never leaves a connection half-read. A stream (``Api.stream``) is a urllib3 response we
+own: read to the end, its connection goes back to the pool; given up part-way (a watch
+closed early, a bad event), data is still coming, so ``abandon`` closes the connection
+instead of returning it.
 """
 
 from __future__ import annotations
@@ -137,7 +138,7 @@ def watch_events(
         allowWatchBookmarks="true",
     )
     try:
-        resp: Any = api.request("GET", path, query=params, timeout=(10, timeout_seconds + 30))
+        resp: Any = api.stream(path, query=params, timeout=(10, timeout_seconds + 30))
     except Exception as exc:
         raise translate(exc, "watch", resource) from exc
     finished = False

@@ -7,6 +7,8 @@ Both are opt-in (``agent --remove-taint``, ``--set-condition``) and small on pur
   re-reads the node and tries again;
 - the condition goes by a strategic merge patch of ``status.conditions`` on the status
   subresource, merged by ``type``: the kubelet's conditions are never rewritten.
+Each answer (the node echoed back) is read whole, so its connection can serve the next
+request, and must be that node (labeler.kube.answer).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def remove_taint(api: Api, node: str, index: int, taint: Taint) -> None:
     ]
     data = json.dumps(ops).encode()
     call_discard(
-        lambda: api.request("PATCH", node_path(node), body=data, content_type=JSON_PATCH),
+        lambda: api.send("PATCH", node_path(node), body=data, content_type=JSON_PATCH, name=node),
         verb="patch",
         resource=f"nodes/{node}",
     )
@@ -58,10 +60,9 @@ def set_condition(
     if transition:
         condition["lastTransitionTime"] = now
     body = json.dumps({"status": {"conditions": [condition]}}).encode()
+    path = node_path(node) + "/status"
     call_discard(
-        lambda: api.request(
-            "PATCH", node_path(node) + "/status", body=body, content_type=STRATEGIC_MERGE_PATCH
-        ),
+        lambda: api.send("PATCH", path, body=body, content_type=STRATEGIC_MERGE_PATCH, name=node),
         verb="patch",
         resource=f"nodes/{node}/status",
     )

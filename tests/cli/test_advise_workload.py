@@ -85,22 +85,21 @@ def test_workload_from_snapshot_and_bad_references(
     assert "give --pods, --request, --profile" in capsys.readouterr().err
 
 
-def test_workload_from_the_cluster(
-    fake_kube: FakeKube, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _seed(fake: FakeKube) -> None:
+    """The example snapshot's cluster, and the pending JobSet's Workload in team-c."""
     snap = yaml.safe_load(SNAPSHOT.read_text())
     for ns in ("team-a", "team-b", "team-c"):
-        fake_kube.add_object("Namespace", {"metadata": {"name": ns}})
+        fake.add_object("Namespace", {"metadata": {"name": ns}})
     for item in snap["items"]:
         meta = item["metadata"]
         if item["kind"] == "Node":
-            fake_kube.add_object("Node", item)
+            fake.add_object("Node", item)
         elif item["kind"] == "Pod":
-            fake_kube.add_object("Pod", item, namespace=meta["namespace"])
+            fake.add_object("Pod", item, namespace=meta["namespace"])
         elif item["kind"] == "Workload":
-            fake_kube.add_object("Workload", item, namespace=meta["namespace"])
+            fake.add_object("Workload", item, namespace=meta["namespace"])
         else:
-            fake_kube.add_object(item["kind"], item)
+            fake.add_object(item["kind"], item)
     pending = yaml.safe_load(JOBSET.read_text())
     podsets = []
     for rj in pending["spec"]["replicatedJobs"]:
@@ -123,7 +122,13 @@ def test_workload_from_the_cluster(
         "metadata": {"name": "jobset-llm-train-1a2b", "namespace": "team-c"},
         "spec": {"queueName": "gpu", "podSets": podsets},
     }
-    fake_kube.add_object("Workload", wl, namespace="team-c")
+    fake.add_object("Workload", wl, namespace="team-c")
+
+
+def test_workload_from_the_cluster(
+    fake_kube: FakeKube, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _seed(fake_kube)
     code, doc = run(
         capsys,
         "--kubeconfig", str(kubeconfig), "--from-cluster",
@@ -134,3 +139,32 @@ def test_workload_from_the_cluster(
     assert doc["workloads"][0]["message"].startswith(
         'topology "default" allows to fit only 2 out of 4 pod(s). Total nodes: 11'
     )
+
+
+def test_workload_read_by_name_when_kueue_lists_nothing_we_read(
+    fake_kube: FakeKube, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Kueue whose Topology API is served at neither version the tool reads: none of
+    Kueue's objects are listed, so the Workload is read by name (one GET, answered through
+    the strict reader) and placed on the profile's levels."""
+    _seed(fake_kube)
+    topologies = r"/apis/kueue\.x-k8s\.io/v1beta[12]/topologies"
+    fake_kube.faults.add(method="GET", path=topologies, status=404, times=None)
+    code, doc = run(
+        capsys,
+        "--kubeconfig", str(kubeconfig), "--from-cluster", "--profile", "oci-rdma",
+        "--workload", "team-c/jobset-llm-train-1a2b",
+    )  # fmt: skip
+    assert code == 3  # done: the Workload does not fit
+    # No admitted Workload is known (none listed): only the pods on the nodes hold capacity.
+    assert doc["admitted_workloads_holding_capacity"] == 0
+    (workload,) = doc["workloads"]
+    assert workload["message"].startswith(
+        'topology "oci-rdma" allows to fit only 3 out of 4 pod(s). Total nodes: 11'
+    )
+    assert [p["name"] for p in workload["podsets"]] == ["leader", "workers"]
+    path = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team-c/workloads/jobset-llm-train-1a2b"
+    assert [r.path for r in fake_kube.journal].count(path) == 1
+    assert main(["advise", "--kubeconfig", str(kubeconfig), "--from-cluster",
+                 "--profile", "oci-rdma", "--workload", "team-c/nope"]) == 1  # fmt: skip
+    assert "not found" in capsys.readouterr().err.lower()

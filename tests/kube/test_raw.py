@@ -7,11 +7,15 @@ by requests that follow on the same client and by the connections its pool had t
 
 from __future__ import annotations
 
+import pytest
+
+from labeler.core.node import Taint
 from labeler.core.plan import Desired
 from labeler.kube.client import Api
 from labeler.kube.custom import CustomObjects
 from labeler.kube.errors import Expired
 from labeler.kube.nodes import LabelWriter, get_node, watch_nodes
+from labeler.kube.readiness import CONDITION_TYPE, remove_taint, set_condition
 from tests.fakekube import FakeKube
 
 # Answers bigger than http.client's read buffer (8 KiB), as real Nodes are (status.images):
@@ -101,3 +105,22 @@ def test_an_answer_cut_mid_body_is_retried_or_ignored_never_a_traceback(
     assert result.written
     assert fake_kube.get_node("n1")["metadata"]["labels"]["x.io/a"] == "1"
     assert get_node(api, "n1").labels["x.io/a"] == "1"  # the pooled client still works
+
+
+@pytest.mark.parametrize("own", [True, False], ids=["own", "official"])
+def test_the_readiness_writes_give_their_connection_back(fake_kube: FakeKube, own: bool) -> None:
+    """The agent's taint removal and condition writes read their answer (the node echoed
+    back) whole: each goes out on the one kept connection, none is left checked out."""
+    startup = {"key": "topology.example.com/unlabeled", "effect": "NoSchedule"}
+    fake_kube.add_node("n1", annotations=BIG, taints=[startup])
+    api = fake_kube.cluster(own_transport=own)
+    for i in range(3):
+        set_condition(api, "n1", "False", "Waiting", f"try {i}", transition=i == 0)
+    remove_taint(api, "n1", 0, Taint(startup["key"], "", startup["effect"]))
+    set_condition(api, "n1", "True", "Labeled", "done", transition=True)
+    node = fake_kube.get_node("n1")
+    assert not node["spec"].get("taints")
+    (condition,) = [c for c in node["status"]["conditions"] if c["type"] == CONDITION_TYPE]
+    assert (condition["status"], condition["reason"]) == ("True", "Labeled")
+    assert fake_kube.count("patch") == 5
+    assert connections_made(api, fake_kube.url) == 1
