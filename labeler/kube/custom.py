@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from labeler.kube.client import Api
 from labeler.kube.errors import Conflict, NotFound
-from labeler.kube.raw import call_discard, call_json, list_pages
+from labeler.kube.raw import call_discard, get_object, list_items
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,10 @@ def contains(have: Any, want: Any) -> bool:
     return bool(have == want)
 
 
+def _name(obj: Mapping[str, Any]) -> str:
+    return str(obj["metadata"]["name"])
+
+
 class CustomObjects:
     """Cluster-scoped custom objects of the kinds in :data:`PLURALS`."""
 
@@ -90,14 +94,12 @@ class CustomObjects:
         return collection, f"{collection}/{quote(name, safe='')}", f"{what}/{name}", kind
 
     def get(self, obj: Mapping[str, Any]) -> dict[str, Any] | None:
-        _, path, resource, _ = self._where(obj)
+        _, path, resource, kind = self._where(obj)
+        name = obj["metadata"]["name"]
         try:
-            doc: dict[str, Any] = call_json(
-                lambda: self._api.send("GET", path), verb="get", resource=resource
-            )
+            return get_object(self._api, path, kind=kind, name=name, resource=resource)
         except NotFound:
             return None
-        return doc
 
     def apply(self, obj: Mapping[str, Any], *, dry_run: bool = False) -> ApplyResult:
         """Create ``obj``, or replace its spec/labels/annotations; no write when equal."""
@@ -162,11 +164,8 @@ class CustomObjects:
     def list_names(self, api_version: str, kind: str, label_selector: str) -> list[str]:
         """Names of the objects of one kind that match a label selector."""
         collection, what, _ = self._resource(api_version, kind)
-        names: list[str] = []
-        for doc in list_pages(
-            self._api, collection, resource=what, query={"labelSelector": label_selector}
-        ):
-            names += [i["metadata"]["name"] for i in doc.get("items") or []]
+        query = {"labelSelector": label_selector}
+        names, _ = list_items(self._api, collection, _name, resource=what, kind=kind, query=query)
         return sorted(names)
 
     def delete(self, api_version: str, kind: str, name: str, *, dry_run: bool = False) -> None:

@@ -13,11 +13,16 @@ from urllib.parse import quote
 
 from labeler.kube.client import Api
 from labeler.kube.errors import NotFound
-from labeler.kube.raw import call_json, list_pages, watch_events
+from labeler.kube.raw import get_object, list_items, watch_events
 
 GROUP = "kueue.x-k8s.io"
 VERSIONS = ("v1beta2", "v1beta1")
 T = TypeVar("T")
+
+
+def _as(kind: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """An item of a LIST of ``kind`` with its kind set (a typed list leaves it out)."""
+    return lambda item: {**item, "kind": kind}
 
 
 def _newest(read: Callable[[str], T]) -> T:
@@ -34,11 +39,8 @@ def _newest(read: Callable[[str], T]) -> T:
 
 def _list_all(api: Api, plural: str, kind: str) -> list[dict[str, Any]]:
     def read(version: str) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
         path = f"/apis/{GROUP}/{version}/{plural}"
-        for doc in list_pages(api, path, resource=f"{plural}.{GROUP}"):
-            items.extend(doc.get("items") or [])
-        return [{**it, "kind": it.get("kind") or kind} for it in items]
+        return list_items(api, path, _as(kind), resource=f"{plural}.{GROUP}", kind=kind)[0]
 
     return _newest(read)
 
@@ -66,13 +68,10 @@ def get_workload(api: Api, namespace: str, name: str) -> dict[str, Any]:
             f"/apis/{GROUP}/{version}/namespaces/{quote(namespace, safe='')}"
             f"/workloads/{quote(name, safe='')}"
         )
-        # Read whole by Api.send; the answer must be that Workload (labeler.kube.answer).
-        obj: dict[str, Any] = call_json(
-            lambda: api.send("GET", path, name=name),
-            verb="get",
-            resource=f"workloads.{GROUP}/{namespace}/{name}",
+        resource = f"workloads.{GROUP}/{namespace}/{name}"
+        return get_object(
+            api, path, kind="Workload", name=name, namespace=namespace, resource=resource
         )
-        return {**obj, "kind": obj.get("kind") or "Workload"}
 
     return _newest(read)
 
@@ -82,12 +81,11 @@ def list_workloads(api: Api, *, page_size: int = 500) -> tuple[list[dict[str, An
     served, to watch from (NotFound where Kueue is not installed)."""
 
     def read(version: str) -> tuple[list[dict[str, Any]], str, str]:
-        items: list[dict[str, Any]] = []
-        rv = ""
         path = f"/apis/{GROUP}/{version}/workloads"
-        for doc in list_pages(api, path, resource=f"workloads.{GROUP}", page_size=page_size):
-            items.extend({**it, "kind": "Workload"} for it in doc.get("items") or [])
-            rv = rv or str((doc.get("metadata") or {}).get("resourceVersion") or "")
+        resource = f"workloads.{GROUP}"
+        items, rv = list_items(
+            api, path, _as("Workload"), resource=resource, kind="Workload", page_size=page_size
+        )
         return items, rv, version
 
     return _newest(read)
@@ -102,11 +100,12 @@ def watch_workloads(
         api,
         path,
         resource=f"workloads.{GROUP}",
+        kind="Workload",
         resource_version=resource_version,
         timeout_seconds=timeout_seconds,
     )
     for kind, obj in events:
-        yield kind, {**obj, "kind": obj.get("kind") or "Workload"}
+        yield kind, {**obj, "kind": "Workload"}
 
 
 def list_topology_objects(api: Api) -> list[dict[str, Any]]:

@@ -28,7 +28,7 @@ from labeler.kube import steps
 from labeler.kube.client import JSON, Api
 from labeler.kube.errors import Conflict as ApiConflict
 from labeler.kube.errors import Interrupted, KubeError, retrying, translate
-from labeler.kube.raw import list_pages, watch_events
+from labeler.kube.raw import PARTIAL, list_items, watch_events
 from labeler.kube.steps import Call, Steps
 
 log = logging.getLogger(__name__)
@@ -78,8 +78,7 @@ def read_node(name: str) -> Steps[NodeInfo]:
         return json.loads((yield Call("GET", path, name=name)))
 
     doc = yield from retrying(attempt, verb="get", resource=resource)
-    check_node(doc, "get", resource)
-    return NodeInfo.from_dict(doc)
+    return node_info(doc, "get", resource)
 
 
 def _strings(value: Any) -> bool:
@@ -89,12 +88,14 @@ def _strings(value: Any) -> bool:
     )
 
 
-def check_node(doc: Any, verb: str, resource: str) -> None:
-    """KubeError unless ``doc`` has the shape of a Node's metadata that the writers read: a
-    planned write built on anything else would be a guess."""
+def check_node(doc: Any, verb: str, resource: str = "nodes") -> None:
+    """KubeError unless ``doc`` has the shape of a Node's metadata that the readers and
+    writers use: a planned write (or a count) built on anything else would be a guess."""
     meta = doc.get("metadata") if isinstance(doc, dict) else None
     if not isinstance(meta, dict):
         problem = "it has no metadata"
+    elif doc.get("kind") not in (None, "Node", PARTIAL):
+        problem = f"its kind is {str(doc['kind'])[:80]!r}"
     elif type(meta.get("name")) is not str or not meta["name"]:
         problem = "metadata.name is not a name"
     elif not _strings(meta.get("labels")):
@@ -105,7 +106,7 @@ def check_node(doc: Any, verb: str, resource: str) -> None:
         return
     raise KubeError(
         f"{verb} {resource}: the answer is not a Node as the API server serves one "
-        f"({problem}); nothing written for it",
+        f"({problem}); nothing is built on it",
         verb=verb,
         resource=resource,
     )
@@ -118,7 +119,7 @@ def list_nodes(
     page_size: int = 500,
 ) -> tuple[list[NodeInfo], str]:
     """All nodes (paginated), and the list's resourceVersion to start a watch from."""
-    return _list(api, NodeInfo.from_dict, label_selector, page_size)
+    return _list(api, node_info, label_selector, page_size)
 
 
 def list_node_labels(
@@ -142,8 +143,14 @@ def list_node_labels(
         return _list(api, labels_of, label_selector, page_size)[0]
 
 
+def node_info(obj: Mapping[str, Any], verb: str = "list", resource: str = "nodes") -> NodeInfo:
+    """A node read from the API (``verb``: how), checked first (:func:`check_node`)."""
+    check_node(obj, verb, resource)
+    return NodeInfo.from_dict(obj)
+
+
 def labels_of(obj: Mapping[str, Any]) -> NodeLabels:
-    check_node(obj, "list", "nodes")
+    check_node(obj, "list")
     meta = obj.get("metadata") or {}
     annotations = meta.get("annotations") or {}
     return NodeLabels(
@@ -161,30 +168,16 @@ def _list(
     page_size: int,
     accept: str = JSON,
 ) -> tuple[list[T], str]:
-    nodes: list[T] = []
-    resource_version = ""
-    for doc in list_pages(
+    return list_items(
         api,
         NODES,
+        read,
         resource="nodes",
+        kind="Node",
         page_size=page_size,
         query={"labelSelector": label_selector},
         accept=accept,
-    ):
-        items = doc.get("items")
-        if items is None:
-            items = []
-        if not isinstance(items, list):
-            raise KubeError(
-                "list nodes: the answer's items are not a list; whatever answered is not "
-                "the API server",
-                verb="list",
-                resource="nodes",
-            )
-        nodes.extend(map(read, items))
-        meta = doc.get("metadata") or {}
-        resource_version = resource_version or str(meta.get("resourceVersion") or "")
-    return nodes, resource_version
+    )
 
 
 def watch_nodes(
@@ -205,12 +198,13 @@ def watch_nodes(
         api,
         NODES,
         resource="nodes",
+        kind="Node",
         resource_version=resource_version,
         query={"fieldSelector": field_selector, "labelSelector": label_selector},
         timeout_seconds=timeout_seconds,
     )
     for kind, obj in events:
-        yield kind, NodeInfo.from_dict(obj)
+        yield kind, NodeInfo.from_dict(obj) if kind == "BOOKMARK" else node_info(obj, "watch")
 
 
 @dataclass(frozen=True)

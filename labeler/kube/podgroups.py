@@ -12,7 +12,7 @@ from typing import Any
 
 from labeler.kube.client import Api
 from labeler.kube.errors import NotFound
-from labeler.kube.raw import list_pages
+from labeler.kube.raw import list_items
 
 log = logging.getLogger(__name__)
 
@@ -30,11 +30,9 @@ def list_pod_groups(api: Api) -> list[dict[str, Any]]:
     for version, plural, kind in SERVED:
         path = f"/apis/{GROUP}/{version}/{plural}"
         try:
-            for doc in list_pages(api, path, resource=f"{plural}.{GROUP}"):
-                out += [
-                    {**it, "kind": kind, "apiVersion": f"{GROUP}/{version}"}
-                    for it in doc.get("items") or []
-                ]
+            items = list_items(api, path, dict, resource=f"{plural}.{GROUP}", kind=kind)[0]
         except NotFound:
             log.info("%s/%s %s are not served: none read", GROUP, version, plural)
+            continue
+        out += [{**it, "kind": kind, "apiVersion": f"{GROUP}/{version}"} for it in items]
     return out

@@ -6,7 +6,7 @@ from typing import Any
 from urllib.parse import quote
 
 from labeler.kube.client import Api
-from labeler.kube.raw import list_pages
+from labeler.kube.raw import list_items
 
 
 def list_pods(
@@ -24,13 +24,7 @@ def list_pods(
     else:
         path = "/api/v1/pods"
         resource = "pods (all namespaces)"
-    pods: list[dict[str, Any]] = []
-    for doc in list_pages(
-        api,
-        path,
-        resource=resource,
-        page_size=page_size,
-        query={"labelSelector": label_selector, "fieldSelector": field_selector},
-    ):
-        pods.extend(doc.get("items") or [])
-    return pods
+    query = {"labelSelector": label_selector, "fieldSelector": field_selector}
+    return list_items(
+        api, path, dict, resource=resource, kind="Pod", page_size=page_size, query=query
+    )[0]

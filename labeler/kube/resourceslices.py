@@ -15,12 +15,13 @@ from collections.abc import Iterable, Iterator
 from labeler.core.dra import SliceDevices, read_slice
 from labeler.kube.client import Api
 from labeler.kube.errors import Forbidden, NotFound
-from labeler.kube.raw import list_pages, watch_events
+from labeler.kube.raw import list_items, watch_events
 
 log = logging.getLogger(__name__)
 
 PATH = "/apis/resource.k8s.io/v1/resourceslices"
 RESOURCE = "resourceslices.resource.k8s.io"
+KIND = "ResourceSlice"
 
 
 def _selector(driver: str) -> str:
@@ -30,13 +31,17 @@ def _selector(driver: str) -> str:
 def list_slices(api: Api, driver: str, *, page_size: int = 500) -> tuple[list[SliceDevices], str]:
     """One driver's slices (paginated) and the list's resourceVersion to watch from.
     Raises NotFound when the API is not served."""
-    out: list[SliceDevices] = []
-    version = ""
     query = {"fieldSelector": _selector(driver)}
     try:
-        for doc in list_pages(api, PATH, resource=RESOURCE, page_size=page_size, query=query):
-            out += [read_slice(obj, RESOURCE) for obj in doc.get("items") or []]
-            version = version or str((doc.get("metadata") or {}).get("resourceVersion") or "")
+        return list_items(
+            api,
+            PATH,
+            lambda obj: read_slice(obj, RESOURCE),
+            resource=RESOURCE,
+            kind=KIND,
+            page_size=page_size,
+            query=query,
+        )
     except Forbidden as e:
         # Roles written before DRA lack this rule; say how to do without it as well.
         raise Forbidden(
@@ -45,7 +50,6 @@ def list_slices(api: Api, driver: str, *, page_size: int = 500) -> tuple[list[Sl
             verb=e.verb,
             resource=e.resource,
         ) from e
-    return out, version
 
 
 def read_resource_slices(api: Api, drivers: Iterable[str]) -> list[SliceDevices]:
@@ -72,6 +76,7 @@ def watch_slices(
         api,
         PATH,
         resource=RESOURCE,
+        kind=KIND,
         resource_version=resource_version,
         query={"fieldSelector": _selector(driver)},
         timeout_seconds=timeout_seconds,

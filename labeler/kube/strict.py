@@ -1,8 +1,9 @@
 """The official client's transport (urllib3 on http.client) held to the rules of our own
 reader (labeler.kube.answer), for the requests that go through it: everything behind a
 proxy, everything when the user asks for it (``TOPOLOGY_LABELER_TRANSPORT=official``), and
-streams (watches: their status line, fields and deadline, which is the watch's own
-``timeoutSeconds`` + 30 s; a stream's chunks are read by urllib3's own chunk reader).
+streams (watches: their status line, fields, chunks and deadline, which is the watch's own
+``timeoutSeconds`` + 30 s; labeler.kube.raw reads a stream with ``read1``, through
+http.client's chunk reader, as urllib3's own ``stream`` would parse chunk sizes itself).
 
 http.client alone takes ``HTTP/1.1 2_00`` as 200 (``int()`` accepts the underscore), skips
 any number of 100 Continue answers, reads a chunk size of ``-6`` as a length to read,

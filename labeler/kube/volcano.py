@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from labeler.kube.client import Api
 from labeler.kube.errors import NotFound
-from labeler.kube.raw import call_json, list_pages
+from labeler.kube.raw import get_object, list_items
 
 TOPOLOGY = ("topology.volcano.sh", "v1alpha1")
 SCHEDULING = ("scheduling.volcano.sh", "v1beta1")
@@ -23,13 +23,12 @@ BATCH = ("batch.volcano.sh", "v1alpha1")
 
 def _list(api: Api, group: tuple[str, str], plural: str, kind: str) -> list[dict[str, Any]]:
     g, v = group
-    items: list[dict[str, Any]] = []
+    path = f"/apis/{g}/{v}/{plural}"
     try:
-        for doc in list_pages(api, f"/apis/{g}/{v}/{plural}", resource=f"{plural}.{g}"):
-            items.extend(doc.get("items") or [])
+        items = list_items(api, path, dict, resource=f"{plural}.{g}", kind=kind)[0]
     except NotFound:
         return []
-    return [{**it, "kind": it.get("kind") or kind, "apiVersion": f"{g}/{v}"} for it in items]
+    return [{**it, "kind": kind, "apiVersion": f"{g}/{v}"} for it in items]
 
 
 def list_volcano_objects(api: Api) -> list[dict[str, Any]]:
@@ -41,22 +40,21 @@ def list_volcano_objects(api: Api) -> list[dict[str, Any]]:
     ]
 
 
-def _get(api: Api, path: str, resource: str) -> dict[str, Any]:
-    obj: dict[str, Any] = call_json(lambda: api.send("GET", path), verb="get", resource=resource)
-    return obj
-
-
 def get_podgroup(api: Api, namespace: str, name: str) -> dict[str, Any]:
     """One Volcano PodGroup; NotFound names it."""
     g, v = SCHEDULING
     path = f"/apis/{g}/{v}/namespaces/{quote(namespace, safe='')}/podgroups/{quote(name, safe='')}"
-    obj = _get(api, path, f"podgroups.{g}/{namespace}/{name}")
-    return {**obj, "kind": "PodGroup", "apiVersion": f"{g}/{v}"}
+    resource = f"podgroups.{g}/{namespace}/{name}"
+    obj = get_object(api, path, kind="PodGroup", name=name, namespace=namespace, resource=resource)
+    return {**obj, "apiVersion": f"{g}/{v}"}
 
 
 def get_configmap(api: Api, namespace: str, name: str) -> dict[str, Any] | None:
     path = f"/api/v1/namespaces/{quote(namespace, safe='')}/configmaps/{quote(name, safe='')}"
+    resource = f"configmaps/{namespace}/{name}"
     try:
-        return {**_get(api, path, f"configmaps/{namespace}/{name}"), "kind": "ConfigMap"}
+        return get_object(
+            api, path, kind="ConfigMap", name=name, namespace=namespace, resource=resource
+        )
     except NotFound:
         return None
