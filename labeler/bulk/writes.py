@@ -1,7 +1,7 @@
 """Bulk writes: carrying out a plan (labeler.bulk.apply) against the cluster, and what the
 run did — one outcome per node, one count per CSV row, the lines in the CSV's order.
 
-``execute`` is the only part that talks to the cluster, through
+``run`` is the only part that talks to the cluster, through
 labeler.kube.nodes.LabelWriter (which re-reads and re-plans on 409), many nodes at once
 from one thread (labeler.kube.mux). A node's failure is that node's outcome; the others go
 on; the first Ctrl-C or SIGTERM stops new writes (docs/architecture.md).
@@ -66,26 +66,31 @@ class NodeOutcome:
 ERROR_SHOWN = 500  # characters of an unexpected error kept in a node's outcome
 
 
-def execute(
-    writer: LabelWriter,
+def run(
+    api: Any,
     plan: BulkPlan,
     *,
     concurrency: int = 16,
     qps: float = 0.0,
     on_done: Callable[[NodeOutcome], None] | None = None,
-) -> list[NodeOutcome]:
-    """Patch every node whose plan changes something, ``concurrency`` at a time.
+) -> BulkReport:
+    """Patch every node whose plan changes something, ``concurrency`` at a time, and
+    report what happened; missing nodes are refused first (unless skipped).
 
-    ``writer`` re-plans from the node it is given, and on a 409 re-reads the node and plans
-    again, so a concurrent edit is never overwritten blindly. An error on one node is
-    recorded and the others go on; nothing is retried here beyond what the writer already
-    does (429/5xx with backoff and Retry-After). Ctrl-C or SIGTERM: no new write starts,
-    writes under way get a few seconds to finish (labeler.kube.mux.STOP_GRACE), and
-    :class:`WritesInterrupted` carries what happened; a write started but not finished is
-    an outcome with its error, so every started node has exactly one outcome.
+    The writer (labeler.kube.nodes.LabelWriter) re-plans from the node it is given, and on
+    a 409 re-reads the node and plans again, so a concurrent edit is never overwritten
+    blindly. An error on one node is recorded and the others go on; nothing is retried here
+    beyond what the writer already does (429/5xx with backoff and Retry-After). Ctrl-C or
+    SIGTERM: no new write starts, writes under way get a few seconds to finish
+    (labeler.kube.mux.STOP_GRACE), and the report says the run was interrupted; a write
+    started but not finished is an outcome with its error, so every started node has
+    exactly one outcome.
     """
-    if plan.missing_error() is not None:
-        raise AssertionError("execute() called with missing nodes; check missing_error first")
+    err = plan.missing_error()
+    if err is not None:
+        raise err
+    start = time.monotonic()
+    writer = LabelWriter(api)
     todo = plan.to_change
     limiter = RateLimiter(qps)
     outcomes: list[NodeOutcome] = []
@@ -128,9 +133,7 @@ def execute(
             error = str(stopped_in_flight()) if stop.exit_code else "no result (see the log)"
             assert diff.current is not None
             record(NodeOutcome(name, diff.plan, diff.current, error=error))
-    if stop.exit_code:
-        raise WritesInterrupted(outcomes, stop.exit_code)
-    return outcomes
+    return BulkReport(plan, tuple(outcomes), time.monotonic() - start, stop.exit_code)
 
 
 class StopOnSignal:
@@ -162,15 +165,6 @@ class StopOnSignal:
     def __exit__(self, *exc: object) -> None:
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
-
-
-class WritesInterrupted(Exception):
-    """``execute`` was stopped by a signal; ``outcomes`` are the writes that finished."""
-
-    def __init__(self, outcomes: list[NodeOutcome], exit_code: int) -> None:
-        super().__init__("interrupted")
-        self.outcomes = outcomes
-        self.exit_code = exit_code
 
 
 # Every row of a CSV counts once in the summary, in exactly one of these.
@@ -313,25 +307,3 @@ def outcome_lines(outcome: NodeOutcome) -> list[str]:
     if outcome.plan is None:
         return []
     return describe(outcome.plan, outcome.current)
-
-
-def run(
-    api: Any,
-    plan: BulkPlan,
-    *,
-    concurrency: int = 16,
-    qps: float = 0.0,
-    on_done: Callable[[NodeOutcome], None] | None = None,
-) -> BulkReport:
-    """Write the plan (refusing missing nodes unless skipped) and report what happened."""
-    err = plan.missing_error()
-    if err is not None:
-        raise err
-    start = time.monotonic()
-    try:
-        outcomes = execute(
-            LabelWriter(api), plan, concurrency=concurrency, qps=qps, on_done=on_done
-        )
-    except WritesInterrupted as e:
-        return BulkReport(plan, tuple(e.outcomes), time.monotonic() - start, e.exit_code)
-    return BulkReport(plan, tuple(outcomes), time.monotonic() - start)

@@ -231,18 +231,10 @@ class LabelWriter:
         return self.write(get_node(self.api, name), desired, adopt=adopt, dry_run=dry_run)
 
     def write(
-        self,
-        node: NodeLabels,
-        desired: Desired,
-        *,
-        adopt: bool = False,
-        dry_run: bool = False,
-        plan: LabelPlan | None = None,
+        self, node: NodeLabels, desired: Desired, *, adopt: bool = False, dry_run: bool = False
     ) -> WriteResult:
-        """Write what differs on a node already read (e.g. from a LIST). ``plan``: the
-        plan of ``desired`` on this very ``node`` if the caller made it already (the first
-        attempt sends it; a 409 re-plans from the node read again)."""
-        work = self.steps(node, desired, adopt=adopt, dry_run=dry_run, plan=plan)
+        """Write what differs on a node already read (the agent's own node)."""
+        work = self.steps(node, desired, adopt=adopt, dry_run=dry_run)
         return steps.run(work, self.api.perform)
 
     def steps(
@@ -254,7 +246,9 @@ class LabelWriter:
         dry_run: bool = False,
         plan: LabelPlan | None = None,
     ) -> Steps[WriteResult]:
-        """:meth:`write` as steps (labeler.kube.steps), for a caller that runs many."""
+        """:meth:`write` as steps (labeler.kube.steps), for a caller that runs many.
+        ``plan``: the plan of ``desired`` on this very ``node`` if the caller made it
+        already (the first attempt sends it; a 409 re-plans from the node read again)."""
         for attempt in range(1, self.conflict_retries + 1):
             if plan is None or attempt > 1:
                 plan = plan_labels(node, desired, adopt=adopt)
