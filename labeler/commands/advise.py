@@ -46,7 +46,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         sub,
         common,
         "advise",
-        "would a job fit now, where, and at which topology level",
         exits={
             Exit.OK: "the job fits (with failed nodes: Kueue replaces every one)",
             Exit.INCOMPLETE: "simulated: the job does not fit now (with failed nodes: some "
@@ -100,13 +99,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     add_dra_driver(p)
     p.set_defaults(handler=run_advise)
 
-    d = add_command(
-        sub,
-        common,
-        "domains",
-        "free pod slots per topology domain, per level",
-        exits={Exit.OK: "the inventory was printed"},
-    )
+    d = add_command(sub, common, "domains", exits={Exit.OK: "the inventory was printed"})
     _common(d)
     d.add_argument("--pods", type=int, help="also count how many jobs of N pods fit per domain")
     _slice_options(d)

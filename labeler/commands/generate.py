@@ -54,7 +54,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         sub,
         common,
         "generate",
-        "emit Kueue/Volcano objects that match the labels",
         exits={Exit.OK: "generated (and applied or merged, if asked)"},
     )
     _source_options(g, required=False)
@@ -73,7 +72,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         sub,
         common,
         "check",
-        "check nesting and completeness of node labels",
         exits={
             Exit.OK: "every node checked is fully labeled, values nest and are valid",
             Exit.INCOMPLETE: "checked: some node lacks a level label, or values do not "

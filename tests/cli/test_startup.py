@@ -49,6 +49,16 @@ def loaded_by(*argvs: list[str], cwd: Path) -> set[str]:
     return set(json.loads(p.stdout.splitlines()[-1]))
 
 
+def beyond_bare(modules: set[str], cwd: Path) -> set[str]:
+    """``modules`` less those a bare interpreter of this environment already has (site and
+    its .pth files: the editable install's finder loads pathlib and re)."""
+    bare = "import json, sys; print(json.dumps(sorted(sys.modules)))"
+    p = subprocess.run(
+        [sys.executable, "-c", bare], capture_output=True, text=True, cwd=cwd, check=True
+    )
+    return modules - set(json.loads(p.stdout))
+
+
 def client_modules(modules: set[str]) -> set[str]:
     return {m for m in modules if m.split(".")[0] in ("kubernetes", "urllib3")}
 
@@ -66,6 +76,23 @@ def test_help_and_offline_commands_do_not_load_the_client(tmp_path: Path) -> Non
     )
     assert "labeler.commands.generate" in modules and "labeler.tas.advice" in modules
     assert client_modules(modules) == set()
+
+
+def test_help_lists_the_commands_without_importing_any(tmp_path: Path) -> None:
+    # The top-level --help is the table in labeler/commands/__init__.py: no command module,
+    # so none of what their flags import (profiles, sources, the simulator, PyYAML), and no
+    # logging until a command runs.
+    modules = beyond_bare(loaded_by(["--help"], cwd=tmp_path), tmp_path)
+    ours = {m for m in modules if m.split(".")[0] == "labeler"}
+    assert ours == {
+        "labeler",
+        "labeler.base",
+        "labeler.base.errors",
+        "labeler.base.version",
+        "labeler.cli",
+        "labeler.commands",
+    }
+    assert not {"typing", "logging", "dataclasses", "yaml"} & modules
 
 
 def test_lld_reads_the_workbook_without_openpyxl(tmp_path: Path) -> None:
