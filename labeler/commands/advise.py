@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
 from labeler.commands._base import (
+    DEFAULT_VOLCANO,
     PROFILE_HELP,
     add_command,
     add_dra_driver,
@@ -85,7 +86,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--volcano-version",
         type=volcano_version,
-        default="1.14",
+        default=DEFAULT_VOLCANO,
         help="Volcano the job runs on: before 1.14 the stanza uses highestTierAllowed "
         "(and Volcano inputs lose highestTierName, partitions, sub-groups) (default 1.14)",
     )

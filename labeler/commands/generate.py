@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from labeler.base.errors import Exit, InputError, UsageError
 from labeler.base.files import read_text, write_atomic
 from labeler.commands._base import (
+    DEFAULT_VOLCANO,
     add_command,
     add_profile,
     add_report_format,
@@ -172,7 +173,7 @@ def _volcano_options(g: argparse.ArgumentParser) -> None:
     v.add_argument(
         "--volcano-version",
         type=volcano_version,
-        default="1.14",
+        default=DEFAULT_VOLCANO,
         help="target Volcano version; before 1.14 HyperNodes carry no tierName (default 1.14)",
     )
     v.add_argument(
@@ -227,12 +228,13 @@ def _check(pset: PositionSet, profile: Profile) -> CheckReport:
 
 def run_check(args: argparse.Namespace) -> int:
     from labeler.core.check import render_text, to_json
-    from labeler.tas.multilevel import check_affinity_flag
 
     profile = profile_of(args)
     if (args.affinity_config is None) != (args.replicas is None):
         raise UsageError("--affinity-config and --replicas go together")
     if args.affinity_config is not None:
+        from labeler.tas.multilevel import check_affinity_flag  # the simulator's rules
+
         check_affinity_flag(args.affinity_config, args.replicas, profile.topology, profile.name)
     pset = _positions(args, profile)
     assert pset is not None  # the source group is required
