@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from labeler.commands import COMMANDS
 from tests.fakekube import FakeKube
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,6 +94,69 @@ def test_help_lists_the_commands_without_importing_any(tmp_path: Path) -> None:
         "labeler.commands",
     }
     assert not {"typing", "logging", "dataclasses", "yaml"} & modules
+
+
+@pytest.mark.parametrize(
+    ("argv", "not_loaded"),
+    [
+        # check reads the CSV and judges it: no simulator (only --affinity-config needs
+        # its rules), no hashing, no median from statistics, no quantity parser or
+        # selector (the --node-selector help names the default scope), no YAML.
+        (
+            ["check", "--profile=oci-rdma", f"--from-csv={CSV}"],
+            {"labeler.tas", "labeler.core.quantity", "labeler.core.selector"}
+            | {"statistics", "hashlib", "fractions", "yaml"},
+        ),
+        # generate without --emit slurm: no Slinky model nor the label planner under it.
+        (
+            ["generate", "--profile=oci-rdma", f"--from-csv={CSV}", "--output-dir=out"],
+            {"labeler.tas", "labeler.core.slinky", "labeler.core.plan", "statistics", "yaml"},
+        ),
+        # Kueue's advise of one PodSet: not Volcano's simulator, not emit's HyperNodes (the
+        # --volcano-version default is not parsed), not the domains inventory.
+        (
+            ["advise", "--profile=oci-rdma", f"--from-snapshot={SNAPSHOT}", *ADVISE],
+            {"labeler.tas.volcano", "labeler.emit", "labeler.tas.inventory", "statistics"},
+        ),
+    ],
+    ids=["check", "generate", "advise"],
+)
+def test_an_offline_command_loads_only_what_it_uses(
+    argv: list[str], not_loaded: set[str], tmp_path: Path
+) -> None:
+    modules = loaded_by(argv, cwd=tmp_path)
+    assert f"labeler.commands.{COMMANDS[argv[0]][0]}" in modules  # it ran
+    assert not {m for m in modules for n in not_loaded if m == n or m.startswith(f"{n}.")}
+
+
+FROZEN_PROBE = """
+import atexit, gc, sys
+from labeler.cli import main
+argv = sys.argv[1:]
+atexit.register(lambda: print("frozen at exit:", gc.get_freeze_count() > 0))
+main(argv)
+print("frozen after main(argv):", gc.get_freeze_count() > 0)
+sys.argv = ["topology-labeler", *argv]
+main()
+"""
+
+
+def test_the_entry_point_leaves_what_it_made_to_the_exit(tmp_path: Path) -> None:
+    # As the process's entry point, main() freezes the heap when the command is done, so
+    # the interpreter's collections at exit skip it; main(argv), as tests call it in their
+    # own process, leaves the collector alone.
+    argv = ["check", "--profile=oci-rdma", f"--from-csv={CSV}"]
+    p = subprocess.run(
+        [sys.executable, "-c", FROZEN_PROBE, *argv],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert p.returncode == 0, p.stderr
+    said = [line for line in p.stdout.splitlines() if line.startswith("frozen")]
+    assert said == ["frozen after main(argv): False", "frozen at exit: True"]
 
 
 def test_lld_reads_the_workbook_without_openpyxl(tmp_path: Path) -> None:
