@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from labeler.core.dra import DEFAULT_DRIVERS, Devices
+from labeler.core.quantity import parse_count
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a type here: the commands whose --help names the scope need no selector
     from labeler.core.selector import Selector
 
 log = logging.getLogger(__name__)
@@ -74,10 +75,6 @@ class Scope:
     def accelerators(self, node: ScopedNode, devices: Devices = ()) -> tuple[tuple[str, int], ...]:
         """(resource, count > 0) of the node's allocatable resources in scope, and its DRA
         ``devices`` of the scope's drivers (under the driver's name), sorted."""
-        # Imported here, not at the top: a command whose --help names the default scope
-        # (check, generate from a CSV) never counts a node, and need not load the parser.
-        from labeler.core.quantity import parse_count
-
         out = list(self.counted(devices))
         for resource, quantity in node.allocatable.items():
             if not any(fnmatch.fnmatchcase(resource, p) for p in self.resources):
