@@ -37,9 +37,10 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
-def loaded_by(*argvs: list[str], cwd: Path) -> set[str]:
+def python(code: str, *args: str, cwd: Path) -> str:
+    """What ``python -c code args`` prints, in a fresh interpreter of this environment."""
     p = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(argvs)],
+        [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -47,17 +48,18 @@ def loaded_by(*argvs: list[str], cwd: Path) -> set[str]:
         check=False,
     )
     assert p.returncode == 0, p.stderr
-    return set(json.loads(p.stdout.splitlines()[-1]))
+    return p.stdout
+
+
+def loaded_by(*argvs: list[str], cwd: Path) -> set[str]:
+    return set(json.loads(python(PROBE, json.dumps(argvs), cwd=cwd).splitlines()[-1]))
 
 
 def beyond_bare(modules: set[str], cwd: Path) -> set[str]:
     """``modules`` less those a bare interpreter of this environment already has (site and
     its .pth files: the editable install's finder loads pathlib and re)."""
     bare = "import json, sys; print(json.dumps(sorted(sys.modules)))"
-    p = subprocess.run(
-        [sys.executable, "-c", bare], capture_output=True, text=True, cwd=cwd, check=True
-    )
-    return modules - set(json.loads(p.stdout))
+    return modules - set(json.loads(python(bare, cwd=cwd)))
 
 
 def client_modules(modules: set[str]) -> set[str]:
@@ -145,16 +147,8 @@ def test_the_entry_point_leaves_what_it_made_to_the_exit(tmp_path: Path) -> None
     # the interpreter's collections at exit skip it; main(argv), as tests call it in their
     # own process, leaves the collector alone.
     argv = ["check", "--profile=oci-rdma", f"--from-csv={CSV}"]
-    p = subprocess.run(
-        [sys.executable, "-c", FROZEN_PROBE, *argv],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-        check=False,
-    )
-    assert p.returncode == 0, p.stderr
-    said = [line for line in p.stdout.splitlines() if line.startswith("frozen")]
+    out = python(FROZEN_PROBE, *argv, cwd=tmp_path)
+    said = [line for line in out.splitlines() if line.startswith("frozen")]
     assert said == ["frozen after main(argv): False", "frozen at exit: True"]
 
 
