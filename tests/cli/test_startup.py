@@ -3,7 +3,9 @@ bench/README.md; here only what must hold on every machine).
 
 Offline commands must not load the Kubernetes client (nor urllib3 under it): its package
 imports every generated API class and model, seconds of CPU on a small machine. Commands
-that talk to the API load the client's configuration and transport modules only.
+that talk to the API load the client's configuration and transport modules only. The
+top-level --help loads no command module, and each offline command none of what only
+another command or another flag needs (each such module was once a few ms of every run).
 """
 
 from __future__ import annotations
