@@ -55,10 +55,11 @@ def _file_items(path: str) -> list[Any]:
 
 def volcano_file(args: argparse.Namespace) -> list[Any] | None:
     """The -f file's objects when it holds a Volcano Job or PodGroup, else None."""
-    from labeler.tas.volcano.snapshot import is_volcano_job, is_volcano_podgroup
-
     if not getattr(args, "file", None):
         return None
+    # After the test: without -f, Kueue's advise does not load Volcano's simulator.
+    from labeler.tas.volcano.snapshot import is_volcano_job, is_volcano_podgroup
+
     items = _file_items(args.file)
     if any(is_volcano_job(i) or is_volcano_podgroup(i) for i in items):
         return items
