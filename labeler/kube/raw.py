@@ -75,20 +75,19 @@ def _kinds(kind: str, accept: str) -> tuple[str, ...]:
 
 def check_named(obj: Any, kinds: tuple[str, ...], verb: str, resource: str, where: str) -> None:
     """KubeError unless ``obj`` is a named object whose ``kind``, if it says one, is one of
-    ``kinds`` (typed LISTs leave the kind out of their items)."""
+    ``kinds`` (typed LISTs leave the kind out of their items; no ``kinds``: any kind)."""
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     name = meta.get("name") if isinstance(meta, dict) else None
     if type(name) is not str or not name:
         raise not_the_api(verb, resource, f"{where} is not a named object")
     found = obj.get("kind")
-    if found is not None and found not in kinds:
+    if kinds and found is not None and found not in kinds:
         raise not_the_api(verb, resource, f"{where} is a {str(found)[:80]!r}, not a {kinds[0]}")
 
 
-def _page_items(
-    doc: Any, page: int, kinds: tuple[str, ...], resource: str
-) -> tuple[list[Any], dict[str, Any]]:
-    """(items, metadata) of a LIST page that is a list of ``kinds``, else KubeError."""
+def _check_page(doc: Any, page: int, kinds: tuple[str, ...], resource: str) -> dict[str, Any]:
+    """The metadata of a LIST page that is a list of ``kinds`` (no ``kinds``: of named
+    objects), else KubeError."""
     where = f"page {page}"
     meta = doc.get("metadata") if isinstance(doc, dict) else None
     if not isinstance(doc, dict) or not isinstance(meta or {}, dict):
@@ -105,7 +104,7 @@ def _page_items(
         raise not_the_api("list", resource, f"{where}: its items are not a list")
     for i, item in enumerate(items or ()):
         check_named(item, kinds, "list", resource, f"{where}, item {i + 1}")
-    return items or [], meta or {}
+    return meta or {}
 
 
 # 1,000,000 objects at the default page size: far above any real LIST (a 15,000-node
@@ -142,7 +141,7 @@ def list_pages(
             verb="list",
             resource=resource,
         )
-        _, meta = _page_items(doc, page, kinds, resource)
+        meta = _check_page(doc, page, kinds, resource)
         yield doc
         token = meta.get("continue")
         if not token:
