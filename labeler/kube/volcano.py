@@ -23,12 +23,16 @@ BATCH = ("batch.volcano.sh", "v1alpha1")
 
 def _list(api: Api, group: tuple[str, str], plural: str, kind: str) -> list[dict[str, Any]]:
     g, v = group
-    path = f"/apis/{g}/{v}/{plural}"
+
+    def read(item: dict[str, Any]) -> dict[str, Any]:
+        return {**item, "kind": kind, "apiVersion": f"{g}/{v}"}
+
     try:
-        items = list_items(api, path, dict, resource=f"{plural}.{g}", kind=kind)[0]
+        return list_items(
+            api, f"/apis/{g}/{v}/{plural}", read, resource=f"{plural}.{g}", kind=kind
+        )[0]
     except NotFound:
         return []
-    return [{**it, "kind": kind, "apiVersion": f"{g}/{v}"} for it in items]
 
 
 def list_volcano_objects(api: Api) -> list[dict[str, Any]]:
