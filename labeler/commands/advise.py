@@ -35,6 +35,7 @@ from labeler.commands.advise_flags import add_kueue_options, kueue_gates, refuse
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from labeler.commands.advise_input import Manifest
     from labeler.core.profiles import Profile
     from labeler.tas.cluster import Snapshot
     from labeler.tas.dra import DraNote
@@ -293,39 +294,37 @@ def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> int:
-    """Each scheduler's objects go to its advisor, a module beside this one, chosen here in
-    one block each (by flag, or by what the file holds); without an object, advise places
-    the single PodSet of the flags."""
-    # --- Volcano (issue 25): a Volcano Job/PodGroup input means Volcano's rules ---
-    from labeler.commands import advise_volcano
+    """The scheduler the input names (``advise_input.choose``: -f is read once there) and
+    its advisor, a module beside this one, handed the file's objects; without an object,
+    advise places the single PodSet of the flags."""
+    from labeler.commands.advise_input import FLAGS, KUBE_SCHEDULER, KUEUE, VOLCANO, choose
 
-    volcano = advise_volcano.wanted(args)
-    if volcano is not None:
-        refuse_failed_nodes(args, "the input is Volcano's")
-        return advise_volcano.run(args, volcano)
-    # --- kube-scheduler: a file of scheduling.k8s.io PodGroups / CompositePodGroups -------
-    if args.file:
+    scheduler, manifest = choose(args)
+    if scheduler != KUEUE:  # --failed-node needs an admitted Workload
+        flags = scheduler == FLAGS
+        refuse_failed_nodes(
+            args, "the flags describe a new PodSet" if flags else f"the input is {scheduler}'s"
+        )
+    if scheduler == VOLCANO:
+        from labeler.commands import advise_volcano
+
+        return advise_volcano.run(args, manifest)
+    if scheduler == KUBE_SCHEDULER and manifest is not None:  # only a file is kube-scheduler's
         from labeler.commands import advise_podgroup
-        from labeler.commands.advise_workload import read_objects
 
-        objects = read_objects(args.file)
-        if advise_podgroup.wants_kube_scheduler(objects):
-            refuse_failed_nodes(args, "the input is kube-scheduler's PodGroups")
-            return advise_podgroup.run(args, objects)
-    # --- Kueue: a Workload, or the Job, JobSet or LeaderWorkerSet it is made from ---------
-    if args.file or args.workload:
-        return _advise_workload(args)
-    refuse_failed_nodes(args, "the flags describe a new PodSet")
+        return advise_podgroup.run(args, manifest)
+    if scheduler == KUEUE:  # a Workload, or the Job, JobSet or LeaderWorkerSet it is made from
+        return _advise_workload(args, manifest)
     return _advise_podset(args)
 
 
-def _advise_workload(args: argparse.Namespace) -> int:
+def _advise_workload(args: argparse.Namespace, manifest: Manifest | None) -> int:
     if args.html:
         raise UsageError("--html draws one PodSet: use it without -f/--workload")
     from labeler.commands import advise_workload
 
     snap = read_nodes(args, kueue=True)
-    return advise_workload.run(args, snap, _dra(args, snap, {}))
+    return advise_workload.run(args, snap, manifest, _dra(args, snap, {}))
 
 
 def _advise_podset(args: argparse.Namespace) -> int:
