@@ -216,12 +216,15 @@ def origin_of(args: argparse.Namespace) -> str:
     return getattr(args, "from_csv", None) or args.from_snapshot or "the cluster"
 
 
-def read_nodes(args: argparse.Namespace, *, kueue: bool = False) -> Snapshot:
+def read_nodes(
+    args: argparse.Namespace, *, kueue: bool = False, api: Api | None = None
+) -> Snapshot:
     """The nodes and pods of ``--from-snapshot`` or ``--from-cluster`` (with the
     ResourceSlices of ``--dra-driver``), as the simulators and the map read them. With
     ``kueue``, the cluster's Workloads, Topologies, ResourceFlavors and queues too (a
     snapshot file carries its own); when there are Workloads, TAS pods are left to their
-    topology assignments, as the snapshot reader does.
+    topology assignments, as the snapshot reader does. ``api``: the client to read the
+    cluster with, when the caller needs it again (else one is made).
     """
     from labeler.tas.inputs import read_cluster, read_snapshot
 
@@ -230,9 +233,9 @@ def read_nodes(args: argparse.Namespace, *, kueue: bool = False) -> Snapshot:
     if not args.from_cluster:
         snap = read_snapshot(args.from_snapshot)
     elif not kueue:
-        snap = read_cluster(cluster(args), dra_drivers=drivers)
+        snap = read_cluster(api or cluster(args), dra_drivers=drivers)
     else:
-        api = cluster(args)
+        api = api or cluster(args)
         objects = _kueue_objects(api)
         has_workloads = any(o.get("kind") == "Workload" for o in objects)
         snap = read_cluster(api, skip_tas=has_workloads, dra_drivers=drivers)

@@ -22,6 +22,7 @@ from labeler.commands._base import (
     add_report_format,
     add_source,
     add_tree_name,
+    cluster,
     dra_drivers,
     origin_of,
     parse_pairs,
@@ -323,8 +324,9 @@ def _advise_workload(args: argparse.Namespace, manifest: Manifest | None) -> int
         raise UsageError("--html draws one PodSet: use it without -f/--workload")
     from labeler.commands import advise_workload
 
-    snap = read_nodes(args, kueue=True)
-    return advise_workload.run(args, snap, manifest, _dra(args, snap, {}))
+    api = cluster(args) if args.from_cluster else None  # one client: --workload reads too
+    snap = read_nodes(args, kueue=True, api=api)
+    return advise_workload.run(args, snap, manifest, _dra(args, snap, {}), api)
 
 
 def _advise_podset(args: argparse.Namespace) -> int:

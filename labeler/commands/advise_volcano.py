@@ -23,6 +23,7 @@ from labeler.commands._base import cluster, origin_of, profile_of
 if TYPE_CHECKING:
     from labeler.commands.advise_input import Manifest
     from labeler.core.profiles import Profile
+    from labeler.kube.client import Api
     from labeler.tas.volcano.advice import Advice
     from labeler.tas.volcano.conf import SchedulerConf
     from labeler.tas.volcano.model import Gang
@@ -46,16 +47,17 @@ def add_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _read_cluster(args: argparse.Namespace) -> Objects:
+def _read_cluster(args: argparse.Namespace) -> tuple[Objects, Api | None]:
+    """The snapshot's or the cluster's objects, and the client they were read with (None
+    for a snapshot)."""
     from labeler.tas.volcano.snapshot import from_parts, split
 
     if args.from_snapshot:
         from labeler.tas.cluster import items_of
         from labeler.tas.inputs import load_snapshot
 
-        return split(
-            items_of(load_snapshot(args.from_snapshot), args.from_snapshot), args.from_snapshot
-        )
+        path = args.from_snapshot
+        return split(items_of(load_snapshot(path), path), path), None
     from labeler.kube.volcano import get_configmap, list_volcano_objects
     from labeler.tas.inputs import read_cluster_objects
     from labeler.tas.volcano.conf import CONFIGMAP_NAME, CONFIGMAP_NAMESPACE
@@ -66,10 +68,10 @@ def _read_cluster(args: argparse.Namespace) -> Objects:
     if not args.scheduler_conf:
         cm = get_configmap(api, CONFIGMAP_NAMESPACE, CONFIGMAP_NAME)
         items += [cm] if cm is not None else []
-    return from_parts(snap.nodes, pods, items, "the cluster")
+    return from_parts(snap.nodes, pods, items, "the cluster"), api
 
 
-def _named_gang(args: argparse.Namespace, objects: Objects) -> Gang:
+def _named_gang(args: argparse.Namespace, objects: Objects, api: Api | None) -> Gang:
     """The gang of --podgroup NS/NAME, from the snapshot or the cluster."""
     from labeler.tas.volcano.model import gang_of, podgroup_from_object
 
@@ -77,10 +79,10 @@ def _named_gang(args: argparse.Namespace, objects: Objects) -> Gang:
     if not slash or not ns or not name:
         raise UsageError(f"--podgroup {args.podgroup!r}: expected NAMESPACE/NAME")
     found = objects.podgroups.get(f"{ns}/{name}")
-    if found is None and args.from_cluster:
+    if found is None and api is not None:
         from labeler.kube.volcano import get_podgroup
 
-        found = ("the cluster", get_podgroup(cluster(args), ns, name))
+        found = ("the cluster", get_podgroup(api, ns, name))
     if found is None:
         raise InputError(
             f"{args.from_snapshot}: no Volcano PodGroup {ns}/{name} (add "
@@ -167,8 +169,8 @@ def run(args: argparse.Namespace, manifest: Manifest | None) -> int:
     from labeler.tas.volcano.hypernodes import build_tree
     from labeler.tas.volcano.report import advice_dict, advice_text
 
-    objects = _read_cluster(args)
-    gang = _file_gang(args, manifest, objects) if manifest else _named_gang(args, objects)
+    objects, api = _read_cluster(args)
+    gang = _file_gang(args, manifest, objects) if manifest else _named_gang(args, objects, api)
     profile = _profile(args)
     objects = _with_profile_hypernodes(args, objects, profile)
     conf = _conf(args, objects)

@@ -12,10 +12,10 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
-from labeler.commands._base import cluster, origin_of, parse_pairs, profile_of
+from labeler.commands._base import origin_of, parse_pairs, profile_of
 from labeler.commands.advise_flags import kueue_gates
 from labeler.commands.advise_input import KUEUE_KINDS, Manifest
 from labeler.tas.admit import WorkloadResult, add_usage, place_workload
@@ -27,6 +27,9 @@ from labeler.tas.tree import Tree, build_tree_for_levels
 from labeler.tas.usage import HeldUsage, TasFlavor, admitted_usage, tas_flavor
 from labeler.tas.workload import Workload, with_tolerations, workloads_from_object
 from labeler.tas.workload_report import workload_dict, workload_text
+
+if TYPE_CHECKING:
+    from labeler.kube.client import Api
 
 
 def _manifest_objects(manifest: Manifest) -> list[tuple[Mapping[str, Any], str]]:
@@ -46,7 +49,10 @@ def _split(ref: str) -> tuple[str, str]:
 
 
 def _workload_object(
-    args: argparse.Namespace, manifest: Manifest | None, objects: Sequence[Mapping[str, Any]]
+    args: argparse.Namespace,
+    manifest: Manifest | None,
+    objects: Sequence[Mapping[str, Any]],
+    api: Api | None,
 ) -> tuple[list[tuple[Mapping[str, Any], str]], tuple[str, str] | None]:
     """The objects to advise (and where each is), and the Workload's own (ns, name)."""
     if manifest is not None:
@@ -60,10 +66,10 @@ def _workload_object(
             name,
         ):
             return [(obj, where)], (ns, name)
-    if args.from_cluster:
+    if api is not None:
         from labeler.kube.kueue import get_workload
 
-        return [(get_workload(cluster(args), ns, name), where)], (ns, name)
+        return [(get_workload(api, ns, name), where)], (ns, name)
     raise InputError(
         f"{args.from_snapshot}: no Workload {ns}/{name} "
         "(add 'kubectl get workloads -A -o yaml' to the snapshot)"
@@ -71,15 +77,19 @@ def _workload_object(
 
 
 def run(
-    args: argparse.Namespace, snap: Snapshot, manifest: Manifest | None, dra: DraNote | None
+    args: argparse.Namespace,
+    snap: Snapshot,
+    manifest: Manifest | None,
+    dra: DraNote | None,
+    api: Api | None = None,
 ) -> int:
     """Advise every PodSet of the -f file's objects (``manifest``) or of --workload (or, for
     an admitted Workload with failed nodes, what Kueue does about them); 0 when all fit, 3
     when any does not. ``dra``: what to say about the nodes whose accelerators only DRA
-    publishes."""
+    publishes; ``api``: the client ``snap`` was read with (--from-cluster)."""
     gates = kueue_gates(args)
     objects = list(snap.kueue)
-    found, self_ref = _workload_object(args, manifest, objects)
+    found, self_ref = _workload_object(args, manifest, objects, api)
     origin = origin_of(args)
     # --- failed nodes: an admitted Workload (advise_failure.py) ---------------------------
     from labeler.commands.advise_failure import failure_answer, failure_mode

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from labeler.cli import main
+from tests.fakekube import FakeKube
 from tests.helpers import cli_env
 from tests.tas.podgroups import gang, node, pod
 
@@ -93,3 +94,49 @@ def test_a_broken_file_names_its_line(tmp_path: Path, capsys: pytest.CaptureFixt
     f.write_text("just text\n")
     assert main(["advise", "-f", str(f), "--from-snapshot", str(OCI)]) == 1
     assert f"{f}: not a Kubernetes object or List" in capsys.readouterr().err
+
+
+def exec_kubeconfig(fake_kube: FakeKube, tmp_path: Path) -> tuple[Path, Path]:
+    """A kubeconfig whose credentials come from an exec plugin (as EKS's and GKE's do) that
+    records each run: every client made runs it once, which costs a user seconds each."""
+    runs = tmp_path / "plugin-runs"
+    plugin = tmp_path / "credential-plugin"
+    plugin.write_text(
+        f"#!{sys.executable}\n"
+        "import json\n"
+        f"open({str(runs)!r}, 'a').write('run\\n')\n"
+        "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1', "
+        "'kind': 'ExecCredential', 'status': {'token': 't'}}))\n"
+    )
+    plugin.chmod(0o755)
+    config = fake_kube.kubeconfig()
+    config["users"][0]["user"] = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": str(plugin),
+            "interactiveMode": "Never",
+        }
+    }
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    return path, runs
+
+
+@pytest.mark.parametrize(
+    ("flag", "what"),
+    [("--workload", "workloads.kueue.x-k8s.io/team-a/missing"), ("--podgroup", "team-a/missing")],
+)
+def test_one_client_per_run_from_the_cluster(
+    fake_kube: FakeKube,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    flag: str,
+    what: str,
+) -> None:
+    fake_kube.add_object("Node", node("n1", "rack-1", "zone-1"))
+    kubeconfig, runs = exec_kubeconfig(fake_kube, tmp_path)
+    args = ["advise", "--kubeconfig", str(kubeconfig), "--from-cluster", flag, "team-a/missing"]
+    assert main(args) == 1
+    assert what in capsys.readouterr().err
+    # the object was looked up (a GET after the LIST) with the client that read the cluster
+    assert runs.read_text().splitlines() == ["run"]
