@@ -191,6 +191,7 @@ def test_advise_html_shows_the_best_domain_and_blockers(
     assert {"gpu-01", "gpu-02", "gpu-05", "gpu-09"} <= blocked  # full, full, tainted, outside
     text = chrome.find_element(By.ID, "job").text
     assert "does NOT fit" in text and "tainted" in text and "outside the topology" in text
+    assert f"Kueue: {advice['message']}" in text  # Kueue's own words, under its name
     chrome.find_element(By.CSS_SELECTOR, "#map i.n[title=gpu-05]").click()
     assert "taint nvidia.com/gpu-health=degraded:NoSchedule" in page_state(chrome)["info"]
 
