@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from labeler.tas.cluster import Snapshot
     from labeler.tas.dra import DraNote
     from labeler.tas.tree import PodShape, Tree
+    from labeler.tas.usage import HeldUsage
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -61,7 +62,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--request, a mode; its answer also prints the Volcano and kube-scheduler "
         "equivalents of the level) or a whole Workload: -f FILE (Workload, Job, JobSet, "
         "LeaderWorkerSet) or --workload NS/NAME, whose PodSets are placed in order, "
-        "leader/worker groups together, with admitted Workloads' capacity subtracted; the "
+        "leader/worker groups together. Both subtract what admitted Workloads hold; the "
         "Topology and ResourceFlavor are read from the snapshot or cluster (or --profile). "
         + KUEUE_DESCRIPTION
         + " kube-scheduler (Kubernetes 1.37, no Kueue): -f FILE holding PodGroups "
@@ -268,11 +269,20 @@ def _dra(args: argparse.Namespace, snap: Snapshot, requests: Mapping[str, int]) 
     return dra_note(snap.nodes, devices, extended or DEFAULT_RESOURCES)
 
 
-def _load(args: argparse.Namespace) -> tuple[Profile, Tree, Snapshot]:
+def _load(args: argparse.Namespace) -> tuple[Profile, Tree, Snapshot, HeldUsage]:
+    """The profile, its tree, the nodes, and what admitted Workloads hold: Kueue counts a
+    TAS pod through its Workload's topology assignment (the snapshot reader leaves such
+    pods out when there are Workloads), so the quick form subtracts those assignments as
+    the Workload path does."""
+    from dataclasses import replace
+
     from labeler.tas.tree import build_tree
+    from labeler.tas.usage import admitted_usage, with_held
 
     profile = profile_of(args)
-    snap = read_nodes(args)
+    snap = read_nodes(args, kueue=True, kueue_optional=True)
+    held = admitted_usage(snap.workloads)
+    snap = replace(snap, nodes=with_held(snap.nodes, held))
     tree = build_tree(
         profile.topology,
         snap.nodes,
@@ -280,7 +290,14 @@ def _load(args: argparse.Namespace) -> tuple[Profile, Tree, Snapshot]:
         topology_name=args.topology_name or profile.name,
     )
     log.debug("topology built nodes=%d outside=%d", len(tree.leaves), len(tree.outside))
-    return profile, tree, snap
+    return profile, tree, snap, held
+
+
+def _with_held(text: str, doc: dict[str, Any], held: HeldUsage) -> tuple[str, dict[str, Any]]:
+    """The answer saying how many admitted Workloads' capacity it subtracted."""
+    if held.workloads:
+        text = f"Capacity held by {held.workloads} admitted Workload(s) is subtracted.\n{text}"
+    return text, {**doc, "admitted_workloads_holding_capacity": held.workloads}
 
 
 def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
@@ -348,7 +365,7 @@ def _advise_podset(args: argparse.Namespace) -> int:
     gates = kueue_gates(args)
     shape = _shape(args)
     slices = _slices(args)
-    profile, tree, snap = _load(args)
+    profile, tree, snap, held = _load(args)
     topology = profile.topology
     mode, level = _mode(args)
     job = make_job(topology, args.pods, mode=mode, level=level, slices=slices)
@@ -364,6 +381,7 @@ def _advise_podset(args: argparse.Namespace) -> int:
         gates=gates,
     )
     text, doc = advice_text(topology, result, shape.requests), advice_dict(topology, result)
+    text, doc = _with_held(text, doc, held)
     dra = _dra(args, snap, shape.requests)
     if dra is not None:
         text, doc = "\n".join([text, *dra.lines()]), {**doc, "dra": dra.to_json()}
@@ -412,7 +430,7 @@ def run_domains(args: argparse.Namespace) -> int:
         raise UsageError("--pods must be at least 1")
     if slices and args.pods is not None and args.pods % slices[0][1]:
         raise UsageError(f"--slice-size {slices[0][1]} must evenly divide --pods {args.pods}")
-    profile, tree, _ = _load(args)
+    profile, tree, _, held = _load(args)
     topology = profile.topology
     layer = SliceLayer(resolve_level(topology, slices[0][0]), slices[0][1]) if slices else None
     now = leaf_capacity(tree, shape)
@@ -428,5 +446,5 @@ def run_domains(args: argparse.Namespace) -> int:
     doc["excluded"] = stats_dict(now.stats)
     doc["outside"] = [{"node": o.node, "reason": o.reason} for o in tree.outside]
     text = inventory_text(topology, levels, args.pods, now.stats, tree.outside)
-    _emit(args, text, doc)
+    _emit(args, *_with_held(text, doc, held))
     return Exit.OK

@@ -155,7 +155,7 @@ def _advise(
 def test_advise_html_highlights_the_placement(
     chrome: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, advice, page = _advise(capsys, tmp_path, 3)
+    code, advice, page = _advise(capsys, tmp_path, 2)
     assert code == 0 and advice["fits"]
     dom = open_page(chrome, page.as_uri())
     keys = oci_rdma().topology.keys
