@@ -18,12 +18,9 @@ from collections.abc import Sequence
 
 from labeler.base.errors import Exit, LabelerError, Terminated
 from labeler.base.logs import setup_logging
+from labeler.base.prog import PLUGIN_PROG, PROG, invoked_as
 from labeler.base.version import __version__
 from labeler.commands import command_modules
-
-PROG = "topology-labeler"
-# What a user types to run the kubectl plugin (the script is kubectl-topology).
-PLUGIN_PROG = "kubectl topology"
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -56,6 +53,7 @@ def build_parser(command: str | None = None, prog: str = PROG) -> argparse.Argum
 
 def main(argv: Sequence[str] | None = None, *, prog: str = PROG) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    invoked_as(prog)  # messages that name a command name it as the user typed it
     parser = build_parser(argv[0] if argv else None, prog)
     args = parser.parse_args(argv)
     setup_logging(args.log_level, args.log_format)

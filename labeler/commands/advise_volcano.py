@@ -18,6 +18,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from labeler.base.errors import Exit, InputError, UsageError
+from labeler.base.prog import command
 from labeler.commands._base import cluster, origin_of, profile_of
 
 if TYPE_CHECKING:
@@ -159,7 +160,8 @@ def _with_profile_hypernodes(
     )
     docs = build_hypernodes(topo, pset.positions, opts)
     made = tuple((f"generated HyperNode {d['metadata']['name']}", d) for d in docs)
-    source = f"none in the cluster: the {len(docs)} that 'generate --profile {profile.name}' makes"
+    generate = command(f"generate --profile {profile.name}")
+    source = f"none in the cluster: the {len(docs)} that '{generate}' makes"
     return replace(objects, cluster=replace(c, hypernodes=made, hypernode_source=source))
 
 
@@ -179,7 +181,7 @@ def run(args: argparse.Namespace, manifest: Manifest | None) -> int:
     if not objects.cluster.hypernodes:
         result.notes.append(
             "the cluster has no HyperNodes: every job is placed over the whole cluster "
-            "(give --profile to see the HyperNodes 'generate' would make)"
+            f"(give --profile to see the HyperNodes '{command('generate')}' would make)"
         )
     if args.output == "json":
         json.dump(advice_dict(result), sys.stdout, indent=2)
