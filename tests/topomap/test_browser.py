@@ -13,7 +13,6 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from labeler.audit.serve import AuditExporter, ExporterOptions
-from labeler.base.http import ProbeServer
 from labeler.cli import main
 from labeler.commands.audit import live_map
 from labeler.core.profiles import oci_rdma
@@ -21,6 +20,7 @@ from labeler.core.scope import Scope
 from labeler.topomap.render import render_html
 from tests.fakekube import FakeKube
 from tests.helpers import http_get, wait_for
+from tests.kube.exporters import running
 from tests.kube.test_audit_fake import seed_mixed
 from tests.topomap import big
 from tests.topomap.pages import open_page, page_state
@@ -206,19 +206,9 @@ def test_exporter_serves_the_live_map(chrome: Any, fake_kube: FakeKube) -> None:
         options=ExporterOptions(debounce=0.01),
         page=live_map(profile, Scope()),
     )
-    server = ProbeServer(
-        exporter.registry,
-        healthz=exporter.healthz,
-        readyz=exporter.readyz,
-        port=0,
-        address="127.0.0.1",
-        pages={"/topology": exporter.topology_page},
-    )
     assert exporter.topology_page()[0] is False  # nothing listed yet: 503, not an empty map
-    exporter.start()
-    server.start()
-    try:
-        url = f"http://127.0.0.1:{server.port}/topology"
+    with running(fake_kube, exporter) as base:
+        url = f"{base}/topology"
         wait_for(lambda: http_get(url)[0] == 200, 10, what="/topology")
         lists = fake_kube.count("list")
         dom = open_page(chrome, url)
@@ -227,9 +217,6 @@ def test_exporter_serves_the_live_map(chrome: Any, fake_kube: FakeKube) -> None:
         fake_kube.set_node_labels("gpu-a2", {oci_rdma().topology.keys[2]: None})
         wait_for(lambda: "gpu-a2" in open_page(chrome, url)["outside"], 5, what="gpu-a2 outside")
         assert fake_kube.count("list") == lists  # the page is served from the watch cache
-    finally:
-        server.close()
-        exporter.stop()
 
 
 def test_overview_rows_agree_with_the_audit(
