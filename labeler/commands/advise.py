@@ -1,7 +1,9 @@
-"""``advise`` and ``domains``: Kueue TAS placement simulation.
+"""``advise`` and ``domains``: would a job fit, where, and at which level.
 
-Parsing, reading the cluster or the snapshot file, and printing; the simulation lives in
-``labeler.tas``.
+The flags of both commands; ``run_advise`` hands the input to the advisor of the
+scheduler it names (``advise_input``), and this module answers the flag form (one Kueue
+PodSet) and ``domains`` itself. Parsing, reading and printing only: the simulations live
+in ``labeler.tas``.
 """
 
 from __future__ import annotations
