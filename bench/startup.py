@@ -13,14 +13,18 @@ to the tree under test (so two checkouts can be compared in one run, sharing one
   and the process's peak RSS.
 
 Runs are interleaved (tree A, tree B, A, B…) so a change in machine load hits both; each
-figure is the median of ``--runs``. Wall seconds and CPU seconds (user + sys of the child,
-from GNU time) are both printed; the ratio is wall ÷ the bare interpreter's wall. Not a
+figure is the median of ``--runs``. Wall and CPU milliseconds (user + sys of the child,
+from GNU time) are both printed; the ratio is wall ÷ the bare interpreter's wall. With
+``--imports``, also what the imports of each offline command cost (``python -X importtime``:
+the median self time of each package, or of each of our packages such as
+``labeler.core``, beyond what a bare interpreter of the same environment imports). Not a
 test: run it by hand and copy the figures into bench/README.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import statistics
 import subprocess
@@ -69,6 +73,34 @@ def run(cmd: list[str], env: dict[str, str], cwd: Path, until: Callable[[], bool
     return wall, float(user) + float(system), int(rss_kb) / 1024
 
 
+def import_costs(cmd: list[str], env: dict[str, str], cwd: Path, runs: int) -> dict[str, float]:
+    """Median self import time (ms) of each package ``cmd`` imports beyond ``python -c pass``
+    of the same environment (site and the editable install's finder are on both sides)."""
+
+    def self_times(argv: list[str]) -> dict[str, int]:
+        p = subprocess.run(
+            [argv[0], "-X", "importtime", *argv[1:]], env=env, cwd=cwd, capture_output=True
+        )
+        out: dict[str, int] = {}
+        for line in p.stderr.decode().splitlines():
+            if line.startswith("import time:") and "self [us]" not in line:
+                own, _, name = line[len("import time:") :].split("|")
+                out[name.strip()] = int(own)
+        return out
+
+    bare = set(self_times([cmd[0], "-c", "pass"]))
+    per_run: list[collections.Counter[str]] = []
+    for _ in range(runs):
+        groups: collections.Counter[str] = collections.Counter()
+        for name, us in self_times(cmd).items():
+            if name not in bare:
+                parts = name.split(".")
+                groups[".".join(parts[:2]) if parts[0] == "labeler" else parts[0]] += us
+        per_run.append(groups)
+    names = set().union(*per_run)
+    return {g: statistics.median(r[g] for r in per_run) / 1000 for g in names}
+
+
 def workbook(path: Path) -> Path:
     wb = openpyxl.Workbook()
     ws = wb.active
@@ -89,6 +121,9 @@ def main() -> int:
         action="append",
         default=[],
         help="NAME=PATH of a checkout to measure (default: this one as 'this')",
+    )
+    ap.add_argument(
+        "--imports", action="store_true", help="also print what each offline command imports"
     )
     args = ap.parse_args()
     trees = dict(t.split("=", 1) for t in args.tree) or {"this": str(ROOT)}
@@ -158,7 +193,7 @@ def main() -> int:
                 results.setdefault((name, "agent --once"), []).append(run(agent, env, tmp, labeled))
     print(
         f"start-up, median of {args.runs} runs, load average {os.getloadavg()[0]:.1f} "
-        f"(wall s / CPU s / ratio of wall to python -c pass / peak RSS MB)"
+        f"(wall ms / CPU ms / ratio of wall to python -c pass / peak RSS MB)"
     )
     for name in trees:
         bare = statistics.median(s[0] for s in results[(name, "python -c pass")])
@@ -169,8 +204,17 @@ def main() -> int:
             cpu = statistics.median(s[1] for s in samples)
             rss = max(s[2] for s in samples)
             print(
-                f"  {label:24s} {wall:6.2f} s  cpu {cpu:5.2f} s  x{wall / bare:5.1f}  {rss:6.1f} MB"
+                f"  {label:24s} {1000 * wall:5.0f} ms  cpu {1000 * cpu:4.0f} ms  "
+                f"x{wall / bare:5.1f}  {rss:6.1f} MB"
             )
+    if args.imports:
+        print(f"imports beyond python -c pass, median self ms of {args.runs} runs of -X importtime")
+        for label, cmd in list(commands.items())[1:]:
+            for name, tree in trees.items():
+                costs = import_costs(cmd, {**os.environ, "PYTHONPATH": tree}, tmp, args.runs)
+                top = sorted(costs.items(), key=lambda kv: -kv[1])
+                print(f"  [{name}] {label}: {sum(costs.values()):.0f} ms in {len(costs)} packages")
+                print("    " + ", ".join(f"{g} {ms:.1f}" for g, ms in top[:12]))
     return 0
 
 

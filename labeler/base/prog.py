@@ -8,10 +8,7 @@ builds it with :func:`command`.
 
 from __future__ import annotations
 
-PROG = "topology-labeler"
-PLUGIN_PROG = "kubectl topology"  # what a user types to run the kubectl-topology plugin
-
-_invoked = PROG
+_invoked = "topology-labeler"  # until labeler.cli.main says otherwise (its PROG)
 
 
 def invoked_as(prog: str) -> None:

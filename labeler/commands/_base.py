@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from labeler.base.errors import Exit, InputError, UsageError, one_line
+from labeler.commands import COMMANDS
 from labeler.core.labels import key_problems, value_problems
 from labeler.core.profiles import BUILTIN, Profile, load_profile
 
@@ -47,11 +48,12 @@ def add_command(
     sub: Any,
     common: argparse.ArgumentParser,
     name: str,
-    help_text: str,
     *,
     exits: Mapping[Exit, str] | None = None,
 ) -> argparse.ArgumentParser:
-    """A subcommand whose --help ends with its exit codes (0 and 3 from ``exits``)."""
+    """A subcommand whose --help starts with its summary line (from the table of commands,
+    ``labeler.commands.COMMANDS``) and ends with its exit codes (0 and 3 from ``exits``)."""
+    help_text = COMMANDS[name][1]
     codes = {Exit.ERROR: EXIT_ERROR, Exit.USAGE: EXIT_USAGE, **(exits or {})}
     w = max(len(str(int(c))) for c in codes)
     epilog = "exit codes:\n" + "\n".join(
@@ -106,8 +108,11 @@ def _volcano_version(text: str) -> tuple[int, int]:
     return parse_version(text)
 
 
-# ``--volcano-version`` of generate and advise: MAJOR.MINOR, checked while parsing.
+# ``--volcano-version`` of generate and advise: MAJOR.MINOR, checked while parsing. Its
+# default is given parsed: argparse would parse a default string, and so import the parser's
+# module (emit's HyperNodes) for every command line.
 volcano_version = flag_value(_volcano_version)
+DEFAULT_VOLCANO = (1, 14)
 
 
 def cluster(args: argparse.Namespace, *, concurrency: int = 0) -> Api:

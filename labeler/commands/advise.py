@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
 from labeler.commands._base import (
+    DEFAULT_VOLCANO,
     PROFILE_HELP,
     add_command,
     add_dra_driver,
@@ -51,7 +52,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         sub,
         common,
         "advise",
-        "would a job fit now, where, and at which topology level",
         exits={
             Exit.OK: "the job fits (with failed nodes: Kueue replaces every one)",
             Exit.INCOMPLETE: "simulated: the job does not fit now (with failed nodes: some "
@@ -91,7 +91,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--volcano-version",
         type=volcano_version,
-        default="1.14",
+        default=DEFAULT_VOLCANO,
         help="Volcano the job runs on: before 1.14 the stanza uses highestTierAllowed "
         "(and Volcano inputs lose highestTierName, partitions, sub-groups) (default 1.14)",
     )
@@ -105,13 +105,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     add_dra_driver(p)
     p.set_defaults(handler=run_advise)
 
-    d = add_command(
-        sub,
-        common,
-        "domains",
-        "free pod slots per topology domain, per level",
-        exits={Exit.OK: "the inventory was printed"},
-    )
+    d = add_command(sub, common, "domains", exits={Exit.OK: "the inventory was printed"})
     _common(d)
     d.add_argument("--pods", type=int, help="also count how many jobs of N pods fit per domain")
     _slice_options(d)

@@ -34,7 +34,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         sub,
         common,
         "agent",
-        "keep topology labels on this node (DaemonSet)",
         exits={
             Exit.OK: "--once: labeled, already current, or definite no data; "
             "otherwise: stopped by SIGTERM",

@@ -42,8 +42,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         sub,
         common,
         "audit",
-        "report (or export as Prometheus metrics) the nodes topology-aware schedulers "
-        "cannot use: labeled / partial / unlabeled / inconsistent",
         exits={
             Exit.OK: "every node in scope is fully labeled (with --serve: stopped by a signal)",
             Exit.INCOMPLETE: "audited: some node in scope is not fully labeled, or no node "
@@ -91,7 +89,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         sub,
         common,
         "placement",
-        "show where a job's pods landed: each pod's node and its domain at every level",
         exits={Exit.OK: "the placement was printed (also when no pod matched)"},
     )
     q.add_argument("-l", "--selector", required=True, help="pod label selector, e.g. job-name=X")

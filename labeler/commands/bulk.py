@@ -50,7 +50,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         sub,
         common,
         "plan",
-        "show what apply would change; no writes",
         exits={
             Exit.OK: "planned",
             Exit.ERROR: "a CSV node is not in the cluster, the CSV is invalid, or the cluster "
@@ -61,25 +60,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     _csv_options(p, delete=False, write=False)
     p.set_defaults(handler=run_plan, action="apply")
 
-    p = add_command(
-        sub, common, "apply", "label nodes from a CSV (MindCluster format)", exits=_WRITE_EXITS
-    )
+    p = add_command(sub, common, "apply", exits=_WRITE_EXITS)
     _csv_options(p, delete=False, write=True)
     p.set_defaults(handler=run_apply, action="apply")
 
-    p = add_command(
-        sub, common, "delete", "remove the CSV's label keys from its nodes", exits=_WRITE_EXITS
-    )
+    p = add_command(sub, common, "delete", exits=_WRITE_EXITS)
     _csv_options(p, delete=True, write=True)
     p.set_defaults(handler=run_delete, action="delete")
 
-    p = add_command(
-        sub,
-        common,
-        "export",
-        "write today's topology labels as a CSV",
-        exits={Exit.OK: "the CSV was written"},
-    )
+    p = add_command(sub, common, "export", exits={Exit.OK: "the CSV was written"})
     add_profile(p, tree_name=False)
     p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
     p.add_argument(
@@ -93,13 +82,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.set_defaults(handler=run_export)
 
-    p = add_command(
-        sub,
-        common,
-        "lld",
-        "turn an Ascend LLD workbook into a label CSV",
-        exits={Exit.OK: "the CSV was written"},
-    )
+    p = add_command(sub, common, "lld", exits={Exit.OK: "the CSV was written"})
     p.add_argument("-i", "--input", required=True, help="the LLD workbook (.xlsx)")
     p.add_argument(
         "-o", "--output", help="CSV to write (default: <input name>_output.csv; '-' = stdout)"

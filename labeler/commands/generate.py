@@ -17,6 +17,7 @@ from labeler.base.errors import Exit, InputError, UsageError
 from labeler.base.files import read_text, write_atomic
 from labeler.base.prog import command
 from labeler.commands._base import (
+    DEFAULT_VOLCANO,
     add_command,
     add_profile,
     add_report_format,
@@ -55,7 +56,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         sub,
         common,
         "generate",
-        "emit Kueue/Volcano objects that match the labels",
         exits={Exit.OK: "generated (and applied or merged, if asked)"},
     )
     _source_options(g, required=False)
@@ -74,7 +74,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         sub,
         common,
         "check",
-        "check nesting and completeness of node labels",
         exits={
             Exit.OK: "every node checked is fully labeled, values nest and are valid",
             Exit.INCOMPLETE: "checked: some node lacks a level label, or values do not "
@@ -175,7 +174,7 @@ def _volcano_options(g: argparse.ArgumentParser) -> None:
     v.add_argument(
         "--volcano-version",
         type=volcano_version,
-        default="1.14",
+        default=DEFAULT_VOLCANO,
         help="target Volcano version; before 1.14 HyperNodes carry no tierName (default 1.14)",
     )
     v.add_argument(
@@ -230,12 +229,13 @@ def _check(pset: PositionSet, profile: Profile) -> CheckReport:
 
 def run_check(args: argparse.Namespace) -> int:
     from labeler.core.check import render_text, to_json
-    from labeler.tas.multilevel import check_affinity_flag
 
     profile = profile_of(args)
     if (args.affinity_config is None) != (args.replicas is None):
         raise UsageError("--affinity-config and --replicas go together")
     if args.affinity_config is not None:
+        from labeler.tas.multilevel import check_affinity_flag  # the simulator's rules
+
         check_affinity_flag(args.affinity_config, args.replicas, profile.topology, profile.name)
     pset = _positions(args, profile)
     assert pset is not None  # the source group is required

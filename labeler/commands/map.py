@@ -28,8 +28,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         sub,
         common,
         "map",
-        "draw the topology as one self-contained HTML page: nested domains, node states, "
-        "free accelerators, nodes outside the topology",
         exits={Exit.OK: "the page was written"},
     )
     add_profile(p)

@@ -18,7 +18,6 @@ with value validation cached per distinct value.
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -67,6 +66,15 @@ class SizeStats:
     max: int
 
 
+def _median(values: list[int]) -> float:
+    """statistics.median, without importing statistics (and its random, decimal and
+    fractions modules) into every command that checks: the middle value, or the mean of
+    the two middle values."""
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
 @dataclass(frozen=True)
 class CheckReport:
     """The result of :func:`check_positions`; ``ok`` is False on any error."""
@@ -106,7 +114,7 @@ class CheckReport:
         sizes = list(self.domain_sizes.get(key, {}).values())
         if not sizes:
             return None
-        return SizeStats(len(sizes), min(sizes), statistics.median(sizes), max(sizes))
+        return SizeStats(len(sizes), min(sizes), _median(sizes), max(sizes))
 
     def parent_level(self, violation: NestingViolation) -> Level:
         return self.topology.levels[self.topology.index(violation.level.key) - 1]

@@ -9,7 +9,6 @@ Rules (k8s.io/apimachinery/pkg/util/validation, IsQualifiedName / IsValidLabelVa
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -175,6 +174,8 @@ def dns_name(text: str) -> str:
 def digest(text: str, length: int) -> str:
     """The first ``length`` hex digits of the SHA-256 of ``text``: the one hash behind every
     hashed label value and generated name, so that the same input always maps the same way."""
+    import hashlib  # here: OpenSSL's start-up is a few ms, and most commands never hash
+
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
 
 

@@ -16,11 +16,13 @@ import fnmatch
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from labeler.core.dra import DEFAULT_DRIVERS, Devices
 from labeler.core.quantity import parse_count
-from labeler.core.selector import Selector
+
+if TYPE_CHECKING:  # a type here: the commands whose --help names the scope need no selector
+    from labeler.core.selector import Selector
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,6 @@ from labeler.base.errors import UsageError
 from labeler.core.check import shared_across_trees
 from labeler.core.labels import dns_name
 from labeler.core.model import NodePosition, Topology
-from labeler.core.slinky import topology_names
 from labeler.emit import hypernodes, kueue, volcano
 from labeler.emit.kinds import ALL_KINDS as ALL_KINDS
 from labeler.emit.kinds import DISCOVERY as DISCOVERY
@@ -180,7 +179,10 @@ def _kueue_outputs(opts: GenerateOptions) -> list[Output]:
 
 def _slurm_outputs(opts: GenerateOptions, positions: Sequence[NodePosition]) -> list[Output]:
     """topology.conf and topology.yaml, for the Slurm controller's folder."""
-    from labeler.emit import slurm  # its hostlist library costs start-up for every other output
+    # Here: the hostlist library and Slinky's model (with the label planner under it) cost
+    # start-up for every other output.
+    from labeler.core.slinky import topology_names
+    from labeler.emit import slurm
 
     names = topology_names(opts.topology, opts.slurm_topology_name or opts.profile_name)
     files = slurm.build(opts.topology, positions, names)

@@ -8,7 +8,7 @@ The JSON keys are an interface (scripts depend on them): ``fits``, ``message``, 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -18,8 +18,10 @@ from labeler.core.model import Topology
 from labeler.core.quantity import format_units
 from labeler.tas.advice import PODGROUP_API_VERSION, Advice, level_key, level_name
 from labeler.tas.assign import PREFERRED, UNCONSTRAINED
-from labeler.tas.inventory import LevelInfo
-from labeler.tas.tree import ExclusionStats, Outside
+
+if TYPE_CHECKING:  # advise prints no inventory: it need not load the module
+    from labeler.tas.inventory import LevelInfo
+    from labeler.tas.tree import ExclusionStats, Outside
 
 MAX_OUTSIDE_LINES = 20
 

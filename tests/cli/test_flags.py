@@ -7,7 +7,7 @@ import argparse
 import pytest
 
 from labeler.base.errors import UsageError
-from labeler.cli import build_parser, main
+from labeler.cli import PLUGIN_PROG, PROG, build_parser, main, overview_parser, parse
 from labeler.commands import COMMANDS, MODULES
 from labeler.commands._base import parse_pairs
 
@@ -56,11 +56,42 @@ def test_each_command_is_built_from_the_module_that_registers_it() -> None:
     # which module registers which command must match what the modules register.
     assert set(_subcommands()) == set(COMMANDS)
     for module in MODULES:
-        names = [name for name, owner in COMMANDS.items() if owner == module]
+        names = [name for name, (owner, _) in COMMANDS.items() if owner == module]
         for name in names:
             parser = build_parser(name)
             action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
             assert set(action.choices) == set(names), (module, name)
+
+
+@pytest.mark.parametrize("prog", [PROG, PLUGIN_PROG])
+def test_the_overview_lists_what_the_whole_command_line_lists(prog: str) -> None:
+    # --help lists every command from the table without importing the modules: it must
+    # print what the modules' own parsers print, byte for byte.
+    assert overview_parser(prog).format_help() == build_parser(prog=prog).format_help()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["-h"],
+        ["--version"],
+        [],
+        ["bogus"],
+        ["--log-level", "debug"],
+        ["--", "check"],
+        ["--log-level=warning", "check", "--profile", "oci-rdma"],  # found further on
+    ],
+)
+def test_a_line_without_a_command_first_ends_as_with_the_whole_command_line(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as ours:
+        parse(argv)
+    said = capsys.readouterr()
+    with pytest.raises(SystemExit) as full:
+        build_parser().parse_args(argv)
+    assert (ours.value.code, said) == (full.value.code, capsys.readouterr())
 
 
 def test_every_command_documents_its_exit_codes() -> None:

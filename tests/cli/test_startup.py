@@ -3,7 +3,9 @@ bench/README.md; here only what must hold on every machine).
 
 Offline commands must not load the Kubernetes client (nor urllib3 under it): its package
 imports every generated API class and model, seconds of CPU on a small machine. Commands
-that talk to the API load the client's configuration and transport modules only.
+that talk to the API load the client's configuration and transport modules only. The
+top-level --help loads no command module, and each offline command none of what only
+another command or another flag needs (each such module was once a few ms of every run).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from labeler.commands import COMMANDS
 from tests.fakekube import FakeKube
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,9 +39,10 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
-def loaded_by(*argvs: list[str], cwd: Path) -> set[str]:
+def python(code: str, *args: str, cwd: Path) -> str:
+    """What ``python -c code args`` prints, in a fresh interpreter of this environment."""
     p = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(argvs)],
+        [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -46,7 +50,18 @@ def loaded_by(*argvs: list[str], cwd: Path) -> set[str]:
         check=False,
     )
     assert p.returncode == 0, p.stderr
-    return set(json.loads(p.stdout.splitlines()[-1]))
+    return p.stdout
+
+
+def loaded_by(*argvs: list[str], cwd: Path) -> set[str]:
+    return set(json.loads(python(PROBE, json.dumps(argvs), cwd=cwd).splitlines()[-1]))
+
+
+def beyond_bare(modules: set[str], cwd: Path) -> set[str]:
+    """``modules`` less those a bare interpreter of this environment already has (site and
+    its .pth files: the editable install's finder loads pathlib and re)."""
+    bare = "import json, sys; print(json.dumps(sorted(sys.modules)))"
+    return modules - set(json.loads(python(bare, cwd=cwd)))
 
 
 def client_modules(modules: set[str]) -> set[str]:
@@ -66,6 +81,77 @@ def test_help_and_offline_commands_do_not_load_the_client(tmp_path: Path) -> Non
     )
     assert "labeler.commands.generate" in modules and "labeler.tas.advice" in modules
     assert client_modules(modules) == set()
+
+
+def test_help_lists_the_commands_without_importing_any(tmp_path: Path) -> None:
+    # The top-level --help is the table in labeler/commands/__init__.py: no command module,
+    # so none of what their flags import (profiles, sources, the simulator, PyYAML), and no
+    # logging until a command runs.
+    modules = beyond_bare(loaded_by(["--help"], cwd=tmp_path), tmp_path)
+    ours = {m for m in modules if m.split(".")[0] == "labeler"}
+    assert ours == {
+        "labeler",
+        "labeler.base",
+        "labeler.base.errors",
+        "labeler.base.version",
+        "labeler.cli",
+        "labeler.commands",
+    }
+    assert not {"typing", "logging", "dataclasses", "yaml"} & modules
+
+
+@pytest.mark.parametrize(
+    ("argv", "not_loaded"),
+    [
+        # check reads the CSV and judges it: no simulator (only --affinity-config needs
+        # its rules), no hashing, no median from statistics, no selector (the help of
+        # --node-selector names the default scope, not a parsed one), no YAML.
+        (
+            ["check", "--profile=oci-rdma", f"--from-csv={CSV}"],
+            {"labeler.tas", "labeler.core.selector", "statistics", "hashlib", "yaml"},
+        ),
+        # generate without --emit slurm: no Slinky model nor the label planner under it.
+        (
+            ["generate", "--profile=oci-rdma", f"--from-csv={CSV}", "--output-dir=out"],
+            {"labeler.tas", "labeler.core.slinky", "labeler.core.plan", "statistics", "yaml"},
+        ),
+        # Kueue's advise of one PodSet: not Volcano's simulator, not emit's HyperNodes (the
+        # --volcano-version default is not parsed), not the domains inventory.
+        (
+            ["advise", "--profile=oci-rdma", f"--from-snapshot={SNAPSHOT}", *ADVISE],
+            {"labeler.tas.volcano", "labeler.emit", "labeler.tas.inventory", "statistics"},
+        ),
+    ],
+    ids=["check", "generate", "advise"],
+)
+def test_an_offline_command_loads_only_what_it_uses(
+    argv: list[str], not_loaded: set[str], tmp_path: Path
+) -> None:
+    modules = loaded_by(argv, cwd=tmp_path)
+    assert f"labeler.commands.{COMMANDS[argv[0]][0]}" in modules  # it ran
+    assert not {m for m in modules for n in not_loaded if m == n or m.startswith(f"{n}.")}
+
+
+FROZEN_PROBE = """
+import atexit, gc, sys
+from labeler.cli import main
+argv = sys.argv[1:]
+atexit.register(lambda: print("frozen at exit:", gc.get_freeze_count() > 0))
+main(argv)
+print("frozen after main(argv):", gc.get_freeze_count() > 0)
+sys.argv = ["topology-labeler", *argv]
+main()
+"""
+
+
+def test_the_entry_point_leaves_what_it_made_to_the_exit(tmp_path: Path) -> None:
+    # As the process's entry point, main() freezes the heap when the command is done, so
+    # the interpreter's collections at exit skip it; main(argv), as tests call it in their
+    # own process, leaves the collector alone.
+    argv = ["check", "--profile=oci-rdma", f"--from-csv={CSV}"]
+    out = python(FROZEN_PROBE, *argv, cwd=tmp_path)
+    said = [line for line in out.splitlines() if line.startswith("frozen")]
+    assert said == ["frozen after main(argv): False", "frozen at exit: True"]
 
 
 def test_lld_reads_the_workbook_without_openpyxl(tmp_path: Path) -> None:
