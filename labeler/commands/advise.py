@@ -314,11 +314,11 @@ def run_advise(args: argparse.Namespace) -> int:
     from labeler.commands.advise_input import FLAGS, KUBE_SCHEDULER, KUEUE, VOLCANO, choose
 
     scheduler, manifest = choose(args)
-    if scheduler != KUEUE:  # --failed-node needs an admitted Workload
-        flags = scheduler == FLAGS
-        refuse_failed_nodes(
-            args, "the flags describe a new PodSet" if flags else f"the input is {scheduler}'s"
-        )
+    # --failed-node needs an admitted Workload
+    if scheduler == FLAGS:
+        refuse_failed_nodes(args, "the flags describe a new PodSet")
+    elif scheduler != KUEUE:
+        refuse_failed_nodes(args, f"the input is {scheduler}'s")
     if scheduler == VOLCANO:
         from labeler.commands import advise_volcano
 
