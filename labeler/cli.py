@@ -100,6 +100,9 @@ def _run(argv: list[str], prog: str) -> int:
     import logging
 
     from labeler.base.logs import setup_logging
+    from labeler.base.prog import invoked_as
+
+    invoked_as(prog)  # messages that name a command name it as the user typed it
 
     setup_logging(args.log_level, args.log_format)
     try:

@@ -41,6 +41,16 @@ if [ "$rc" -ne 3 ]; then
     exit 1
 fi
 echo "(advise exits 3: done, and the job does not fit)"
+# Volcano, from a snapshot file (no cluster): a CPU coordinator and four GPU workers in one
+# gang, hard mode within one rack; Volcano's own rules say why it stays pending.
+rc=0
+step topology-labeler advise -f examples/volcano-job.yaml \
+    --from-snapshot examples/snapshot-volcano.yaml || rc=$?
+if [ "$rc" -ne 3 ]; then
+    echo "error: advise exited $rc; expected 3 (done: the gang does not fit)" >&2
+    exit 1
+fi
+echo "(advise exits 3: the coordinator's CPU nodes are in no rack, so no rack holds the gang)"
 tl map --profile oci-rdma --from-cluster -o "$out/topology-map.html"
 printf '\nDone. Generated scheduler configuration is in %s/scheduler/\n' "$out"
 printf 'Topology map (open in a browser): %s\n' "$(realpath "$out/topology-map.html")"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,3 +22,19 @@ def fake_kube() -> Iterator[FakeKube]:
 def kubeconfig(fake_kube: FakeKube, tmp_path: Path) -> Path:
     """Path of a kubeconfig (no credentials) pointing at fake_kube."""
     return fake_kube.write_kubeconfig(tmp_path / "kubeconfig")
+
+
+@pytest.fixture(autouse=True)
+def _logging_put_back() -> Iterator[None]:
+    """A command run in-process (``labeler.cli.main``) points the root logger at the
+    stderr of that moment, which is this test's capture; left there, the next log line of
+    any later test (an exporter's thread, say) writes to a closed capture and prints
+    "Logging error: I/O operation on closed file". Remove what the command installed
+    (plain StreamHandlers; pytest's own are subclasses) and put the level back."""
+    root = logging.getLogger()
+    level = root.level
+    yield
+    for handler in root.handlers[:]:
+        if type(handler) is logging.StreamHandler:
+            root.removeHandler(handler)
+    root.setLevel(level)

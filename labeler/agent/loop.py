@@ -80,11 +80,20 @@ class Agent:
         self._source_backoff = Backoff(config.error_backoff, config.interval)
         self._failures = 0  # reconciles failed in a row
         self._retry_at: float | None = None  # when to reconcile again after a failure
+        self._threads: list[threading.Thread] = []  # the source and watch threads
 
     def shutdown(self) -> None:
         """Ask ``run`` to return; safe from a signal handler or another thread."""
         self.stop.set()
         self._queue.put(("stop", None))
+
+    def join(self, timeout: float) -> bool:
+        """Wait for the source and watch threads after :meth:`shutdown`; True when both
+        ended. The watch ends at its next event (a BOOKMARK at the latest)."""
+        deadline = time.monotonic() + timeout
+        for t in self._threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in self._threads)
 
     @property
     def ready(self) -> bool:
@@ -223,7 +232,9 @@ class Agent:
                     raise
             self.heartbeats.forget(name)
 
-        threading.Thread(target=supervised, name=name, daemon=True).start()
+        thread = threading.Thread(target=supervised, name=name, daemon=True)
+        thread.start()
+        self._threads.append(thread)
 
     def _source_loop(self) -> None:
         cfg = self.config

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
@@ -221,12 +222,20 @@ def origin_of(args: argparse.Namespace) -> str:
     return getattr(args, "from_csv", None) or args.from_snapshot or "the cluster"
 
 
-def read_nodes(args: argparse.Namespace, *, kueue: bool = False) -> Snapshot:
+def read_nodes(
+    args: argparse.Namespace,
+    *,
+    kueue: bool = False,
+    api: Api | None = None,
+    kueue_optional: bool = False,
+) -> Snapshot:
     """The nodes and pods of ``--from-snapshot`` or ``--from-cluster`` (with the
     ResourceSlices of ``--dra-driver``), as the simulators and the map read them. With
     ``kueue``, the cluster's Workloads, Topologies, ResourceFlavors and queues too (a
     snapshot file carries its own); when there are Workloads, TAS pods are left to their
-    topology assignments, as the snapshot reader does.
+    topology assignments, as the snapshot reader does. ``api``: the client to read the
+    cluster with, when the caller needs it again (else one is made). ``kueue_optional``:
+    an answer that Kueue's objects may not be read (403) is a warning, not an error.
     """
     from labeler.tas.inputs import read_cluster, read_snapshot
 
@@ -235,10 +244,10 @@ def read_nodes(args: argparse.Namespace, *, kueue: bool = False) -> Snapshot:
     if not args.from_cluster:
         snap = read_snapshot(args.from_snapshot)
     elif not kueue:
-        snap = read_cluster(cluster(args), dra_drivers=drivers)
+        snap = read_cluster(api or cluster(args), dra_drivers=drivers)
     else:
-        api = cluster(args)
-        objects = _kueue_objects(api)
+        api = api or cluster(args)
+        objects = _kueue_objects(api, optional=kueue_optional)
         has_workloads = any(o.get("kind") == "Workload" for o in objects)
         snap = read_cluster(api, skip_tas=has_workloads, dra_drivers=drivers)
         snap = replace(snap, kueue=tuple(objects))
@@ -247,16 +256,27 @@ def read_nodes(args: argparse.Namespace, *, kueue: bool = False) -> Snapshot:
     return snap
 
 
-def _kueue_objects(api: Api) -> list[Mapping[str, Any]]:
+def _kueue_objects(api: Api, *, optional: bool = False) -> list[Mapping[str, Any]]:
     """Kueue's objects from the cluster: Workloads, Topologies, ResourceFlavors,
-    LocalQueues and ClusterQueues (none without Kueue)."""
-    from labeler.kube.errors import NotFound
+    LocalQueues and ClusterQueues (none without Kueue; none, with a warning, when
+    ``optional`` and they may not be read)."""
+    from labeler.kube.errors import Forbidden, NotFound
     from labeler.kube.kueue import list_kueue_objects
 
     try:
         return list(list_kueue_objects(api))
     except NotFound:
         log.info("Kueue's API is not served: no Workloads, Topologies or ResourceFlavors")
+        return []
+    except Forbidden as e:
+        if not optional:
+            raise
+        print(
+            f"warning: {e}: Kueue's Workloads are left out, so what they hold counts as "
+            "free (grant 'list' on Kueue's workloads, topologies, resourceflavors, "
+            "localqueues and clusterqueues)",
+            file=sys.stderr,
+        )
         return []
 
 

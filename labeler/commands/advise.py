@@ -1,7 +1,9 @@
-"""``advise`` and ``domains``: Kueue TAS placement simulation.
+"""``advise`` and ``domains``: would a job fit, where, and at which level.
 
-Parsing, reading the cluster or the snapshot file, and printing; the simulation lives in
-``labeler.tas``.
+The flags of both commands; ``run_advise`` hands the input to the advisor of the
+scheduler it names (``advise_input``), and this module answers the flag form (one Kueue
+PodSet) and ``domains`` itself. Parsing, reading and printing only: the simulations live
+in ``labeler.tas``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from labeler.commands._base import (
     add_report_format,
     add_source,
     add_tree_name,
+    cluster,
     dra_drivers,
     origin_of,
     parse_pairs,
@@ -36,10 +39,12 @@ from labeler.commands.advise_flags import add_kueue_options, kueue_gates, refuse
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from labeler.commands.advise_input import Manifest
     from labeler.core.profiles import Profile
     from labeler.tas.cluster import Snapshot
     from labeler.tas.dra import DraNote
     from labeler.tas.tree import PodShape, Tree
+    from labeler.tas.usage import HeldUsage
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -59,7 +64,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--request, a mode; its answer also prints the Volcano and kube-scheduler "
         "equivalents of the level) or a whole Workload: -f FILE (Workload, Job, JobSet, "
         "LeaderWorkerSet) or --workload NS/NAME, whose PodSets are placed in order, "
-        "leader/worker groups together, with admitted Workloads' capacity subtracted; the "
+        "leader/worker groups together. Both subtract what admitted Workloads hold; the "
         "Topology and ResourceFlavor are read from the snapshot or cluster (or --profile). "
         + KUEUE_DESCRIPTION
         + " kube-scheduler (Kubernetes 1.37, no Kueue): -f FILE holding PodGroups "
@@ -260,11 +265,20 @@ def _dra(args: argparse.Namespace, snap: Snapshot, requests: Mapping[str, int]) 
     return dra_note(snap.nodes, devices, extended or DEFAULT_RESOURCES)
 
 
-def _load(args: argparse.Namespace) -> tuple[Profile, Tree, Snapshot]:
+def _load(args: argparse.Namespace) -> tuple[Profile, Tree, Snapshot, HeldUsage]:
+    """The profile, its tree, the nodes, and what admitted Workloads hold: Kueue counts a
+    TAS pod through its Workload's topology assignment (the snapshot reader leaves such
+    pods out when there are Workloads), so the quick form subtracts those assignments as
+    the Workload path does."""
+    from dataclasses import replace
+
     from labeler.tas.tree import build_tree
+    from labeler.tas.usage import admitted_usage, with_held
 
     profile = profile_of(args)
-    snap = read_nodes(args)
+    snap = read_nodes(args, kueue=True, kueue_optional=True)
+    held = admitted_usage(snap.workloads)
+    snap = replace(snap, nodes=with_held(snap.nodes, held))
     tree = build_tree(
         profile.topology,
         snap.nodes,
@@ -272,7 +286,14 @@ def _load(args: argparse.Namespace) -> tuple[Profile, Tree, Snapshot]:
         topology_name=args.topology_name or profile.name,
     )
     log.debug("topology built nodes=%d outside=%d", len(tree.leaves), len(tree.outside))
-    return profile, tree, snap
+    return profile, tree, snap, held
+
+
+def _with_held(text: str, doc: dict[str, Any], held: HeldUsage) -> tuple[str, dict[str, Any]]:
+    """The answer saying how many admitted Workloads' capacity it subtracted."""
+    if held.workloads:
+        text = f"Capacity held by {held.workloads} admitted Workload(s) is subtracted.\n{text}"
+    return text, {**doc, "admitted_workloads_holding_capacity": held.workloads}
 
 
 def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
@@ -287,39 +308,38 @@ def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> int:
-    """Each scheduler's objects go to its advisor, a module beside this one, chosen here in
-    one block each (by flag, or by what the file holds); without an object, advise places
-    the single PodSet of the flags."""
-    # --- Volcano (issue 25): a Volcano Job/PodGroup input means Volcano's rules ---
-    from labeler.commands import advise_volcano
+    """The scheduler the input names (``advise_input.choose``: -f is read once there) and
+    its advisor, a module beside this one, handed the file's objects; without an object,
+    advise places the single PodSet of the flags."""
+    from labeler.commands.advise_input import FLAGS, KUBE_SCHEDULER, KUEUE, VOLCANO, choose
 
-    volcano = advise_volcano.wanted(args)
-    if volcano is not None:
-        refuse_failed_nodes(args, "the input is Volcano's")
-        return advise_volcano.run(args, volcano)
-    # --- kube-scheduler: a file of scheduling.k8s.io PodGroups / CompositePodGroups -------
-    if args.file:
+    scheduler, manifest = choose(args)
+    # --failed-node needs an admitted Workload
+    if scheduler == FLAGS:
+        refuse_failed_nodes(args, "the flags describe a new PodSet")
+    elif scheduler != KUEUE:
+        refuse_failed_nodes(args, f"the input is {scheduler}'s")
+    if scheduler == VOLCANO:
+        from labeler.commands import advise_volcano
+
+        return advise_volcano.run(args, manifest)
+    if scheduler == KUBE_SCHEDULER and manifest is not None:  # only a file is kube-scheduler's
         from labeler.commands import advise_podgroup
-        from labeler.commands.advise_workload import read_objects
 
-        objects = read_objects(args.file)
-        if advise_podgroup.wants_kube_scheduler(objects):
-            refuse_failed_nodes(args, "the input is kube-scheduler's PodGroups")
-            return advise_podgroup.run(args, objects)
-    # --- Kueue: a Workload, or the Job, JobSet or LeaderWorkerSet it is made from ---------
-    if args.file or args.workload:
-        return _advise_workload(args)
-    refuse_failed_nodes(args, "the flags describe a new PodSet")
+        return advise_podgroup.run(args, manifest)
+    if scheduler == KUEUE:  # a Workload, or the Job, JobSet or LeaderWorkerSet it is made from
+        return _advise_workload(args, manifest)
     return _advise_podset(args)
 
 
-def _advise_workload(args: argparse.Namespace) -> int:
+def _advise_workload(args: argparse.Namespace, manifest: Manifest | None) -> int:
     if args.html:
         raise UsageError("--html draws one PodSet: use it without -f/--workload")
     from labeler.commands import advise_workload
 
-    snap = read_nodes(args, kueue=True)
-    return advise_workload.run(args, snap, _dra(args, snap, {}))
+    api = cluster(args) if args.from_cluster else None  # one client: --workload reads too
+    snap = read_nodes(args, kueue=True, api=api)
+    return advise_workload.run(args, snap, manifest, _dra(args, snap, {}), api)
 
 
 def _advise_podset(args: argparse.Namespace) -> int:
@@ -341,7 +361,7 @@ def _advise_podset(args: argparse.Namespace) -> int:
     gates = kueue_gates(args)
     shape = _shape(args)
     slices = _slices(args)
-    profile, tree, snap = _load(args)
+    profile, tree, snap, held = _load(args)
     topology = profile.topology
     mode, level = _mode(args)
     job = make_job(topology, args.pods, mode=mode, level=level, slices=slices)
@@ -357,6 +377,7 @@ def _advise_podset(args: argparse.Namespace) -> int:
         gates=gates,
     )
     text, doc = advice_text(topology, result, shape.requests), advice_dict(topology, result)
+    text, doc = _with_held(text, doc, held)
     dra = _dra(args, snap, shape.requests)
     if dra is not None:
         text, doc = "\n".join([text, *dra.lines()]), {**doc, "dra": dra.to_json()}
@@ -405,7 +426,7 @@ def run_domains(args: argparse.Namespace) -> int:
         raise UsageError("--pods must be at least 1")
     if slices and args.pods is not None and args.pods % slices[0][1]:
         raise UsageError(f"--slice-size {slices[0][1]} must evenly divide --pods {args.pods}")
-    profile, tree, _ = _load(args)
+    profile, tree, _, held = _load(args)
     topology = profile.topology
     layer = SliceLayer(resolve_level(topology, slices[0][0]), slices[0][1]) if slices else None
     now = leaf_capacity(tree, shape)
@@ -421,5 +442,5 @@ def run_domains(args: argparse.Namespace) -> int:
     doc["excluded"] = stats_dict(now.stats)
     doc["outside"] = [{"node": o.node, "reason": o.reason} for o in tree.outside]
     text = inventory_text(topology, levels, args.pods, now.stats, tree.outside)
-    _emit(args, text, doc)
+    _emit(args, *_with_held(text, doc, held))
     return Exit.OK

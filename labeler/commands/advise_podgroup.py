@@ -13,11 +13,13 @@ import json
 import logging
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
 from labeler.commands._base import cluster, origin_of, profile_of
-from labeler.tas.kubesched.objects import is_scheduling_k8s
+
+if TYPE_CHECKING:
+    from labeler.commands.advise_input import Manifest
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +36,6 @@ NOT_WITH_PODGROUPS = (
     ("flavor", "--flavor"),
     ("affinity_config", "--affinity-config"),
 )
-
-
-def wants_kube_scheduler(objects: Sequence[Mapping[str, Any]]) -> bool:
-    """The file names a kube-scheduler PodGroup or CompositePodGroup."""
-    return any(is_scheduling_k8s(o) for o in objects)
 
 
 def _check_flags(args: argparse.Namespace) -> None:
@@ -76,7 +73,7 @@ def _is_map(o: Any) -> bool:
     return isinstance(o, Mapping)
 
 
-def run(args: argparse.Namespace, objects: Sequence[Mapping[str, Any]]) -> int:
+def run(args: argparse.Namespace, manifest: Manifest) -> int:
     """Advise every hierarchy the file names; 0 when every pending pod is bound, 3 if not."""
     from labeler.tas.kubesched.objects import collect, roots
     from labeler.tas.kubesched.report import advice_dict, advice_text
@@ -84,16 +81,16 @@ def run(args: argparse.Namespace, objects: Sequence[Mapping[str, Any]]) -> int:
 
     _check_flags(args)
     snap, known = _known(args)
-    asked = [(o, f"{args.file}: object {i + 1}") for i, o in enumerate(objects)]
+    asked = [(o, manifest.where(i)) for i, o in enumerate(manifest.objects)]
     objs = collect(asked, known)
     if not any(p.node is None for p in objs.pods) and not objs.orphans:
         raise InputError(
-            f"{args.file}: no pending pod of its PodGroups (pods join one with "
+            f"{manifest.path}: no pending pod of its PodGroups (pods join one with "
             "spec.schedulingGroup.podGroupName): add them, e.g. from "
             "'kubectl get pods -o yaml'"
         )
-    roots(objs, args.file)  # a missing parent is an error before anything is printed
-    advice = advise(objs, snap.nodes, args.file)
+    roots(objs, manifest.path)  # a missing parent is an error before anything is printed
+    advice = advise(objs, snap.nodes, manifest.path)
     if args.output == "json":
         json.dump(advice_dict(advice), sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -15,14 +15,16 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from labeler.base.errors import Exit, InputError, UsageError
+from labeler.base.prog import command
 from labeler.commands._base import cluster, origin_of, profile_of
 
 if TYPE_CHECKING:
+    from labeler.commands.advise_input import Manifest
     from labeler.core.profiles import Profile
+    from labeler.kube.client import Api
     from labeler.tas.volcano.advice import Advice
     from labeler.tas.volcano.conf import SchedulerConf
     from labeler.tas.volcano.model import Gang
@@ -46,48 +48,17 @@ def add_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _file_items(path: str) -> list[Any]:
-    from labeler.tas.cluster import items_of
-    from labeler.tas.inputs import load_snapshot
-
-    return [i for i in items_of(load_snapshot(path), path) if isinstance(i, Mapping)]
-
-
-def volcano_file(args: argparse.Namespace) -> list[Any] | None:
-    """The -f file's objects when it holds a Volcano Job or PodGroup, else None."""
-    if not getattr(args, "file", None):
-        return None
-    # After the test: without -f, Kueue's advise does not load Volcano's simulator.
-    from labeler.tas.volcano.snapshot import is_volcano_job, is_volcano_podgroup
-
-    items = _file_items(args.file)
-    if any(is_volcano_job(i) or is_volcano_podgroup(i) for i in items):
-        return items
-    return None
-
-
-def wanted(args: argparse.Namespace) -> list[Any] | None:
-    """The Volcano input of this command line ([] for --podgroup), or None for Kueue's."""
-    items = volcano_file(args)
-    if args.podgroup:
-        if args.file or args.workload:
-            raise UsageError("--podgroup, -f and --workload each name the job: give one")
-        return []
-    if items is None and args.scheduler_conf:
-        raise UsageError("--scheduler-conf is Volcano's: give a Volcano Job or PodGroup")
-    return items
-
-
-def _read_cluster(args: argparse.Namespace) -> Objects:
+def _read_cluster(args: argparse.Namespace) -> tuple[Objects, Api | None]:
+    """The snapshot's or the cluster's objects, and the client they were read with (None
+    for a snapshot)."""
     from labeler.tas.volcano.snapshot import from_parts, split
 
     if args.from_snapshot:
         from labeler.tas.cluster import items_of
         from labeler.tas.inputs import load_snapshot
 
-        return split(
-            items_of(load_snapshot(args.from_snapshot), args.from_snapshot), args.from_snapshot
-        )
+        path = args.from_snapshot
+        return split(items_of(load_snapshot(path), path), path), None
     from labeler.kube.volcano import get_configmap, list_volcano_objects
     from labeler.tas.inputs import read_cluster_objects
     from labeler.tas.volcano.conf import CONFIGMAP_NAME, CONFIGMAP_NAMESPACE
@@ -98,49 +69,54 @@ def _read_cluster(args: argparse.Namespace) -> Objects:
     if not args.scheduler_conf:
         cm = get_configmap(api, CONFIGMAP_NAMESPACE, CONFIGMAP_NAME)
         items += [cm] if cm is not None else []
-    return from_parts(snap.nodes, pods, items, "the cluster")
+    return from_parts(snap.nodes, pods, items, "the cluster"), api
 
 
-def _gang(args: argparse.Namespace, items: Sequence[Any], objects: Objects) -> Gang:
+def _named_gang(args: argparse.Namespace, objects: Objects, api: Api | None) -> Gang:
+    """The gang of --podgroup NS/NAME, from the snapshot or the cluster."""
+    from labeler.tas.volcano.model import gang_of, podgroup_from_object
+
+    ns, slash, name = args.podgroup.partition("/")
+    if not slash or not ns or not name:
+        raise UsageError(f"--podgroup {args.podgroup!r}: expected NAMESPACE/NAME")
+    found = objects.podgroups.get(f"{ns}/{name}")
+    if found is None and api is not None:
+        from labeler.kube.volcano import get_podgroup
+
+        found = ("the cluster", get_podgroup(api, ns, name))
+    if found is None:
+        raise InputError(
+            f"{args.from_snapshot}: no Volcano PodGroup {ns}/{name} (add "
+            "'kubectl get podgroups.scheduling.volcano.sh -A -o yaml' to the snapshot)"
+        )
+    pg = podgroup_from_object(found[1], found[0])
+    return gang_of(pg, objects.cluster.pods, "the snapshot")
+
+
+def _file_gang(args: argparse.Namespace, manifest: Manifest, objects: Objects) -> Gang:
+    """The gang of the -f file's one Volcano Job, or one PodGroup and its pods."""
     from labeler.tas.volcano.jobs import expand_job
     from labeler.tas.volcano.model import gang_of, podgroup_from_object
     from labeler.tas.volcano.snapshot import is_volcano_job, is_volcano_podgroup
 
-    if args.podgroup:
-        ns, slash, name = args.podgroup.partition("/")
-        if not slash or not ns or not name:
-            raise UsageError(f"--podgroup {args.podgroup!r}: expected NAMESPACE/NAME")
-        found = objects.podgroups.get(f"{ns}/{name}")
-        if found is None and args.from_cluster:
-            from labeler.kube.volcano import get_podgroup
-
-            found = ("the cluster", get_podgroup(cluster(args), ns, name))
-        if found is None:
-            raise InputError(
-                f"{args.from_snapshot}: no Volcano PodGroup {ns}/{name} (add "
-                "'kubectl get podgroups.scheduling.volcano.sh -A -o yaml' to the snapshot)"
-            )
-        pg = podgroup_from_object(found[1], found[0])
-        return gang_of(pg, objects.cluster.pods, "the snapshot")
-    jobs = [(f"{args.file}: items[{i}]", o) for i, o in enumerate(items) if is_volcano_job(o)]
-    groups = [
-        (f"{args.file}: items[{i}]", o) for i, o in enumerate(items) if is_volcano_podgroup(o)
-    ]
+    items = manifest.objects
+    jobs = [(manifest.where(i), o) for i, o in enumerate(items) if is_volcano_job(o)]
+    groups = [(manifest.where(i), o) for i, o in enumerate(items) if is_volcano_podgroup(o)]
     if len(jobs) + len(groups) != 1:
         raise InputError(
-            f"{args.file}: {len(jobs)} Volcano Job(s) and {len(groups)} PodGroup(s); advise "
+            f"{manifest.path}: {len(jobs)} Volcano Job(s) and {len(groups)} PodGroup(s); advise "
             "one at a time (one Job, or one PodGroup with its pods)"
         )
     if jobs:
         return expand_job(jobs[0][1], jobs[0][0], args.volcano_version)
     pg = podgroup_from_object(groups[0][1], groups[0][0])
     pods = [o for o in items if o.get("kind") == "Pod"]
-    gang = gang_of(pg, pods, args.file)
+    gang = gang_of(pg, pods, manifest.path)
     if not gang.tasks:  # the pods may be in the snapshot instead
         gang = gang_of(pg, objects.cluster.pods, "the snapshot")
     if not gang.tasks:
         raise InputError(
-            f"{args.file}: PodGroup {pg.ref} has no pods (pods join it with the annotation "
+            f"{manifest.path}: PodGroup {pg.ref} has no pods (pods join it with the annotation "
             "scheduling.k8s.io/group-name: <name>, in its namespace)"
         )
     return gang
@@ -184,17 +160,19 @@ def _with_profile_hypernodes(
     )
     docs = build_hypernodes(topo, pset.positions, opts)
     made = tuple((f"generated HyperNode {d['metadata']['name']}", d) for d in docs)
-    source = f"none in the cluster: the {len(docs)} that 'generate --profile {profile.name}' makes"
+    generate = command(f"generate --profile {profile.name}")
+    source = f"none in the cluster: the {len(docs)} that '{generate}' makes"
     return replace(objects, cluster=replace(c, hypernodes=made, hypernode_source=source))
 
 
-def run(args: argparse.Namespace, items: Sequence[Any]) -> int:
+def run(args: argparse.Namespace, manifest: Manifest | None) -> int:
+    """Advise the Volcano Job or PodGroup of ``manifest`` (None: ``--podgroup``)."""
     from labeler.tas.volcano.advice import advise
     from labeler.tas.volcano.hypernodes import build_tree
     from labeler.tas.volcano.report import advice_dict, advice_text
 
-    objects = _read_cluster(args)
-    gang = _gang(args, items, objects)
+    objects, api = _read_cluster(args)
+    gang = _file_gang(args, manifest, objects) if manifest else _named_gang(args, objects, api)
     profile = _profile(args)
     objects = _with_profile_hypernodes(args, objects, profile)
     conf = _conf(args, objects)
@@ -203,7 +181,7 @@ def run(args: argparse.Namespace, items: Sequence[Any]) -> int:
     if not objects.cluster.hypernodes:
         result.notes.append(
             "the cluster has no HyperNodes: every job is placed over the whole cluster "
-            "(give --profile to see the HyperNodes 'generate' would make)"
+            f"(give --profile to see the HyperNodes '{command('generate')}' would make)"
         )
     if args.output == "json":
         json.dump(advice_dict(result), sys.stdout, indent=2)

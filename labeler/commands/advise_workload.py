@@ -12,15 +12,12 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
-
-from labeler.base.errors import Exit, InputError, UsageError, yaml_problem
-from labeler.commands._base import cluster, origin_of, parse_pairs, profile_of
+from labeler.base.errors import Exit, InputError, UsageError
+from labeler.commands._base import origin_of, parse_pairs, profile_of
 from labeler.commands.advise_flags import kueue_gates
-from labeler.tas import kubeyaml
+from labeler.commands.advise_input import KUEUE_KINDS, Manifest
 from labeler.tas.admit import WorkloadResult, add_usage, place_workload
 from labeler.tas.cluster import Snapshot
 from labeler.tas.dra import DraNote
@@ -31,39 +28,17 @@ from labeler.tas.usage import HeldUsage, TasFlavor, admitted_usage, tas_flavor
 from labeler.tas.workload import Workload, with_tolerations, workloads_from_object
 from labeler.tas.workload_report import workload_dict, workload_text
 
-WORKLOAD_KINDS = ("Workload", "Job", "JobSet", "LeaderWorkerSet")
+if TYPE_CHECKING:
+    from labeler.kube.client import Api
 
 
-def _objects(doc: Any) -> list[Mapping[str, Any]]:
-    docs = doc if isinstance(doc, list) else [doc]
-    out: list[Mapping[str, Any]] = []
-    for d in docs:
-        if isinstance(d, Mapping) and isinstance(d.get("items"), list):
-            out += [i for i in d["items"] if isinstance(i, Mapping)]
-        elif isinstance(d, Mapping):
-            out.append(d)
-    return out
-
-
-def read_objects(path: str) -> list[Mapping[str, Any]]:
-    """Every object of a manifest file (YAML stream or JSON; Lists unpacked)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-        doc = json.loads(text) if text.lstrip()[:1] in ("{", "[") else kubeyaml.load(text)
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read: {e}") from e
-    except (json.JSONDecodeError, yaml.YAMLError) as e:
-        where = yaml_problem(path, e) if isinstance(e, yaml.YAMLError) else f"{path}: {e}"
-        raise InputError(f"{where}; not valid YAML/JSON") from e
-    return _objects(doc)
-
-
-def _manifest_objects(path: str) -> list[tuple[Mapping[str, Any], str]]:
-    """The Workload, Job, JobSet and LeaderWorkerSet objects of ``path``, and where each is."""
-    found = [o for o in read_objects(path) if o.get("kind") in WORKLOAD_KINDS]
-    if not found:
-        raise InputError(f"{path}: no {', '.join(WORKLOAD_KINDS)} in the file")
-    return [(obj, f"{path}: object {i + 1}") for i, obj in enumerate(found)]
+def _manifest_objects(manifest: Manifest) -> list[tuple[Mapping[str, Any], str]]:
+    """The Workload, Job, JobSet and LeaderWorkerSet objects of the -f file, and where each is."""
+    return [
+        (obj, manifest.where(i))
+        for i, obj in enumerate(manifest.objects)
+        if obj.get("kind") in KUEUE_KINDS
+    ]
 
 
 def _split(ref: str) -> tuple[str, str]:
@@ -74,11 +49,14 @@ def _split(ref: str) -> tuple[str, str]:
 
 
 def _workload_object(
-    args: argparse.Namespace, objects: Sequence[Mapping[str, Any]]
+    args: argparse.Namespace,
+    manifest: Manifest | None,
+    objects: Sequence[Mapping[str, Any]],
+    api: Api | None,
 ) -> tuple[list[tuple[Mapping[str, Any], str]], tuple[str, str] | None]:
     """The objects to advise (and where each is), and the Workload's own (ns, name)."""
-    if args.file:
-        return _manifest_objects(args.file), None
+    if manifest is not None:
+        return _manifest_objects(manifest), None
     ns, name = _split(args.workload)
     where = f"Workload {ns}/{name}"
     for obj in objects:
@@ -88,23 +66,30 @@ def _workload_object(
             name,
         ):
             return [(obj, where)], (ns, name)
-    if args.from_cluster:
+    if api is not None:
         from labeler.kube.kueue import get_workload
 
-        return [(get_workload(cluster(args), ns, name), where)], (ns, name)
+        return [(get_workload(api, ns, name), where)], (ns, name)
     raise InputError(
         f"{args.from_snapshot}: no Workload {ns}/{name} "
         "(add 'kubectl get workloads -A -o yaml' to the snapshot)"
     )
 
 
-def run(args: argparse.Namespace, snap: Snapshot, dra: DraNote | None = None) -> int:
-    """Advise every PodSet (or, for an admitted Workload with failed nodes, what Kueue
-    does about them); 0 when all fit, 3 when any does not. ``dra``: what to say about the
-    nodes whose accelerators only DRA publishes."""
+def run(
+    args: argparse.Namespace,
+    snap: Snapshot,
+    manifest: Manifest | None,
+    dra: DraNote | None,
+    api: Api | None = None,
+) -> int:
+    """Advise every PodSet of the -f file's objects (``manifest``) or of --workload (or, for
+    an admitted Workload with failed nodes, what Kueue does about them); 0 when all fit, 3
+    when any does not. ``dra``: what to say about the nodes whose accelerators only DRA
+    publishes; ``api``: the client ``snap`` was read with (--from-cluster)."""
     gates = kueue_gates(args)
     objects = list(snap.kueue)
-    found, self_ref = _workload_object(args, objects)
+    found, self_ref = _workload_object(args, manifest, objects, api)
     origin = origin_of(args)
     # --- failed nodes: an admitted Workload (advise_failure.py) ---------------------------
     from labeler.commands.advise_failure import failure_answer, failure_mode

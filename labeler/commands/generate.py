@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
 from labeler.base.files import read_text, write_atomic
+from labeler.base.prog import command
 from labeler.commands._base import (
     DEFAULT_VOLCANO,
     add_command,
@@ -390,7 +391,7 @@ def _checked_positions(
             lines = report.problems()
             if not args.force:
                 raise InputError(
-                    [*lines, "fix the labels (see 'topology-labeler check'), or pass --force"],
+                    [*lines, f"fix the labels (see '{command('check')}'), or pass --force"],
                     heading=f"{pset.origin}: the labels are not consistent; nothing generated:",
                 )
             for line in lines:

@@ -12,7 +12,6 @@ from labeler.commands._base import (
     add_profile,
     add_scope,
     add_source,
-    cluster,
     node_scope,
     origin_of,
     profile_of,
@@ -62,13 +61,16 @@ def run_map(args: argparse.Namespace) -> int:
         scope = "every node of the CSV"
     else:
         from labeler.core.dra import device_counts
+        from labeler.tas.usage import admitted_usage, with_held
 
         in_scope = node_scope(args)
-        snap = read_nodes(args)
+        snap = read_nodes(args, kueue=True, kueue_optional=True)
         devices = device_counts(snap.slices, in_scope.dra_drivers)
-        facts = facts_from_nodes(topology, in_scope, snap.nodes, devices)
+        # free as domains and advise count it: less what admitted Workloads hold
+        nodes = with_held(snap.nodes, admitted_usage(snap.workloads))
+        facts = facts_from_nodes(topology, in_scope, nodes, devices)
         resources = {f.name: [r for r, _ in f.accelerators] for f in facts}
-        details = details_from_nodes(snap.nodes, resources)
+        details = details_from_nodes(nodes, resources)
         scope = in_scope.describe()
     topo = build_map(
         topology,
@@ -79,24 +81,17 @@ def run_map(args: argparse.Namespace) -> int:
         details=details,
         title=args.title,
     )
-    topo = _with_hotswap(args, topo, snap) if snap is not None else topo
+    topo = _with_hotswap(topo, snap) if snap is not None else topo
     path = write_html(args.output, topo)
     print(f"{path}: {_summary(topo)}")
     return Exit.OK
 
 
-def _with_hotswap(args: argparse.Namespace, topo: TopologyMap, snap: Snapshot) -> TopologyMap:
-    """The map with the domains marked where one node failure would evict a Workload."""
-    from labeler.topomap.risk import with_hotswap
-
-    if args.from_cluster:  # Kueue's objects and the pods, as audit reads them
-        from labeler.commands.audit import read_hot_swap
-        from labeler.kube.nodes import list_nodes
-        from labeler.tas.gates import parse_gates
-
-        api = cluster(args)
-        return with_hotswap(topo, read_hot_swap(api, list_nodes(api)[0], parse_gates(None)))
+def _with_hotswap(topo: TopologyMap, snap: Snapshot) -> TopologyMap:
+    """The map with the domains marked where one node failure would evict a Workload
+    (judged on the nodes as read: the hot-swap view subtracts what Workloads hold itself)."""
     from labeler.tas.hotswap import hot_swap
+    from labeler.topomap.risk import with_hotswap
 
     return with_hotswap(topo, hot_swap(snap.nodes, snap.kueue) if snap.workloads else None)
 

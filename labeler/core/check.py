@@ -25,6 +25,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
+from labeler.base.prog import command
 from labeler.base.text import a_few
 from labeler.core.labels import value_problems
 from labeler.core.model import Level, NodePosition, Topology
@@ -167,7 +168,7 @@ def shared_across_trees(
                     f"{a_few(sorted(shared[v]), max_nodes)}): Volcano label discovery "
                     "ignores the tree label and would make one HyperNode of both trees, and "
                     "MindCluster wants level values unique in the cluster; renumber one tree "
-                    "(e.g. 'lld --group-offset')"
+                    f"(e.g. '{command('lld --group-offset')}')"
                 )
     return out
 

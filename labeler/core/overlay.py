@@ -11,9 +11,10 @@ from dataclasses import dataclass
 class JobOverlay:
     """A proposed placement drawn over the map (``advise --html``)."""
 
+    scheduler: str  # whose rules placed it: "Kueue", "Volcano", "kube-scheduler"
     fits: bool
     headline: str  # the verdict, one line
-    message: str  # the scheduler's message when it does not fit, else ""
+    message: str  # the scheduler's message when it does not fit, else "" (shown after its name)
     pods: Mapping[str, int]  # node -> pods placed on it
     domain: tuple[str, ...] | None  # path of the domain that holds (or would best hold) the job
     domain_role: str  # "placement" or "best"

@@ -18,6 +18,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from labeler.base.prog import command
 from labeler.core.node import (
     OWNED_ANNOTATION,
     OWNED_ANNOTATIONS_ANNOTATION,
@@ -30,7 +31,16 @@ from labeler.core.node import (
 
 AGENT = "agent"
 BULK = "bulk"
-WRITERS = {AGENT: "the topology-labeler agent", BULK: "topology-labeler apply/delete"}
+
+
+def writer_name(owner: str) -> str:
+    """How a conflict names the writer of ours that owns a key (bulk's commands as the user
+    invokes them)."""
+    if owner == AGENT:
+        return "the topology-labeler agent"
+    if owner == BULK:
+        return command("apply/delete")
+    return f"the writer {owner!r}"
 
 
 @dataclass(frozen=True)
@@ -81,7 +91,7 @@ class Conflict:
     def whose(self) -> str:
         if self.owner is None:
             return "not set by topology-labeler"
-        return "owned by " + WRITERS.get(self.owner, f"the writer {self.owner!r}")
+        return "owned by " + writer_name(self.owner)
 
     def __str__(self) -> str:
         if self.wanted is None:

@@ -65,25 +65,28 @@ def read_snapshot_objects(
         return snap, items_of(doc, path)
 
 
+SNAPSHOT_HINT = "give the output of 'kubectl get nodes,pods -A -o yaml' (or -o json)"
+
+
 def load_snapshot(path: str) -> Any:
     """A snapshot file (YAML stream or JSON) as parsed, every problem naming the file."""
-    text = read_text(path, MAX_SNAPSHOT_BYTES, what="snapshot")
+    return load_file(path, what="snapshot", hint=SNAPSHOT_HINT)
+
+
+def load_file(path: str, *, what: str, hint: str) -> Any:
+    """A file of Kubernetes objects (YAML stream or JSON) as parsed; every problem names
+    the file, says it is a ``what`` and ends with ``hint``."""
+    text = read_text(path, MAX_SNAPSHOT_BYTES, what=what)
     try:
         if text.lstrip()[:1] in ("{", "["):
             doc: Any = json.loads(text)
         else:
             doc = kubeyaml.load(text, path)
     except RecursionError as e:
-        raise InputError(
-            f"{path}: nested too deeply to be a snapshot; give the output of "
-            "'kubectl get nodes,pods -A -o yaml' (or -o json)"
-        ) from e
+        raise InputError(f"{path}: nested too deeply to be a {what}; {hint}") from e
     except (json.JSONDecodeError, yaml.YAMLError) as e:
         where = yaml_problem(path, e) if isinstance(e, yaml.YAMLError) else f"{path}: {e}"
-        raise InputError(
-            f"{where}; not valid YAML/JSON: give the output of "
-            "'kubectl get nodes,pods -A -o yaml' (or -o json)"
-        ) from e
+        raise InputError(f"{where}; not valid YAML/JSON: {hint}") from e
     return doc
 
 

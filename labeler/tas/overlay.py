@@ -57,6 +57,7 @@ def job_overlay(topology: Topology, tree: Tree, shape: PodShape, advice: Advice)
     kinds = Counter(_kind(why) for why in blocked.values())
     notes = tuple(f"{n} node(s) {kind}" for kind, n in sorted(kinds.items()))
     return JobOverlay(
+        scheduler="Kueue",
         fits=outcome.fits,
         headline=headline,
         message="" if outcome.fits else outcome.message,

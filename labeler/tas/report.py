@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from labeler.base.prog import command
 from labeler.base.text import left_out, table
 from labeler.core.model import Topology
 from labeler.core.quantity import format_units
@@ -179,7 +180,7 @@ def _hint(topology: Topology, advice: Advice) -> list[str]:
         return [
             "Hint: no node is in the topology: every node lacks a level label or the flavor's "
             "node labels, or is not Ready (see above). Label the nodes first (the agent, or "
-            "'topology-labeler apply'), then ask again."
+            f"'{command('apply')}'), then ask again."
         ]
     return [
         "Hint: it does not fit even on an empty cluster: fewer or smaller pods, another "

@@ -13,10 +13,12 @@ non-TAS usage so that nothing is counted twice.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from labeler.base.errors import InputError
+from labeler.core.capacity import Node
+from labeler.core.model import HOSTNAME_LABEL
 from labeler.core.quantity import PODS
 from labeler.tas.cluster import Toleration, pod_requests
 from labeler.tas.workload import toleration_from_dict
@@ -118,6 +120,25 @@ def admitted_usage(
                 held = True
         holders += held
     return HeldUsage(by_leaf=by_leaf, workloads=holders)
+
+
+def with_held(nodes: Iterable[Node], held: HeldUsage) -> tuple[Node, ...]:
+    """``nodes`` with what admitted Workloads hold on each added to its usage, for the views
+    that place on nodes without a Workload's flavor (the flag form of ``advise``,
+    ``domains``, the map). A node's leaf ID in a topology whose lowest level is the
+    hostname is its hostname label; an assignment to a wider domain (a topology without
+    hostnames) is no one node's and is left out. Not in ``resident``: on an empty cluster
+    no Workload holds anything, as in Kueue's ``simulateEmpty``."""
+    out = []
+    for node in nodes:
+        extra = held.by_leaf.get(node.labels.get(HOSTNAME_LABEL, ""))
+        if extra:
+            used = dict(node.used)
+            for res, v in extra.items():
+                used[res] = used.get(res, 0) + v
+            node = replace(node, used=used)
+        out.append(node)
+    return tuple(out)
 
 
 @dataclass(frozen=True)

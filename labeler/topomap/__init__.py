@@ -2,5 +2,6 @@
 
 ``model`` builds the map from the audit's facts and the simulator's nodes (pure);
 ``render`` writes it as one self-contained HTML page; ``advice`` draws ``advise``'s
-placement over it.
+placement over it and ``risk`` marks the domains where one node failure would evict a
+Workload.
 """

@@ -181,7 +181,7 @@
   function jobPanel() {
     if (!job) return;
     var el = $("job"), h = ["<b>" + esc(job.headline) + "</b>"];
-    if (job.message) h.push("<br>Kueue: " + esc(job.message));
+    if (job.message) h.push("<br>" + esc(job.scheduler) + ": " + esc(job.message));
     job.notes.forEach(function (t) { h.push("<br>" + esc(t)); });
     if (!job.fits) el.className = "nofit";
     el.innerHTML = h.join("");

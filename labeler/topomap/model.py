@@ -158,6 +158,7 @@ class TopologyMap:
             out["marks"] = {str(i): text for i, text in self.marks.items()}
         if job is not None:
             out["job"] = {
+                "scheduler": job.scheduler,
                 "fits": job.fits,
                 "headline": job.headline,
                 "message": job.message,

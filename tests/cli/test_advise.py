@@ -71,9 +71,11 @@ BASE = ["--profile", "oci-rdma", "--request", "nvidia.com/gpu=8"]
 def test_why_is_my_job_pending_on_the_example(tmp_path: Path) -> None:
     r = cli("advise", *BASE, "--from-snapshot", str(EXAMPLE), "--pods", "4", "--required", LB)
     assert r.returncode == 3, r.stderr
+    # gpu-10 to gpu-12 are held by admitted Workloads whose pods have not started
+    assert r.stdout.startswith("Capacity held by 2 admitted Workload(s) is subtracted.\n")
     assert (
-        'topology "oci-rdma" allows to fit only 3 out of 4 pod(s). Total nodes: 11; excluded: '
-        'resource "nvidia.com/gpu": 3, taint "nvidia.com/gpu-health=degraded:NoSchedule": 1'
+        'topology "oci-rdma" allows to fit only 2 out of 4 pod(s). Total nodes: 11; excluded: '
+        'resource "nvidia.com/gpu": 6, taint "nvidia.com/gpu-health=degraded:NoSchedule": 1'
     ) in r.stdout
     assert f"gpu-09: missing level label {LB}" in r.stdout
     assert "Narrowest level that fits now:          network_block" in r.stdout
@@ -84,7 +86,7 @@ def test_why_is_my_job_pending_on_the_example(tmp_path: Path) -> None:
 
 def test_json_contract_when_it_fits(tmp_path: Path) -> None:
     r = cli(
-        "advise", *BASE, "--from-snapshot", str(EXAMPLE), "--pods", "3",
+        "advise", *BASE, "--from-snapshot", str(EXAMPLE), "--pods", "2",
         "--required", "local_block", "-o", "json",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
@@ -92,14 +94,17 @@ def test_json_contract_when_it_fits(tmp_path: Path) -> None:
     assert doc["fits"] is True and doc["message"] == ""
     assert doc["level"] == LB
     assert doc["narrowest_fit_now"] == LB and doc["narrowest_fit_empty"] == LB
+    # lb-1 and lb-2 have two free nodes each (lb-3's are held by admitted Workloads): the
+    # tie goes to the smaller level values
     assert doc["assignment"] == [
         {
             "node": n,
             "count": 1,
-            "domains": {ISLAND: "island-a", NB: "nb-2", LB: "lb-3", HOST: n},
+            "domains": {ISLAND: "island-a", NB: "nb-1", LB: "lb-1", HOST: n},
         }
-        for n in ("gpu-10", "gpu-11", "gpu-12")
+        for n in ("gpu-03", "gpu-04")
     ]
+    assert doc["admitted_workloads_holding_capacity"] == 2
 
 
 def test_required_preferred_unconstrained_on_three_levels(

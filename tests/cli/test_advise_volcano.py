@@ -207,7 +207,7 @@ def test_profile_hypernodes_stand_in_when_the_cluster_has_none(
         str(conf),
     )
     assert out["hyperNodeSource"].startswith("none in the cluster: the ")
-    assert "'generate --profile oci-rdma' makes" in out["hyperNodeSource"]
+    assert "'topology-labeler generate --profile oci-rdma' makes" in out["hyperNodeSource"]
     assert code == 0 and out["tier"] == 1 and out["hyperNode"].startswith("local-block-")
     code, out = run(capsys, "-f", f, "--from-snapshot", str(OCI), "--scheduler-conf", str(conf))
     assert out["hyperNodeSource"] is None

@@ -92,3 +92,24 @@ def test_a_bad_flag_is_a_usage_error_naming_the_plugin(plugin_path: str) -> None
     assert p.returncode == 2
     assert "usage: kubectl topology advise" in p.stderr
     assert "argument --pods: invalid int value: 'many'" in p.stderr
+
+
+def test_hints_name_commands_as_the_plugin(plugin_path: str, tmp_path: Path) -> None:
+    """A message that tells the user to run another command names it as they invoked this
+    one: 'kubectl topology check', not 'topology-labeler check'."""
+    keys = "oci.oraclecloud.com/rdma.hpc_island_id,oci.oraclecloud.com/rdma.network_block_id"
+    csv = tmp_path / "bad.csv"  # local block lb1 under two network blocks: not consistent
+    csv.write_text(
+        f"nodeName,{keys},oci.oraclecloud.com/rdma.local_block_id\n"
+        "gpu-1,i1,nb1,lb1\ngpu-2,i1,nb2,lb1\n"
+    )
+    argv = ["generate", "--profile", "oci-rdma", "--from-csv", str(csv), "-o", "-"]
+    p = kubectl(plugin_path, "topology", *argv)
+    assert p.returncode == 1, p.stderr
+    assert "fix the labels (see 'kubectl topology check'), or pass --force" in p.stderr
+    assert "topology-labeler" not in p.stderr
+    p = subprocess.run(
+        [str(Path(sys.executable).parent / "topology-labeler"), *argv],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert "(see 'topology-labeler check')" in p.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,6 @@ from prometheus_client import CollectorRegistry
 from labeler.agent.loop import Agent
 from labeler.agent.reconcile import AgentConfig
 from labeler.audit.serve import AuditExporter, ExporterOptions
-from labeler.base.http import ProbeServer
 from labeler.base.metrics import agent_metrics
 from labeler.core.labels import parse_encoding
 from labeler.core.profiles import oci_rdma
@@ -22,6 +22,7 @@ from labeler.kube.events import NodeEvents
 from labeler.sources import Source
 from tests.fakekube import FakeKube
 from tests.kube import servers
+from tests.kube.exporters import running as running_exporter
 
 P = oci_rdma()
 
@@ -29,7 +30,9 @@ P = oci_rdma()
 @pytest.fixture
 def running(fake_kube: FakeKube) -> Iterator[Callable[..., Agent]]:
     """``running(source, **config)``: an agent for node n1 running in a thread, fast
-    timings (re-read every 0.1 s); stopped at the end of the test."""
+    timings (re-read every 0.1 s); stopped, and every thread of it joined, at the end of
+    the test."""
+    fake_kube.bookmark_interval = 0.2  # a stopped watch ends at its next event
     agents: list[tuple[Agent, threading.Thread]] = []
 
     def start(source: Source, **overrides: Any) -> Agent:
@@ -58,7 +61,7 @@ def running(fake_kube: FakeKube) -> Iterator[Callable[..., Agent]]:
     for agent, thread in agents:
         agent.shutdown()
         thread.join(2)
-        assert not thread.is_alive()
+        assert not thread.is_alive() and agent.join(5)
 
 
 @pytest.fixture
@@ -68,15 +71,21 @@ def tls_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 
 @pytest.fixture
-def exporter(fake_kube: FakeKube) -> Iterator[tuple[AuditExporter, str]]:
+def exporter_of(fake_kube: FakeKube) -> Iterator[Callable[..., tuple[AuditExporter, str]]]:
+    """``exporter_of(**AuditExporter keywords)``: an audit exporter of oci-rdma (default
+    scope) serving on a free port, and its base URL; stopped, its threads joined, at the end
+    of the test."""
+    with ExitStack() as stack:
+
+        def start(**keywords: Any) -> tuple[AuditExporter, str]:
+            keywords.setdefault("options", ExporterOptions(watch_timeout=30))
+            exp = AuditExporter(fake_kube.cluster(), P, Scope(), **keywords)
+            return exp, stack.enter_context(running_exporter(fake_kube, exp))
+
+        yield start
+
+
+@pytest.fixture
+def exporter(exporter_of: Callable[..., tuple[AuditExporter, str]]) -> tuple[AuditExporter, str]:
     """An audit exporter of oci-rdma (default scope) serving /metrics on a free port."""
-    exp = AuditExporter(fake_kube.cluster(), P, Scope(), options=ExporterOptions(watch_timeout=30))
-    server = ProbeServer(
-        exp.registry, healthz=exp.healthz, readyz=exp.readyz, port=0, address="127.0.0.1"
-    ).start()
-    exp.start()
-    try:
-        yield exp, f"http://127.0.0.1:{server.port}"
-    finally:
-        exp.stop()
-        server.close()
+    return exporter_of()

@@ -184,7 +184,7 @@ def test_after_a_410_the_watch_starts_again_from_a_fresh_get(
         finally:
             agent.shutdown()
             thread.join(2)
-        assert not thread.is_alive()
+        assert not thread.is_alive() and agent.join(5)
 
 
 def test_dropped_watch_connections_are_retried_and_labels_kept(

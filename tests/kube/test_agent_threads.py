@@ -159,6 +159,7 @@ def test_a_dead_loop_fails_healthz_naming_it(
     fake_kube: FakeKube, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake_kube.add_node("n1")
+    fake_kube.bookmark_interval = 0.2  # the watch thread ends at its next event
     config = AgentConfig(node="n1", profile=P, encoding=parse_encoding("hash"), interval=0.1)
     agent = Agent(fake_kube.cluster(), Deep(0), config, metrics=agent_metrics(CollectorRegistry()))
 
@@ -169,6 +170,7 @@ def test_a_dead_loop_fails_healthz_naming_it(
     with pytest.raises(RuntimeError):
         agent.run()
     agent.shutdown()
+    assert agent.join(5)  # the source thread it started ends too
     assert errors(agent, "loop") == 1
     status, text = healthz(agent)
     assert status == 503 and "thread loop died: RuntimeError: a bug in reconcile" in text

@@ -11,6 +11,7 @@ from labeler.core.scope import Scope
 from tests.draslices import NVIDIA, gpu_slice
 from tests.fakekube import FakeKube
 from tests.helpers import wait_for
+from tests.kube.exporters import running
 from tests.kube.test_audit_fake import PROFILE, full, nodes_metric, scrape, series
 
 SLICES = "/apis/resource.k8s.io/v1/resourceslices"
@@ -58,8 +59,7 @@ def test_nothing_is_published_before_the_slices_are_listed(fake_kube: FakeKube) 
         Scope(),
         options=ExporterOptions(first_backoff=0.2, max_backoff=0.2),
     )
-    exp.start()
-    try:
+    with running(fake_kube, exp, serve=False):
         wait_for(lambda: exp._last_sync is not None, what="the node list")
         ok, why = exp.readyz()
         assert not ok and ("resourceslices" in why or "ResourceSlices" in why)
@@ -67,24 +67,19 @@ def test_nothing_is_published_before_the_slices_are_listed(fake_kube: FakeKube) 
         wait_for(lambda: exp.readyz()[0], 10, what="ready after the retries")
         report = exp.report
         assert report is not None and report.states["labeled"] == ("gb-1",)
-    finally:
-        exp.stop()
 
 
 def test_where_the_api_is_not_served_the_exporter_works_as_before(fake_kube: FakeKube) -> None:
     fake_kube.unserved.add("resource.k8s.io/v1")
     fake_kube.add_node("gpu-1", labels=full("i", "n", "l"), allocatable={"nvidia.com/gpu": "8"})
     exp = AuditExporter(fake_kube.cluster(), PROFILE, Scope())
-    exp.start()
-    try:
+    with running(fake_kube, exp, serve=False):
         wait_for(lambda: exp.readyz()[0], what="ready")
         report = exp.report
         assert report is not None and report.states["labeled"] == ("gpu-1",)
         asked = fake_kube.requests(path_prefix=SLICES)
         assert [r.status for r in asked] == [404]  # asked once; again only much later
         assert exp.healthz()[0]
-    finally:
-        exp.stop()
 
 
 def test_slices_listed_first_publish_nothing_until_the_nodes_are(fake_kube: FakeKube) -> None:
@@ -92,13 +87,10 @@ def test_slices_listed_first_publish_nothing_until_the_nodes_are(fake_kube: Fake
     fake_kube.add_object("ResourceSlice", gpu_slice("gb-1", 4))
     fake_kube.faults.add(method="GET", path="/api/v1/nodes", delay=1.0)  # a slow first LIST
     exp = AuditExporter(fake_kube.cluster(), PROFILE, Scope())
-    exp.start()
-    try:
+    with running(fake_kube, exp, serve=False):
         wait_for(lambda: all(w.synced for w in exp._slice_watches), what="the slices listed")
         time.sleep(0.3)  # past the debounce: a recomputation of no nodes has run
         assert exp.report is None and not exp.readyz()[0]
         wait_for(lambda: exp.readyz()[0], 10, what="ready once the nodes are listed")
         report = exp.report
         assert report is not None and report.states["labeled"] == ("gb-1",)
-    finally:
-        exp.stop()

@@ -19,6 +19,7 @@ from labeler.core.profiles import oci_rdma
 from labeler.core.scope import Scope
 from tests.fakekube import FakeKube
 from tests.helpers import wait_for
+from tests.kube.exporters import running
 
 PROFILE = oci_rdma()
 ISLAND, NETWORK, LOCAL = PROFILE.topology.keys
@@ -97,14 +98,11 @@ def test_forbidden_list_names_the_verb_and_resource(
     assert "list nodes: 403 Forbidden: the RBAC role lacks 'list' on 'nodes'" in err
 
     exporter = AuditExporter(fake.cluster(), PROFILE, Scope())
-    exporter.start()
-    try:
+    with running(fake, exporter, serve=False):
         wait_for(lambda: "403" in exporter.readyz()[1], what="readyz to report the 403")
         ok, text = exporter.readyz()
         assert not ok and "lacks 'list' on 'nodes'" in text
         assert exporter.healthz()[0]  # alive, retrying: a restart would not help
-    finally:
-        exporter.stop()
 
 
 # --- the exporter ---------------------------------------------------------------------
@@ -179,8 +177,7 @@ def test_exporter_relists_after_410(fake: FakeKube) -> None:
     fake.store.history = 5  # keep only a few events, as a compacted etcd would
     seed_mixed(fake)
     exp = AuditExporter(fake.cluster(), PROFILE, Scope(), options=ExporterOptions(watch_timeout=1))
-    exp.start()
-    try:
+    with running(fake, exp, serve=False):
         wait_for(lambda: exp.report is not None, what="first list")
         assert exp.counters.relists._value.get() == 1
         # Hold the next watch request until more changes than the history have happened.
@@ -194,8 +191,6 @@ def test_exporter_relists_after_410(fake: FakeKube) -> None:
             lambda: exp.report is not None and exp.report.counts()["unlabeled"] == 12,
             what="the late nodes in the report",
         )
-    finally:
-        exp.stop()
 
 
 # --- placement ------------------------------------------------------------------------

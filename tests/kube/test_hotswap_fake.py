@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from labeler.audit.serve import AuditExporter, ExporterOptions
-from labeler.base.http import ProbeServer
+from labeler.audit.serve import AuditExporter
 from labeler.commands.audit import hot_swap_of, live_map
 from labeler.core.profiles import oci_rdma
 from labeler.core.scope import Scope
@@ -86,30 +85,11 @@ def test_audit_without_the_right_to_read_workloads_warns_and_audits_the_nodes(
 
 
 @pytest.fixture
-def exporter(fake_kube: FakeKube) -> Iterator[tuple[AuditExporter, str]]:
-    exp = AuditExporter(
-        fake_kube.cluster(),
-        PROFILE,
-        Scope(),
-        options=ExporterOptions(watch_timeout=30),
-        page=live_map(PROFILE, Scope()),
-        hotswap=hot_swap_of(Gates()),
-        hotswap_interval=0.2,
+def exporter(exporter_of: Callable[..., tuple[AuditExporter, str]]) -> tuple[AuditExporter, str]:
+    """The exporter with the live map and the hot-swap view, recomputed every 0.2 s."""
+    return exporter_of(
+        page=live_map(PROFILE, Scope()), hotswap=hot_swap_of(Gates()), hotswap_interval=0.2
     )
-    server = ProbeServer(
-        exp.registry,
-        healthz=exp.healthz,
-        readyz=exp.readyz,
-        port=0,
-        address="127.0.0.1",
-        pages={"/topology": exp.topology_page},
-    ).start()
-    exp.start()
-    try:
-        yield exp, f"http://127.0.0.1:{server.port}"
-    finally:
-        exp.stop()
-        server.close()
 
 
 def test_exporter_follows_workloads_and_nodes_without_listing_per_scrape(

@@ -15,6 +15,7 @@ from labeler.base.metrics import AuditCollector, HotSwapCollector, HotSwapFigure
 from labeler.core.profiles import oci_rdma
 from labeler.core.states import build_report
 from tests.manifests.helpers import MANIFESTS, by_kind, render, validate_all
+from tests.manifests.test_grafana import exported
 
 AUDIT = MANIFESTS / "audit"
 
@@ -102,12 +103,14 @@ def test_prometheus_rule_is_separate_and_names_published_metrics() -> None:
     assert "GPU nodes invisible to topology-aware scheduling for 10 minutes" in str(
         invisible["annotations"]["summary"]
     )
-    # Every metric an alert uses is one the exporter publishes.
+    # Every metric an alert uses is one the exporter publishes (its collectors' gauges and
+    # its watches' counters).
     prof = oci_rdma()
     fig = audit_figures(build_report(prof.name, "x", prof.topology, []), 1.0)
     published = {m.name for m in AuditCollector(prof.name, lambda: fig).collect()}
     hot = HotSwapFigures({"gpu": {"not_replaceable": 1}}, 1, 1.0, True)
     published |= {m.name for m in HotSwapCollector(lambda: hot).collect()}
+    published |= {name for name in exported() if name.endswith("watch_errors_total")}
     for alert in alerts.values():
         used = {w for w in _words(alert["expr"]) if w.startswith("topology_labeler_")}
         assert used and used <= published, (alert["alert"], used - published)

@@ -1,5 +1,6 @@
 """The Grafana dashboard: every query names only metrics the project exports, with their
-real label names, and the ConfigMap carries it for Grafana's dashboard sidecar."""
+real label names; every metric is charted where README's table says, or deliberately not;
+and the ConfigMap carries the dashboard for Grafana's dashboard sidecar."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import re
 from typing import Any
 
+import yaml
 from prometheus_client import CollectorRegistry
 
 from labeler.base.metrics import (
@@ -15,8 +17,9 @@ from labeler.base.metrics import (
     agent_metrics,
     audit_metrics,
     hotswap_metrics,
+    slice_watch_errors,
 )
-from tests.manifests.helpers import MANIFESTS, by_kind, render
+from tests.manifests.helpers import MANIFESTS, ROOT, by_kind, render
 
 DASHBOARD = MANIFESTS / "audit" / "grafana-dashboard.json"
 # Labels Prometheus adds to every scraped series, and the histogram bucket bound.
@@ -24,16 +27,20 @@ SCRAPE_LABELS = {"job", "instance", "namespace", "pod", "node", "service", "cont
 PROMQL_WORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "offset"}
 
 
-def exported() -> dict[str, set[str]]:
-    """Every sample name the agent and the exporter publish -> its label names."""
+def families() -> dict[str, tuple[set[str], set[str]]]:
+    """Every metric the agent and the exporter publish, by the name one queries it by
+    (counters with ``_total``), -> (its label names, its sample names)."""
     registry = CollectorRegistry()
     agent = agent_metrics(registry)
     agent.source_reads.labels("oci-imds", "reading").inc()
     agent.source_read_duration.labels("oci-imds").observe(0.1)
+    agent.unconfirmed_reads.labels("oci-imds").inc()
     agent.label_writes.labels("success").inc()
     agent.label_conflicts.inc()
     agent.node_labeled.set(1)
     agent.last_success.set(1)
+    agent.thread_errors.labels("source").inc()
+    agent.label_unknown.labels("nvidia.com/gpu.clique", "fabric-pending").set(1)
     figures = AuditFigures(
         states={"labeled": 1},
         unlabeled_accelerators={"nvidia.com/gpu": 8},
@@ -45,15 +52,25 @@ def exported() -> dict[str, set[str]]:
     audit_registry = CollectorRegistry()
     counters = audit_metrics(audit_registry, "oci-rdma", lambda: figures)
     counters.relists.inc()
-    counters.errors.labels("Expired").inc()
+    counters.errors.labels("expired").inc()
+    slice_watch_errors(audit_registry).labels("gpu.nvidia.com", "Forbidden").inc()
     hot = HotSwapFigures({"gpu": {"replaceable": 1}}, at_risk_nodes=0, computed=1.0, kueue=True)
-    hotswap_metrics(audit_registry, lambda: hot).labels("Expired").inc()
-    out: dict[str, set[str]] = {}
+    hotswap_metrics(audit_registry, lambda: hot).labels("expired").inc()
+    out: dict[str, tuple[set[str], set[str]]] = {}
     for reg in (registry, audit_registry):
         for family in reg.collect():
+            name = family.name + {"counter": "_total", "info": "_info"}.get(family.type, "")
+            labels, samples = out.setdefault(name, (set(), set()))
             for sample in family.samples:
-                out.setdefault(sample.name, set()).update(sample.labels)
+                if not sample.name.endswith("_created"):  # the client library's bookkeeping
+                    labels.update(sample.labels)
+                    samples.add(sample.name)
     return out
+
+
+def exported() -> dict[str, set[str]]:
+    """Every sample name the agent and the exporter publish -> its label names."""
+    return {s: labels for labels, samples in families().values() for s in samples}
 
 
 def queries(doc: Any) -> list[str]:
@@ -89,7 +106,6 @@ def test_every_query_names_exported_metrics_with_real_labels() -> None:
     dashboard = json.loads(DASHBOARD.read_text())
     exprs = queries(dashboard)
     assert len(exprs) >= 15
-    used: set[str] = set()
     for expr in exprs:
         # Grafana variables are not PromQL; the metric names are.
         names = set(re.findall(r"\btopology_labeler_\w+", expr))
@@ -99,22 +115,6 @@ def test_every_query_names_exported_metrics_with_real_labels() -> None:
         allowed = set().union(*(metrics[n] for n in names)) | SCRAPE_LABELS
         wrong = label_names(expr) - allowed
         assert not wrong, f"{expr}: no such label on {sorted(names)}: {sorted(wrong)}"
-        used |= names
-    # The issue's views are all there: states, invisible accelerators, domains, nesting,
-    # agent writes and conflicts, time since the last successful read (exporter and agent).
-    for needed in (
-        "topology_labeler_nodes",
-        "topology_labeler_unlabeled_accelerators",
-        "topology_labeler_domains",
-        "topology_labeler_nesting_violations",
-        "topology_labeler_label_writes_total",
-        "topology_labeler_label_conflicts_total",
-        "topology_labeler_audit_last_sync_timestamp_seconds",
-        "topology_labeler_last_success_timestamp_seconds",
-        "topology_labeler_hotswap_workloads",
-        "topology_labeler_hotswap_at_risk_nodes",
-    ):
-        assert needed in used, needed
 
 
 def test_label_names_are_parsed() -> None:
@@ -130,3 +130,49 @@ def test_configmap_carries_the_dashboard_for_the_sidecar() -> None:
     assert json.loads(cm["data"]["grafana-dashboard.json"]) == json.loads(DASHBOARD.read_text())
     panels = [p for p in json.loads(DASHBOARD.read_text())["panels"] if p["type"] != "row"]
     assert len({p["id"] for p in panels}) == len(panels)
+
+
+def readme_table() -> dict[str, tuple[set[str], str]]:
+    """README's table of metrics: metric -> (the label names it shows, its last cell)."""
+    text = (ROOT / "README.md").read_text()
+    start = text.index("| metric | from | what it says | panel or alert |")
+    rows: dict[str, tuple[set[str], str]] = {}
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("| `"):
+            break
+        cells = [c.strip() for c in line.strip("|").split(" | ")]
+        name, _, labels = cells[0].strip("`").partition("{")
+        rows[name] = ({n for n in labels.rstrip("}").split(",") if n}, cells[-1])
+    return rows
+
+
+def test_the_readme_table_names_every_metric_and_where_it_is_charted() -> None:
+    """Every metric published is in README's table with its labels; each is charted in the
+    panels the table names (and alerted on by the alerts it names), or the table says why
+    not and the dashboard does not chart it."""
+    published = families()
+    table = readme_table()
+    assert set(table) == set(published)
+    dashboard = json.loads(DASHBOARD.read_text())
+    panels = {p["title"]: queries(p) for p in dashboard["panels"] if p["type"] != "row"}
+    rules = yaml.safe_load((MANIFESTS / "audit" / "prometheusrule.yaml").read_text())
+    alerts = {r["alert"]: r["expr"] for g in rules["spec"]["groups"] for r in g["rules"]}
+
+    def uses(exprs: list[str], samples: set[str]) -> bool:
+        return any(set(re.findall(r"\btopology_labeler_\w+", e)) & samples for e in exprs)
+
+    for name, (labels, cell) in table.items():
+        shown, samples = published[name]
+        shown = shown - {"le"}  # a histogram's bucket bound
+        assert labels == shown, f"{name}: the table says {sorted(labels)}, it has {sorted(shown)}"
+        charted = uses([e for exprs in panels.values() for e in exprs], samples)
+        if cell.startswith("not charted: "):
+            assert not charted, f"{name}: the table says not charted, the dashboard charts it"
+            continue
+        titles = re.findall(r'"([^"]+)"', cell)
+        assert titles, f"{name}: the table names no panel and no reason"
+        for title in titles:
+            assert title in panels, f"{name}: no panel {title!r}"
+            assert uses(panels[title], samples), f"panel {title!r} does not chart {name}"
+        for alert in re.findall(r"`(TopologyLabeler\w+)`", cell):
+            assert uses([alerts[alert]], samples), f"alert {alert} does not use {name}"

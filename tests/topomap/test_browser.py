@@ -13,7 +13,6 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from labeler.audit.serve import AuditExporter, ExporterOptions
-from labeler.base.http import ProbeServer
 from labeler.cli import main
 from labeler.commands.audit import live_map
 from labeler.core.profiles import oci_rdma
@@ -21,6 +20,7 @@ from labeler.core.scope import Scope
 from labeler.topomap.render import render_html
 from tests.fakekube import FakeKube
 from tests.helpers import http_get, wait_for
+from tests.kube.exporters import running
 from tests.kube.test_audit_fake import seed_mixed
 from tests.topomap import big
 from tests.topomap.pages import open_page, page_state
@@ -155,7 +155,7 @@ def _advise(
 def test_advise_html_highlights_the_placement(
     chrome: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, advice, page = _advise(capsys, tmp_path, 3)
+    code, advice, page = _advise(capsys, tmp_path, 2)
     assert code == 0 and advice["fits"]
     dom = open_page(chrome, page.as_uri())
     keys = oci_rdma().topology.keys
@@ -191,6 +191,7 @@ def test_advise_html_shows_the_best_domain_and_blockers(
     assert {"gpu-01", "gpu-02", "gpu-05", "gpu-09"} <= blocked  # full, full, tainted, outside
     text = chrome.find_element(By.ID, "job").text
     assert "does NOT fit" in text and "tainted" in text and "outside the topology" in text
+    assert f"Kueue: {advice['message']}" in text  # Kueue's own words, under its name
     chrome.find_element(By.CSS_SELECTOR, "#map i.n[title=gpu-05]").click()
     assert "taint nvidia.com/gpu-health=degraded:NoSchedule" in page_state(chrome)["info"]
 
@@ -205,19 +206,9 @@ def test_exporter_serves_the_live_map(chrome: Any, fake_kube: FakeKube) -> None:
         options=ExporterOptions(debounce=0.01),
         page=live_map(profile, Scope()),
     )
-    server = ProbeServer(
-        exporter.registry,
-        healthz=exporter.healthz,
-        readyz=exporter.readyz,
-        port=0,
-        address="127.0.0.1",
-        pages={"/topology": exporter.topology_page},
-    )
     assert exporter.topology_page()[0] is False  # nothing listed yet: 503, not an empty map
-    exporter.start()
-    server.start()
-    try:
-        url = f"http://127.0.0.1:{server.port}/topology"
+    with running(fake_kube, exporter) as base:
+        url = f"{base}/topology"
         wait_for(lambda: http_get(url)[0] == 200, 10, what="/topology")
         lists = fake_kube.count("list")
         dom = open_page(chrome, url)
@@ -226,9 +217,6 @@ def test_exporter_serves_the_live_map(chrome: Any, fake_kube: FakeKube) -> None:
         fake_kube.set_node_labels("gpu-a2", {oci_rdma().topology.keys[2]: None})
         wait_for(lambda: "gpu-a2" in open_page(chrome, url)["outside"], 5, what="gpu-a2 outside")
         assert fake_kube.count("list") == lists  # the page is served from the watch cache
-    finally:
-        server.close()
-        exporter.stop()
 
 
 def test_overview_rows_agree_with_the_audit(

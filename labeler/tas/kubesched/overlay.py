@@ -55,6 +55,7 @@ def podgroup_overlay(topology: Topology, nodes: Sequence[Node], advice: Advice) 
         headline = f"does NOT fit now: {bound} of {total} pod(s) would be bound"
     domain = _path(topology, key, first.domain if first is not None else None, nodes)
     return JobOverlay(
+        scheduler="kube-scheduler",
         fits=advice.fits,
         headline=headline,
         message=advice.message,

@@ -102,15 +102,13 @@ def volcano_overlay(topology: Topology, advice: Advice, nodes: Sequence[Node]) -
     blocked = _blocked(advice, nodes, set(pods))
     kinds = Counter(why.split(":")[0] for why in blocked.values())
     return JobOverlay(
+        scheduler="Volcano",
         fits=advice.fits,
         headline=headline,
-        message="",  # the map prefixes a message with "Kueue:": Volcano's goes in the notes
+        message="" if advice.fits else v.message,
         pods=dict(pods),
         domain=_domain(topology, members),
         domain_role=role,
         blocked=blocked,
-        notes=(
-            *([] if advice.fits else [f"Volcano: {v.message}"]),
-            *(f"{n} node(s): {k}" for k, n in sorted(kinds.items())),
-        ),
+        notes=tuple(f"{n} node(s): {k}" for k, n in sorted(kinds.items())),
     )

@@ -75,8 +75,8 @@ def test_a_gang_that_does_not_fit_says_why_node_by_node() -> None:
     assert got is not None
     profile, nodes = got
     overlay = volcano_overlay(profile.topology, advice, nodes)
-    assert not overlay.fits and overlay.pods == {} and overlay.message == ""
-    assert overlay.notes[0] == f"Volcano: {advice.verdict.message}"
+    assert not overlay.fits and overlay.pods == {} and overlay.scheduler == "Volcano"
+    assert overlay.message == advice.verdict.message
     assert overlay.blocked == {"big": "outside every HyperNode of tier ≤ 1"}
     # the best of the narrowest tier that holds three pods now: the tier-2 HyperNode
     assert overlay.domain == ("s2",) and overlay.domain_role == "best"
