@@ -70,7 +70,8 @@ class Expired(KubeError):
 
 
 class Retryable(KubeError):
-    """429, 5xx, or no answer at all: try again later; nothing was changed."""
+    """429, 5xx, or no answer at all: try again later. A read changed nothing; a write
+    answered 5xx or not at all may have been stored (see ``_outcome``)."""
 
     retryable = True
 
@@ -258,6 +259,19 @@ def call(
     return steps.run(retry, _no_calls, sleep)
 
 
+READ_VERBS = frozenset({"get", "list", "watch"})
+
+
+def _outcome(unsure: bool) -> str:
+    """What the refused attempts did to the cluster. A read changes nothing, nor does a
+    write the server refused with 429; a write answered 5xx or not at all may have been
+    stored (a 504 can come after the write was committed), so say so rather than claim it
+    was not."""
+    if unsure:
+        return "a write may or may not have taken effect: run again to see"
+    return "nothing was changed"
+
+
 def _no_calls(step: steps.Call) -> bytes:
     raise AssertionError(f"unexpected {step}")
 
@@ -274,6 +288,7 @@ def retrying(
     """The steps of ``attempt()``, again after a 429/5xx/connection error, with backoff
     and Retry-After (labeler.kube.steps: a Pause between attempts)."""
     backoff = None  # made at the first failure: most calls never need one
+    unsure = False  # has a write been answered in a way that may hide a commit?
     for number in range(1, attempts + 1):
         try:
             return (yield from attempt())
@@ -281,9 +296,10 @@ def retrying(
             err = translate(exc, verb, resource)
             if not err.retryable:
                 raise err from exc
+            unsure = unsure or (verb not in READ_VERBS and err.status != 429)
             if number == attempts:
                 raise Retryable(
-                    f"{err}; gave up after {attempts} attempts, nothing was changed",
+                    f"{err}; gave up after {attempts} attempts, {_outcome(unsure)}",
                     status=err.status,
                     verb=verb,
                     resource=resource,

@@ -87,3 +87,30 @@ def test_call_gives_up_after_attempts() -> None:
 
     with pytest.raises(Retryable, match="gave up after 3 attempts, nothing was changed"):
         call(fn, verb="get", resource="nodes", attempts=3, sleep=lambda s: None)
+
+
+@pytest.mark.parametrize(
+    ("verb", "status", "said"),
+    [
+        ("get", 503, "nothing was changed"),
+        ("patch", 429, "nothing was changed"),  # refused before anything was stored
+        ("patch", 504, "may or may not have taken effect"),  # a 504 can follow a commit
+        ("patch", 500, "may or may not have taken effect"),
+    ],
+)
+def test_giving_up_says_only_what_is_known(verb: str, status: int, said: str) -> None:
+    def fn() -> None:
+        raise api_exc(status)
+
+    with pytest.raises(Retryable, match=f"gave up after 2 attempts, .*{said}"):
+        call(fn, verb=verb, resource="nodes/n1", attempts=2, sleep=lambda s: None)
+
+
+def test_a_write_once_answered_504_stays_unsure_after_later_429s() -> None:
+    answers = iter([504, 429, 429])
+
+    def fn() -> None:
+        raise api_exc(next(answers))
+
+    with pytest.raises(Retryable, match="may or may not have taken effect"):
+        call(fn, verb="patch", resource="nodes/n1", attempts=3, sleep=lambda s: None)
