@@ -104,7 +104,11 @@ def check_node(doc: Any, verb: str, resource: str = "nodes") -> None:
         problem = "metadata.annotations is not a map of strings"
     else:
         return
-    raise KubeError(
+    raise _not_a_node(verb, resource, problem)
+
+
+def _not_a_node(verb: str, resource: str, problem: str) -> KubeError:
+    return KubeError(
         f"{verb} {resource}: the answer is not a Node as the API server serves one "
         f"({problem}); nothing is built on it",
         verb=verb,
@@ -144,9 +148,16 @@ def list_node_labels(
 
 
 def node_info(obj: Mapping[str, Any], verb: str = "list", resource: str = "nodes") -> NodeInfo:
-    """A node read from the API (``verb``: how), checked first (:func:`check_node`)."""
+    """A node read from the API (``verb``: how), checked first (:func:`check_node`). Its
+    spec and status are read as the API server's schema has them; where they are not (a
+    proxy's mangling), the answer is refused like a malformed metadata, not a crash of the
+    reader's thread."""
     check_node(obj, verb, resource)
-    return NodeInfo.from_dict(obj)
+    try:
+        return NodeInfo.from_dict(obj)
+    except (AttributeError, TypeError, ValueError) as e:
+        problem = f"its spec or status cannot be read: {str(e)[:120]}"
+        raise _not_a_node(verb, resource, problem) from e
 
 
 def labels_of(obj: Mapping[str, Any]) -> NodeLabels:

@@ -19,7 +19,7 @@ from labeler.kube.client import Api, for_host
 from labeler.kube.custom import CustomObjects
 from labeler.kube.errors import KubeError
 from labeler.kube.kueue import get_workload, list_kueue_objects, list_workloads, watch_workloads
-from labeler.kube.nodes import list_nodes, watch_nodes
+from labeler.kube.nodes import get_node, list_nodes, watch_nodes
 from labeler.kube.podgroups import list_pod_groups
 from labeler.kube.pods import list_pods
 from labeler.kube.resourceslices import read_resource_slices, watch_slices
@@ -361,3 +361,28 @@ def test_a_good_watch_still_reads_every_event_however_it_is_cut(fake_kube: FakeK
         ("ADDED", "n2"),
         ("BOOKMARK", "9"),
     ]
+
+
+# A Node whose spec or status has a shape the API server's schema does not allow: refused
+# as an answer no API server gives (a KubeError the agent's loop backs off on), not a
+# reader's thread crashed by the first field it reads.
+@pytest.mark.parametrize(
+    ("field", "value"), [("spec", "x"), ("status", [1]), ("status", {"conditions": 5})]
+)
+def test_a_node_whose_spec_or_status_no_api_server_serves_is_refused(
+    fake_kube: FakeKube, field: str, value: Any
+) -> None:
+    fake_kube.add_node("n1")
+    node = {"kind": "Node", "metadata": {"name": "n1"}, field: value}
+    error = "not a Node as the API server serves one .its spec or status cannot be read"
+    listed = {"kind": "NodeList", "metadata": {}, "items": [node]}
+    readers: list[tuple[str, Callable[[Api], Any], bytes | list[Any]]] = [
+        ("/api/v1/nodes/n1", lambda api: get_node(api, "n1"), ok(node)),
+        ("/api/v1/nodes", list_nodes, ok(listed)),
+        ("/api/v1/nodes", WATCHES["nodes"][0], stream(event("MODIFIED", node))),
+    ]
+    for path, read, reply in readers:
+        script = reply if isinstance(reply, list) else [reply]
+        rule = Rule("GET", path, lambda req, fwd, s=script: list(s), times=0)
+        with Relay(fake_kube, [rule]) as relay, pytest.raises(KubeError, match=error):
+            read(api_for(relay))
