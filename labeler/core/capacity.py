@@ -80,7 +80,17 @@ def node_from_object(obj: Mapping[str, Any], where: str = "node") -> Node:
         raise InputError(f"{where}: a Node needs metadata.name")
     if not isinstance(meta.get("labels") or {}, Mapping):
         raise InputError(f"{where} ({name}): metadata.labels must be a mapping")
-    allocatable = (obj.get("status") or {}).get("allocatable")
+    for part in ("spec", "status"):
+        if not isinstance(obj.get(part) or {}, Mapping):
+            raise InputError(f"{where} ({name}): {part} must be a mapping")
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    for part, value in (
+        ("spec.taints", spec.get("taints")),
+        ("status.conditions", status.get("conditions")),
+    ):
+        if not isinstance(value or [], list):
+            raise InputError(f"{where} ({name}): {part} must be a list")
+    allocatable = status.get("allocatable")
     if allocatable is not None and not isinstance(allocatable, Mapping):
         raise InputError(
             f"{where} ({name}): allocatable: expected a mapping of resource name to quantity"

@@ -106,6 +106,23 @@ def test_snapshot_names_malformed_node_fields() -> None:
     assert "f.yaml: items[2] (c): allocatable: nvidia.com/gpu: 'eight'" in text
 
 
+@pytest.mark.parametrize(
+    ("fields", "error"),
+    [
+        ({"spec": "x"}, "spec must be a mapping"),
+        ({"status": [1]}, "status must be a mapping"),
+        ({"spec": {"taints": "NoSchedule"}}, "spec.taints must be a list"),
+        ({"status": {"conditions": 5}}, "status.conditions must be a list"),
+    ],
+)
+def test_snapshot_names_a_spec_or_status_no_api_server_serves(
+    fields: dict[str, object], error: str
+) -> None:
+    bad = {"kind": "Node", "metadata": {"name": "a"}, **fields}
+    with pytest.raises(InputError, match=rf"f\.yaml: items\[0\] \(a\): {error}"):
+        snapshot_from_objects(as_list([bad]), "f.yaml")
+
+
 def test_snapshot_accepts_node_list_and_streams() -> None:
     node_list = {"kind": "NodeList", "items": [{"metadata": {"name": "a"}}]}
     assert [n.name for n in snapshot_from_objects(node_list, "x").nodes] == ["a"]
