@@ -258,26 +258,41 @@ def read_nodes(
 
 def _kueue_objects(api: Api, *, optional: bool = False) -> list[Mapping[str, Any]]:
     """Kueue's objects from the cluster: Workloads, Topologies, ResourceFlavors,
-    LocalQueues and ClusterQueues (none without Kueue; none, with a warning, when
-    ``optional`` and they may not be read)."""
+    LocalQueues and ClusterQueues, each kind read on its own, so that one kind this
+    Kueue does not serve, or (``optional``) that may not be read, leaves out only that
+    kind and not what the Workloads hold."""
     from labeler.kube.errors import Forbidden, NotFound
-    from labeler.kube.kueue import list_kueue_objects
+    from labeler.kube.kueue import KINDS, list_kueue_kind
 
-    try:
-        return list(list_kueue_objects(api))
-    except NotFound:
+    objects: list[Mapping[str, Any]] = []
+    missing: list[str] = []
+    refused: list[tuple[str, Exception]] = []
+    for plural, kind in KINDS:
+        try:
+            objects += list_kueue_kind(api, plural, kind)
+        except NotFound:
+            missing.append(plural)
+        except Forbidden as e:
+            if not optional:
+                raise
+            refused.append((plural, e))
+    if len(missing) == len(KINDS):
         log.info("Kueue's API is not served: no Workloads, Topologies or ResourceFlavors")
         return []
-    except Forbidden as e:
-        if not optional:
-            raise
+    if missing:
+        log.info("Kueue serves no %s here: read as none", ", ".join(missing))
+    for plural, error in refused:
+        held = (
+            "Kueue's Workloads are left out, so what they hold counts as free"
+            if plural == "workloads"
+            else f"Kueue's {plural} are left out"
+        )
         print(
-            f"warning: {e}: Kueue's Workloads are left out, so what they hold counts as "
-            "free (grant 'list' on Kueue's workloads, topologies, resourceflavors, "
-            "localqueues and clusterqueues)",
+            f"warning: {error}: {held} (grant 'list' on Kueue's workloads, topologies, "
+            "resourceflavors, localqueues and clusterqueues)",
             file=sys.stderr,
         )
-        return []
+    return objects
 
 
 # --- node scope -----------------------------------------------------------------------

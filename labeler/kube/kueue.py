@@ -45,19 +45,19 @@ def _list_all(api: Api, plural: str, kind: str) -> list[dict[str, Any]]:
     return _newest(read)
 
 
-def list_kueue_objects(api: Api) -> list[dict[str, Any]]:
-    """Every Workload and LocalQueue (all namespaces), Topology, ResourceFlavor and
-    ClusterQueue."""
-    out: list[dict[str, Any]] = []
-    for plural, kind in (
-        ("workloads", "Workload"),
-        ("topologies", "Topology"),
-        ("resourceflavors", "ResourceFlavor"),
-        ("localqueues", "LocalQueue"),
-        ("clusterqueues", "ClusterQueue"),
-    ):
-        out += _list_all(api, plural, kind)
-    return out
+# (plural, kind) of every Kueue object the simulators read
+KINDS = (
+    ("workloads", "Workload"),
+    ("topologies", "Topology"),
+    ("resourceflavors", "ResourceFlavor"),
+    ("localqueues", "LocalQueue"),
+    ("clusterqueues", "ClusterQueue"),
+)
+
+
+def list_kueue_kind(api: Api, plural: str, kind: str) -> list[dict[str, Any]]:
+    """Every object of one of :data:`KINDS` (all namespaces), each with its kind set."""
+    return _list_all(api, plural, kind)
 
 
 def get_workload(api: Api, namespace: str, name: str) -> dict[str, Any]:

@@ -106,11 +106,9 @@ def admitted(name: str, nodes: list[str], gpus: int = 8) -> dict[str, object]:
     }
 
 
-def test_the_quick_form_subtracts_what_admitted_workloads_hold(
-    fake_kube: FakeKube, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Kueue counts a TAS Workload's capacity through its topology assignment from the
-    moment it is admitted, before its pods exist; the quick form must not offer it."""
+def held_lb2(fake_kube: FakeKube, kubeconfig: Path) -> list[str]:
+    """Two local blocks of two 8-GPU nodes; lb2's are held by an admitted Workload whose
+    pods have not started. The flags of a JSON advise of it."""
     gpu = {"nvidia.com/gpu": "8", "pods": "110"}
     for i in range(4):
         fake_kube.add_node(
@@ -120,10 +118,17 @@ def test_the_quick_form_subtracts_what_admitted_workloads_hold(
             allocatable=gpu,
         )  # fmt: skip
     fake_kube.add_object("Namespace", {"metadata": {"name": "ml"}})
-    # lb2's two nodes are held by an admitted Workload whose pods have not started
     fake_kube.add_object("Workload", admitted("train", ["gpu-2", "gpu-3"]), namespace="ml")
-    flags = ["--kubeconfig", str(kubeconfig), "--from-cluster", "--profile", "oci-rdma",
-             "--request", "nvidia.com/gpu=8", "-o", "json"]  # fmt: skip
+    return ["--kubeconfig", str(kubeconfig), "--from-cluster", "--profile", "oci-rdma",
+            "--request", "nvidia.com/gpu=8", "-o", "json"]  # fmt: skip
+
+
+def test_the_quick_form_subtracts_what_admitted_workloads_hold(
+    fake_kube: FakeKube, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Kueue counts a TAS Workload's capacity through its topology assignment from the
+    moment it is admitted, before its pods exist; the quick form must not offer it."""
+    flags = held_lb2(fake_kube, kubeconfig)
     code = main(["advise", *flags, "--pods", "2", "--required", "local_block"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 0 and doc["admitted_workloads_holding_capacity"] == 1
@@ -146,6 +151,30 @@ def test_the_quick_form_subtracts_what_admitted_workloads_hold(
         "lb2": 2,
     }
     assert "warning:" in err and "403" in err and "counts as free" in err
+
+
+@pytest.mark.parametrize(
+    ("status", "plural"), [(403, "clusterqueues"), (404, "topologies"), (403, "localqueues")]
+)
+def test_one_kueue_kind_unread_still_counts_what_workloads_hold(
+    fake_kube: FakeKube,
+    kubeconfig: Path,
+    capsys: pytest.CaptureFixture[str],
+    status: int,
+    plural: str,
+) -> None:
+    """A kind this Kueue does not serve (404), or that this user may not list (403), is
+    left out alone: the admitted Workloads are still read, so lb2 is still held."""
+    flags = held_lb2(fake_kube, kubeconfig)
+    fake_kube.faults.add(path=f"/apis/kueue.x-k8s.io/.*/{plural}", status=status, times=None)
+    assert main(["domains", *flags]) == 0
+    out, err = capsys.readouterr()
+    assert {d["domain"]: d["free"] for d in json.loads(out)["levels"][2]["domains"]} == {
+        "lb1": 2,
+        "lb2": 0,
+    }
+    assert ("counts as free" in err) is False
+    assert (f"Kueue's {plural} are left out" in err) is (status == 403)
 
 
 def test_the_quick_form_and_the_workload_path_see_the_same_capacity(

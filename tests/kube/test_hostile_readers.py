@@ -18,7 +18,7 @@ from labeler.kube import raw
 from labeler.kube.client import Api, for_host
 from labeler.kube.custom import CustomObjects
 from labeler.kube.errors import KubeError
-from labeler.kube.kueue import get_workload, list_kueue_objects, list_workloads, watch_workloads
+from labeler.kube.kueue import get_workload, list_kueue_kind, list_workloads, watch_workloads
 from labeler.kube.nodes import get_node, list_nodes, watch_nodes
 from labeler.kube.podgroups import list_pod_groups
 from labeler.kube.pods import list_pods
@@ -46,7 +46,11 @@ LISTS: dict[str, tuple[Callable[[Api], Any], str, str]] = {
     "nodes": (list_nodes, "/api/v1/nodes", "Node"),
     "pods": (list_pods, "/api/v1/pods", "Pod"),
     "kueue workloads": (list_workloads, f"{KUEUE}/workloads", "Workload"),
-    "kueue objects": (list_kueue_objects, f"{KUEUE}/topologies", "Topology"),
+    "kueue objects": (
+        lambda api: list_kueue_kind(api, "topologies", "Topology"),
+        f"{KUEUE}/topologies",
+        "Topology",
+    ),
     "volcano": (list_volcano_objects, f"/apis/{HN}/hypernodes", "HyperNode"),
     "podgroups": (list_pod_groups, "/apis/scheduling.k8s.io/v1beta1/podgroups", "PodGroup"),
     "dra slices": (
