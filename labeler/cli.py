@@ -27,10 +27,19 @@ PLUGIN_PROG = "kubectl topology"
 
 def common_options() -> argparse.ArgumentParser:
     """Options every subcommand accepts, after the subcommand name (like kubectl)."""
+    from labeler.base.flags import duration  # not for the overview's --help
+
     common = argparse.ArgumentParser(add_help=False)
     g = common.add_argument_group("cluster and logging")
     g.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)")
     g.add_argument("--context", help="kubeconfig context to use")
+    g.add_argument(
+        "--request-timeout",
+        type=duration,
+        metavar="DURATION",
+        help="how long one answer of the API server may take, whole (30s, 2m; default "
+        "60s); a slower one is retried like a lost one",
+    )
     g.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     g.add_argument("--log-format", default="text", choices=["text", "json"])
     return common

@@ -4,6 +4,11 @@ one-line message naming the flag, like every other usage error."""
 from __future__ import annotations
 
 import argparse
+import re
+
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION = re.compile(r"(?:\d+(?:\.\d*)?(?:ms|s|m|h))+")
+_PART = re.compile(r"(\d+(?:\.\d*)?)(ms|s|m|h)")
 
 
 def positive_number(text: str) -> float:
@@ -24,3 +29,20 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
     return value
+
+
+def duration(text: str) -> float:
+    """Seconds in kubectl's ``--request-timeout`` form: a bare number of seconds, or a Go
+    duration (``30s``, ``2m``, ``1m30s``, ``500ms``). Unlike kubectl, 0 ("wait for ever")
+    is refused: an answer that never comes would hang the run."""
+    if re.fullmatch(r"\d+", text):
+        seconds = float(text)
+    elif _DURATION.fullmatch(text):
+        seconds = sum(float(n) * _UNITS[u] for n, u in _PART.findall(text))
+    else:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a duration: use seconds (30) or a unit (30s, 2m, 1m30s)"
+        )
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be more than 0")
+    return seconds

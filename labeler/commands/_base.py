@@ -122,7 +122,12 @@ def cluster(args: argparse.Namespace, *, concurrency: int = 0) -> Api:
     from labeler.kube.client import ClusterOptions, connect
 
     pool = max(ClusterOptions.pool_size, concurrency)
-    return connect(ClusterOptions(args.kubeconfig, args.context, pool_size=pool))
+    timeout = ClusterOptions.request_timeout
+    if getattr(args, "request_timeout", None):  # the MindCluster twins have no such flag
+        timeout = (min(timeout[0], args.request_timeout), args.request_timeout)
+    return connect(
+        ClusterOptions(args.kubeconfig, args.context, pool_size=pool, request_timeout=timeout)
+    )
 
 
 # --- -o for report commands --------------------------------------------------------------

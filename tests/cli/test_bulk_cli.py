@@ -470,3 +470,34 @@ def test_result_lines_come_in_the_csv_order_whatever_order_the_writes_end_in(
         p = twin(label_tool_main, "apply", "--config-path", str(csv), kubeconfig=kubeconfig)
     assert p.returncode == 1, p.stdout
     assert f"Successful nodes (4): {', '.join(names)}" in p.stdout
+
+
+def test_request_timeout_gives_up_on_a_slow_answer_and_asks_again(
+    fake_kube: FakeKube, kubeconfig: Path, tmp_path: Path, cli: Callable[..., Result]
+) -> None:
+    """--request-timeout (kubectl's flag) bounds each whole answer: the LIST answered after
+    3 s is given up on at 1 s and asked again, as a lost answer is."""
+    fake_kube.add_node("n1", labels={S: "4"})
+    fake_kube.faults.add(method="GET", path="/api/v1/nodes", delay=3.0)
+    out = tmp_path / "backup.csv"
+    flags = ("export", "--profile", "ascend-superpod", "-o", str(out))
+    p = cli(*flags, "--request-timeout", "1s", kubeconfig=kubeconfig)
+    assert p.returncode == 0, p.stderr
+    assert "retrying verb=list resource=nodes attempt=1" in p.stderr
+    assert out.read_text() == f"nodeName,{S}\nn1,4\n"
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ("0", "'0' must be more than 0"),
+        ("1d", "'1d' is not a duration"),
+        ("1.5.2s", "'1.5.2s' is not a duration"),
+    ],
+)
+def test_request_timeout_refuses_what_is_not_a_bound(
+    value: str, error: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["export", "--profile", "ascend-superpod", "--request-timeout", value])
+    assert e.value.code == 2 and f"--request-timeout: {error}" in capsys.readouterr().err
