@@ -611,11 +611,29 @@ def judge(
     }
 
 
+def markdown(results: list[dict[str, dict[str, Any]]]) -> str:
+    """One row per kind of reply: what each transport's run ended with, and its verdict."""
+    transports = list(results[0]) if results else []
+    head = ["kind of reply"] + [f"{t}: exit, summary, verdict" for t in transports]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in results:
+        first = next(iter(row.values()))
+        cells = [first["case"].replace("|", "\\|")]
+        for t in transports:
+            r = row[t]
+            parts = str(r["summary"]).replace("|", "\\|").split(", ")
+            summary = ", ".join(p for p in parts if not p.startswith("0 ")) or "-"
+            cells.append(f"{r['code']}, {summary} ({r['seconds']} s), **{r['verdict']}**")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--transports", default="own,official")
     ap.add_argument("--only", default="", help="run the cases whose name contains this")
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument("--markdown", type=Path, help="also write them here as a table")
     args = ap.parse_args()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -635,6 +653,8 @@ def main() -> int:
             results.append(row)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
+    if args.markdown:
+        args.markdown.write_text(markdown(results))
     bad = sum(r["verdict"] != "ok" for row in results for r in row.values())
     print(f"{len(results)} kinds of reply, {bad} runs not ok")
     return 1 if bad else 0
