@@ -37,7 +37,9 @@ def _newest(read: Callable[[str], T]) -> T:
     raise last
 
 
-def _list_all(api: Api, plural: str, kind: str) -> list[dict[str, Any]]:
+def list_kueue_kind(api: Api, plural: str, kind: str) -> list[dict[str, Any]]:
+    """Every object of one of :data:`KINDS` (all namespaces), each with its kind set."""
+
     def read(version: str) -> list[dict[str, Any]]:
         path = f"/apis/{GROUP}/{version}/{plural}"
         return list_items(api, path, _as(kind), resource=f"{plural}.{GROUP}", kind=kind)[0]
@@ -53,11 +55,6 @@ KINDS = (
     ("localqueues", "LocalQueue"),
     ("clusterqueues", "ClusterQueue"),
 )
-
-
-def list_kueue_kind(api: Api, plural: str, kind: str) -> list[dict[str, Any]]:
-    """Every object of one of :data:`KINDS` (all namespaces), each with its kind set."""
-    return _list_all(api, plural, kind)
 
 
 def get_workload(api: Api, namespace: str, name: str) -> dict[str, Any]:
@@ -110,6 +107,6 @@ def watch_workloads(
 
 def list_topology_objects(api: Api) -> list[dict[str, Any]]:
     """Every Topology and ResourceFlavor: what a flavor's tree is built from."""
-    return _list_all(api, "topologies", "Topology") + _list_all(
+    return list_kueue_kind(api, "topologies", "Topology") + list_kueue_kind(
         api, "resourceflavors", "ResourceFlavor"
     )
