@@ -615,7 +615,17 @@ def markdown(results: list[dict[str, dict[str, Any]]]) -> str:
     """One row per kind of reply: what each transport's run ended with, and its verdict."""
     transports = list(results[0]) if results else []
     head = ["kind of reply"] + [f"{t}: exit, summary, verdict" for t in transports]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [
+        "# Hostile replies and what `apply` made of them",
+        "",
+        "Written by `python bench/hostile.py --markdown FILE` (see bench/README.md): a real",
+        "`apply` of 50 nodes per run, the reply answering the requests of 10 of them (their",
+        "PATCH, the GET after a 409, or the LIST). Each cell: the exit code, the summary's",
+        "counts that are not 0, the run's time, and the verdict on what a user relies on.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
     for row in results:
         first = next(iter(row.values()))
         cells = [first["case"].replace("|", "\\|")]
