@@ -12,6 +12,7 @@ that read nodes (advise, domains, map, audit) open the same way: ``profile_of``,
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 import textwrap
@@ -148,6 +149,15 @@ def add_report_format(p: argparse.ArgumentParser, human: str, *aliases: str) -> 
         default=human,
         help=f"report format (default: {human})",
     )
+
+
+def print_report(args: argparse.Namespace, text: str, doc: Any) -> None:
+    """The report as ``-o`` asks: ``doc`` as indented JSON, else ``text``."""
+    if args.output == "json":
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(text)
 
 
 # --- profile and tree name ------------------------------------------------------------

@@ -9,7 +9,6 @@ in ``labeler.tas``.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from collections.abc import Mapping
@@ -29,6 +28,7 @@ from labeler.commands._base import (
     dra_drivers,
     origin_of,
     parse_pairs,
+    print_report,
     profile_of,
     read_nodes,
     volcano_version,
@@ -296,14 +296,6 @@ def _with_held(text: str, doc: dict[str, Any], held: HeldUsage) -> tuple[str, di
     return text, {**doc, "admitted_workloads_holding_capacity": held.workloads}
 
 
-def _emit(args: argparse.Namespace, text: str, doc: dict[str, Any]) -> None:
-    if args.output == "json":
-        json.dump(doc, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        print(text)
-
-
 # --- commands ----------------------------------------------------------------------------
 
 
@@ -381,7 +373,7 @@ def _advise_podset(args: argparse.Namespace) -> int:
     dra = _dra(args, snap, shape.requests)
     if dra is not None:
         text, doc = "\n".join([text, *dra.lines()]), {**doc, "dra": dra.to_json()}
-    _emit(args, text, doc)
+    print_report(args, text, doc)
     if args.html:
         from labeler.tas.overlay import job_overlay
         from labeler.topomap.advice import advice_map
@@ -442,5 +434,5 @@ def run_domains(args: argparse.Namespace) -> int:
     doc["excluded"] = stats_dict(now.stats)
     doc["outside"] = [{"node": o.node, "reason": o.reason} for o in tree.outside]
     text = inventory_text(topology, levels, args.pods, now.stats, tree.outside)
-    _emit(args, *_with_held(text, doc, held))
+    print_report(args, *_with_held(text, doc, held))
     return Exit.OK

@@ -9,14 +9,13 @@ pods and other groups are what kube-scheduler would see. The simulation is
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
-from labeler.commands._base import cluster, origin_of, profile_of
+from labeler.commands._base import cluster, origin_of, print_report, profile_of
 
 if TYPE_CHECKING:
     from labeler.commands.advise_input import Manifest
@@ -91,11 +90,7 @@ def run(args: argparse.Namespace, manifest: Manifest) -> int:
         )
     roots(objs, manifest.path)  # a missing parent is an error before anything is printed
     advice = advise(objs, snap.nodes, manifest.path)
-    if args.output == "json":
-        json.dump(advice_dict(advice), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        print(advice_text(advice))
+    print_report(args, advice_text(advice), advice_dict(advice))
     if args.html:
         _html(args, snap.nodes, advice)
     return Exit.OK if advice.fits else Exit.INCOMPLETE

@@ -12,14 +12,13 @@ cluster has no HyperNodes and a profile is given, it makes the ones ``generate``
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from typing import TYPE_CHECKING
 
 from labeler.base.errors import Exit, InputError, UsageError
 from labeler.base.prog import command
-from labeler.commands._base import cluster, origin_of, profile_of
+from labeler.commands._base import cluster, origin_of, print_report, profile_of
 
 if TYPE_CHECKING:
     from labeler.commands.advise_input import Manifest
@@ -183,11 +182,7 @@ def run(args: argparse.Namespace, manifest: Manifest | None) -> int:
             "the cluster has no HyperNodes: every job is placed over the whole cluster "
             f"(give --profile to see the HyperNodes '{command('generate')}' would make)"
         )
-    if args.output == "json":
-        json.dump(advice_dict(result), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        print(advice_text(result))
+    print_report(args, advice_text(result), advice_dict(result))
     if args.html:
         _html(args, result, objects, profile)
     return Exit.OK if result.fits else Exit.INCOMPLETE

@@ -8,14 +8,12 @@ every PodSet as Kueue would (``labeler.tas.admit``) and prints the answer.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
-from labeler.commands._base import origin_of, parse_pairs, profile_of
+from labeler.commands._base import origin_of, parse_pairs, print_report, profile_of
 from labeler.commands.advise_flags import kueue_gates
 from labeler.commands.advise_input import KUEUE_KINDS, Manifest
 from labeler.tas.admit import WorkloadResult, add_usage, place_workload
@@ -136,11 +134,7 @@ def _print(
     """Print the answer (text or ``-o json``) with the DRA note; the exit code of ``fits``."""
     if dra is not None:
         text, doc = "\n".join([text, *dra.lines()]), {**doc, "dra": dra.to_json()}
-    if args.output == "json":
-        json.dump(doc, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        print(text)
+    print_report(args, text, doc)
     return Exit.OK if fits else Exit.INCOMPLETE
 
 
