@@ -24,6 +24,7 @@ from labeler.tas.failure import (
     failure_answer,
     node_failures,
 )
+from labeler.tas.fields import as_map
 from labeler.tas.gates import DEFAULT_GATES, Gates
 from labeler.tas.usage import admitted_usage, assignment_domains, is_finished, tas_flavor
 from labeler.tas.workload import with_tolerations, workloads_from_object
@@ -31,27 +32,23 @@ from labeler.tas.workload import with_tolerations, workloads_from_object
 GROUP_ANNOTATION = "kueue.x-k8s.io/is-group-workload"
 
 
-def _map(raw: Any) -> Mapping[str, Any]:
-    return raw if isinstance(raw, Mapping) else {}
-
-
 def is_admitted(obj: Mapping[str, Any]) -> bool:
     """Admitted, not finished, and at least one PodSet with a topology assignment."""
-    admission = _map(_map(obj.get("status")).get("admission"))
+    admission = as_map(as_map(obj.get("status")).get("admission"))
     if not admission or is_finished(obj):
         return False
     return any(
-        isinstance(_map(psa).get("topologyAssignment"), Mapping)
+        isinstance(as_map(psa).get("topologyAssignment"), Mapping)
         for psa in admission.get("podSetAssignments") or []
     )
 
 
 def assigned_nodes(obj: Mapping[str, Any], where: str) -> set[str]:
     """The nodes (hostname values) the Workload's topology assignments name."""
-    admission = _map(_map(obj.get("status")).get("admission"))
+    admission = as_map(as_map(obj.get("status")).get("admission"))
     out: set[str] = set()
     for psa in admission.get("podSetAssignments") or []:
-        ta = _map(psa).get("topologyAssignment")
+        ta = as_map(psa).get("topologyAssignment")
         if isinstance(ta, Mapping):
             out |= {values[-1] for values, _ in assignment_domains(ta, where) if values}
     return out
@@ -59,7 +56,7 @@ def assigned_nodes(obj: Mapping[str, Any], where: str) -> set[str]:
 
 def require_admitted(obj: Mapping[str, Any], where: str) -> None:
     if not is_admitted(obj):
-        meta = _map(obj.get("metadata"))
+        meta = as_map(obj.get("metadata"))
         raise InputError(
             f"{where}: {obj.get('kind')} {meta.get('namespace')}/{meta.get('name')} is not an "
             "admitted Workload with a topology assignment (status.admission…"
@@ -69,9 +66,9 @@ def require_admitted(obj: Mapping[str, Any], where: str) -> None:
 
 
 def pod_owned(obj: Mapping[str, Any]) -> bool:
-    meta = _map(obj.get("metadata"))
+    meta = as_map(obj.get("metadata"))
     refs = [r for r in meta.get("ownerReferences") or [] if isinstance(r, Mapping)]
-    if len(refs) != 1 or _map(meta.get("annotations")).get(GROUP_ANNOTATION) == "true":
+    if len(refs) != 1 or as_map(meta.get("annotations")).get(GROUP_ANNOTATION) == "true":
         return False
     return refs[0].get("kind") == "Pod" and refs[0].get("apiVersion") == "v1"
 
@@ -82,20 +79,20 @@ def admitted_from_object(
     """The admitted Workload ``obj``; ``tas_flavors`` names the ResourceFlavors with a
     topology."""
     require_admitted(obj, where)
-    meta = _map(obj.get("metadata"))
+    meta = as_map(obj.get("metadata"))
     ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
-    status = _map(obj.get("status"))
-    admission = _map(status.get("admission"))
+    status = as_map(obj.get("status"))
+    admission = as_map(status.get("admission"))
     specs = {ps.name: ps for ps in workloads_from_object(obj, where)[0].podsets}
     podsets: list[AdmittedPodSet] = []
     for i, raw in enumerate(admission.get("podSetAssignments") or []):
-        psa = _map(raw)
+        psa = as_map(raw)
         ta = psa.get("topologyAssignment")
         ps_name = str(psa.get("name") or "main")
         if not isinstance(ta, Mapping) or ps_name not in specs:
             continue
         at = f"{where}: status.admission.podSetAssignments[{i}]"
-        flavors = [str(v) for v in _map(psa.get("flavors")).values()]
+        flavors = [str(v) for v in as_map(psa.get("flavors")).values()]
         flavor = next((f for f in flavors if f in tas_flavors), None)
         if flavor is None:
             raise InputError(
@@ -116,7 +113,9 @@ def admitted_from_object(
             )
         )
     unhealthy = tuple(
-        str(_map(u).get("name")) for u in status.get("unhealthyNodes") or [] if _map(u).get("name")
+        str(as_map(u).get("name"))
+        for u in status.get("unhealthyNodes") or []
+        if as_map(u).get("name")
     )
     return Admitted(
         namespace=ns,
@@ -131,9 +130,9 @@ def admitted_from_object(
 def tas_flavor_names(objects: Sequence[Mapping[str, Any]]) -> set[str]:
     """The ResourceFlavors that name a Topology."""
     return {
-        str(_map(o.get("metadata")).get("name"))
+        str(as_map(o.get("metadata")).get("name"))
         for o in objects
-        if o.get("kind") == "ResourceFlavor" and _map(o.get("spec")).get("topologyName")
+        if o.get("kind") == "ResourceFlavor" and as_map(o.get("spec")).get("topologyName")
     }
 
 

@@ -23,15 +23,12 @@ from labeler.base.errors import InputError
 from labeler.core.node import taints_of
 from labeler.tas.affinity import NodeAffinity, Term
 from labeler.tas.cluster import first_untolerated
+from labeler.tas.fields import as_map
 from labeler.tas.usage import TasFlavor, tas_flavor
 from labeler.tas.workload import PodSet
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 DEFAULT_QUEUE = "default"
-
-
-def _map(raw: Any) -> Mapping[str, Any]:
-    return raw if isinstance(raw, Mapping) else {}
 
 
 @dataclass(frozen=True)
@@ -48,9 +45,9 @@ class FlavorChoice:
 def queue_of(obj: Mapping[str, Any]) -> str | None:
     """The LocalQueue a Workload (or the job Kueue makes it from) names, if any."""
     if obj.get("kind") == "Workload":
-        name = _map(obj.get("spec")).get("queueName")
+        name = as_map(obj.get("spec")).get("queueName")
     else:
-        name = _map(_map(obj.get("metadata")).get("labels")).get(QUEUE_LABEL)
+        name = as_map(as_map(obj.get("metadata")).get("labels")).get(QUEUE_LABEL)
     return str(name) if name else None
 
 
@@ -58,7 +55,7 @@ def _named(objects: Sequence[Mapping[str, Any]], kind: str) -> dict[tuple[str, s
     out: dict[tuple[str, str], Any] = {}
     for o in objects:
         if o.get("kind") == kind:
-            meta = _map(o.get("metadata"))
+            meta = as_map(o.get("metadata"))
             out[(str(meta.get("namespace") or ""), str(meta.get("name") or ""))] = o
     return out
 
@@ -72,7 +69,7 @@ def choose_flavors(
     """The flavors Kueue would try for ``podsets`` of ``obj``; None when the snapshot has
     no LocalQueue for it to follow (the caller falls back to the only TAS flavor)."""
     queues = _named(objects, "LocalQueue")
-    ns = str(_map(obj.get("metadata")).get("namespace") or "")
+    ns = str(as_map(obj.get("metadata")).get("namespace") or "")
     name = queue_of(obj)
     if name is None and (ns, DEFAULT_QUEUE) in queues:
         name = DEFAULT_QUEUE
@@ -84,7 +81,7 @@ def choose_flavors(
             f"{origin}: no LocalQueue {ns}/{name}, which the Workload names (add 'kubectl get "
             "localqueues -A -o yaml' to the snapshot, or give --flavor)"
         )
-    cq_name = str(_map(lq.get("spec")).get("clusterQueue") or "")
+    cq_name = str(as_map(lq.get("spec")).get("clusterQueue") or "")
     cq = _named(objects, "ClusterQueue").get(("", cq_name))
     if cq is None:
         raise InputError(
@@ -113,12 +110,12 @@ def _flavor_order(cq: Mapping[str, Any], requested: set[str]) -> list[str]:
     """The flavors of the resource groups covering a requested resource, in the
     ClusterQueue's order, each once."""
     out: list[str] = []
-    for rg in _map(cq.get("spec")).get("resourceGroups") or []:
-        rg = _map(rg)
+    for rg in as_map(cq.get("spec")).get("resourceGroups") or []:
+        rg = as_map(rg)
         if not requested & {str(r) for r in rg.get("coveredResources") or []}:
             continue
         for f in rg.get("flavors") or []:
-            name = str(_map(f).get("name") or "")
+            name = str(as_map(f).get("name") or "")
             if name and name not in out:
                 out.append(name)
     return out
@@ -131,7 +128,7 @@ def _unfit(
     rf = _named(objects, "ResourceFlavor").get(("", name))
     if rf is None:
         return f"flavor {name} not found"
-    spec = _map(rf.get("spec"))
+    spec = as_map(rf.get("spec"))
     if not spec.get("topologyName"):
         return f'Flavor "{name}" does not support TopologyAwareScheduling'
     try:

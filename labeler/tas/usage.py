@@ -21,17 +21,14 @@ from labeler.core.capacity import Node
 from labeler.core.model import HOSTNAME_LABEL
 from labeler.core.quantity import PODS
 from labeler.tas.cluster import Toleration, pod_requests
+from labeler.tas.fields import as_map
 from labeler.tas.workload import toleration_from_dict
-
-
-def _map(raw: Any) -> Mapping[str, Any]:
-    return raw if isinstance(raw, Mapping) else {}
 
 
 def _value(values: Mapping[str, Any], i: int) -> str:
     if values.get("universal") is not None:
         return str(values["universal"])
-    ind = _map(values.get("individual"))
+    ind = as_map(values.get("individual"))
     return f"{ind.get('prefix') or ''}{ind['roots'][i]}{ind.get('suffix') or ''}"
 
 
@@ -48,9 +45,9 @@ def assignment_domains(ta: Mapping[str, Any], where: str) -> list[tuple[tuple[st
             out.append((tuple(str(v) for v in d["values"]), int(d["count"])))
         for s in ta.get("slices") or []:
             levels = s.get("valuesPerLevel") or []
-            counts = _map(s.get("podCounts"))
+            counts = as_map(s.get("podCounts"))
             for i in range(int(s.get("domainCount") or 0)):
-                values = tuple(_value(_map(lv), i) for lv in levels)
+                values = tuple(_value(as_map(lv), i) for lv in levels)
                 if counts.get("universal") is not None:
                     n = int(counts["universal"])
                 else:
@@ -62,8 +59,8 @@ def assignment_domains(ta: Mapping[str, Any], where: str) -> list[tuple[tuple[st
 
 
 def is_finished(wl: Mapping[str, Any]) -> bool:
-    for c in _map(wl.get("status")).get("conditions") or []:
-        if _map(c).get("type") == "Finished" and _map(c).get("status") == "True":
+    for c in as_map(wl.get("status")).get("conditions") or []:
+        if as_map(c).get("type") == "Finished" and as_map(c).get("status") == "True":
             return True
     return False
 
@@ -88,29 +85,29 @@ def admitted_usage(
     by_leaf: dict[str, dict[str, int]] = {}
     holders = 0
     for i, wl in enumerate(workloads):
-        meta = _map(wl.get("metadata"))
+        meta = as_map(wl.get("metadata"))
         ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or f"#{i}")
         if skip is not None and (ns, name) == skip:
             continue
-        admission = _map(_map(wl.get("status")).get("admission"))
+        admission = as_map(as_map(wl.get("status")).get("admission"))
         if not admission or is_finished(wl):
             continue
         templates = {
-            str(_map(ps).get("name")): _map(ps).get("template")
-            for ps in _map(wl.get("spec")).get("podSets") or []
+            str(as_map(ps).get("name")): as_map(ps).get("template")
+            for ps in as_map(wl.get("spec")).get("podSets") or []
         }
         held = False
         for psa in admission.get("podSetAssignments") or []:
-            psa = _map(psa)
+            psa = as_map(psa)
             ta = psa.get("topologyAssignment")
             if not isinstance(ta, Mapping):
                 continue
-            flavors = {str(v) for v in _map(psa.get("flavors")).values()}
+            flavors = {str(v) for v in as_map(psa.get("flavors")).values()}
             if flavor is not None and flavors and flavor not in flavors:
                 continue
             where = f"Workload {ns}/{name} podSet {psa.get('name')}"
             single = pod_requests(
-                {"spec": _map(_map(templates.get(str(psa.get("name")))).get("spec"))}, where
+                {"spec": as_map(as_map(templates.get(str(psa.get("name")))).get("spec"))}, where
             )
             for values, count in assignment_domains(ta, where):
                 leaf = by_leaf.setdefault(",".join(values), {})
@@ -156,12 +153,14 @@ def tas_flavor(objects: Sequence[Mapping[str, Any]], name: str | None, origin: s
     """The ResourceFlavor ``name`` (or the only one with a ``topologyName``) and its
     Topology's levels, from Kueue objects read from the cluster or a snapshot."""
     flavors = {
-        str(_map(o.get("metadata")).get("name")): o
+        str(as_map(o.get("metadata")).get("name")): o
         for o in objects
-        if o.get("kind") == "ResourceFlavor" and _map(o.get("spec")).get("topologyName")
+        if o.get("kind") == "ResourceFlavor" and as_map(o.get("spec")).get("topologyName")
     }
     topologies = {
-        str(_map(o.get("metadata")).get("name")): o for o in objects if o.get("kind") == "Topology"
+        str(as_map(o.get("metadata")).get("name")): o
+        for o in objects
+        if o.get("kind") == "Topology"
     }
     if name is None:
         if len(flavors) != 1:
@@ -175,7 +174,7 @@ def tas_flavor(objects: Sequence[Mapping[str, Any]], name: str | None, origin: s
     if name not in flavors:
         known = ", ".join(sorted(flavors)) or "none"
         raise InputError(f"{origin}: no TAS ResourceFlavor {name!r} (known: {known})")
-    spec = _map(flavors[name].get("spec"))
+    spec = as_map(flavors[name].get("spec"))
     topo_name = str(spec["topologyName"])
     topo = topologies.get(topo_name)
     if topo is None:
@@ -184,7 +183,7 @@ def tas_flavor(objects: Sequence[Mapping[str, Any]], name: str | None, origin: s
             "(add 'kubectl get topologies -o yaml' to the snapshot)"
         )
     levels = tuple(
-        str(_map(lv).get("nodeLabel")) for lv in _map(topo.get("spec")).get("levels") or []
+        str(as_map(lv).get("nodeLabel")) for lv in as_map(topo.get("spec")).get("levels") or []
     )
     if not levels or "None" in levels:
         raise InputError(f"{origin}: Topology {topo_name} has no spec.levels[].nodeLabel")
@@ -192,7 +191,7 @@ def tas_flavor(objects: Sequence[Mapping[str, Any]], name: str | None, origin: s
         name=name,
         topology=topo_name,
         levels=levels,
-        node_labels={str(k): str(v) for k, v in _map(spec.get("nodeLabels")).items()},
+        node_labels={str(k): str(v) for k, v in as_map(spec.get("nodeLabels")).items()},
         tolerations=tuple(
             toleration_from_dict(t, f"ResourceFlavor {name}: tolerations[{i}]")
             for i, t in enumerate(spec.get("tolerations") or [])

@@ -33,6 +33,7 @@ from labeler.tas.advice import (
 from labeler.tas.affinity import parse_node_affinity
 from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED, Job, SliceLayer
 from labeler.tas.cluster import Toleration, pod_requests
+from labeler.tas.fields import as_map, whole
 from labeler.tas.tree import PodShape
 
 GROUP_ANNOTATION = "kueue.x-k8s.io/podset-group-name"
@@ -66,20 +67,8 @@ class Workload:
     uid: str = ""
 
 
-def _int(raw: Any, where: str, default: int) -> int:
-    if raw is None:
-        return default
-    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
-        raise InputError(f"{where}: expected a non-negative integer, got {raw!r}")
-    return raw
-
-
-def _map(raw: Any) -> Mapping[str, Any]:
-    return raw if isinstance(raw, Mapping) else {}
-
-
 def toleration_from_dict(raw: Any, where: str) -> Toleration:
-    t = _map(raw)
+    t = as_map(raw)
     op = t.get("operator") or "Equal"
     if op not in ("Equal", "Exists"):
         raise InputError(f"{where}: toleration operator {op!r} is not Equal or Exists")
@@ -93,12 +82,12 @@ def toleration_from_dict(raw: Any, where: str) -> Toleration:
 
 def shape_of(template: Any, where: str, *, extra: Sequence[Toleration] = ()) -> PodShape:
     """A pod template's requests, tolerations, nodeSelector and required node affinity."""
-    spec = _map(_map(template).get("spec"))
+    spec = as_map(as_map(template).get("spec"))
     tolerations = tuple(
         toleration_from_dict(t, f"{where}: tolerations[{i}]")
         for i, t in enumerate(spec.get("tolerations") or [])
     )
-    selector = {str(k): str(v) for k, v in _map(spec.get("nodeSelector")).items()}
+    selector = {str(k): str(v) for k, v in as_map(spec.get("nodeSelector")).items()}
     return PodShape(
         requests=pod_requests({"spec": spec}, where),
         tolerations=tolerations + tuple(extra),
@@ -139,7 +128,7 @@ def request_from_annotations(annotations: Mapping[str, Any], where: str) -> Topo
 
 def request_from_workload(raw: Any, where: str) -> TopologyRequest:
     """``spec.podSets[].topologyRequest`` of a Workload."""
-    tr = _map(raw)
+    tr = as_map(raw)
     slices: tuple[tuple[str, int], ...] = ()
     constraints = tr.get("podsetSliceRequiredTopologyConstraints")
     if constraints:
@@ -156,40 +145,40 @@ def request_from_workload(raw: Any, where: str) -> TopologyRequest:
 
 
 def _template_podset(name: str, count: int, template: Any, where: str) -> PodSet:
-    meta = _map(_map(template).get("metadata"))
+    meta = as_map(as_map(template).get("metadata"))
     return PodSet(
         name=name,
         count=count,
         shape=shape_of(template, where),
-        request=request_from_annotations(_map(meta.get("annotations")), where),
+        request=request_from_annotations(as_map(meta.get("annotations")), where),
     )
 
 
 def _job_pods(spec: Mapping[str, Any], where: str) -> int:
-    parallelism = _int(spec.get("parallelism"), f"{where}.parallelism", 1)
-    completions = _int(spec.get("completions"), f"{where}.completions", parallelism)
+    parallelism = whole(spec.get("parallelism"), f"{where}.parallelism", default=1)
+    completions = whole(spec.get("completions"), f"{where}.completions", default=parallelism)
     return min(parallelism, completions)
 
 
 def workloads_from_object(obj: Mapping[str, Any], where: str) -> list[Workload]:
     """A Workload, Job, JobSet or LeaderWorkerSet → the Workload(s) Kueue would queue."""
     kind = obj.get("kind")
-    meta = _map(obj.get("metadata"))
+    meta = as_map(obj.get("metadata"))
     name = str(meta.get("name") or "")
     ns = str(meta.get("namespace") or "")
     uid = str(meta.get("uid") or "")
-    spec = _map(obj.get("spec"))
+    spec = as_map(obj.get("spec"))
     label = f"{kind} {ns + '/' if ns else ''}{name}"
     here = f"{where} ({label})"
     if kind == "Workload":
         podsets = []
         for i, ps in enumerate(spec.get("podSets") or []):
-            ps = _map(ps)
+            ps = as_map(ps)
             at = f"{here}: spec.podSets[{i}]"
             podsets.append(
                 PodSet(
                     name=str(ps.get("name") or "main"),
-                    count=_int(ps.get("count"), f"{at}.count", 1),
+                    count=whole(ps.get("count"), f"{at}.count", default=1),
                     shape=shape_of(ps.get("template"), at),
                     request=request_from_workload(ps.get("topologyRequest"), at),
                 )
@@ -204,20 +193,20 @@ def workloads_from_object(obj: Mapping[str, Any], where: str) -> list[Workload]:
     elif kind == "JobSet":
         podsets = []
         for i, rj in enumerate(spec.get("replicatedJobs") or []):
-            rj = _map(rj)
+            rj = as_map(rj)
             at = f"{here}: spec.replicatedJobs[{i}]"
-            job_spec = _map(_map(rj.get("template")).get("spec"))
-            replicas = _int(rj.get("replicas"), f"{at}.replicas", 1)
+            job_spec = as_map(as_map(rj.get("template")).get("spec"))
+            replicas = whole(rj.get("replicas"), f"{at}.replicas", default=1)
             count = replicas * _job_pods(job_spec, f"{at}.template.spec")
             podsets.append(
                 _template_podset(str(rj.get("name")), count, job_spec.get("template"), at)
             )
         out = [Workload(label, tuple(podsets), ns, uid)]
     elif kind == "LeaderWorkerSet":
-        lwt = _map(spec.get("leaderWorkerTemplate"))
+        lwt = as_map(spec.get("leaderWorkerTemplate"))
         at = f"{here}: spec.leaderWorkerTemplate"
-        size = _int(lwt.get("size"), f"{at}.size", 1)
-        replicas = _int(spec.get("replicas"), f"{here}: spec.replicas", 1)
+        size = whole(lwt.get("size"), f"{at}.size", default=1)
+        replicas = whole(spec.get("replicas"), f"{here}: spec.replicas", default=1)
         podsets = []
         workers_name, workers = "main", size
         if lwt.get("leaderTemplate") is not None:

@@ -484,3 +484,12 @@ def test_tas_pods_are_left_to_their_workloads() -> None:
     assert snap.nodes[0].used["cpu"] == 1000
     snap = snapshot_from_objects(as_list(items), "t")
     assert snap.nodes[0].used["cpu"] == 2000
+
+
+@pytest.mark.parametrize(("count", "words"), [(-1, "-1 is below 0"), ("4", "'4' is not a whole")])
+def test_a_podset_count_that_is_not_a_whole_number_names_its_podset(
+    count: object, words: str
+) -> None:
+    bad = {**podset("workers", 1, {"cpu": "1"}), "count": count}
+    with pytest.raises(InputError, match=rf"podSets\[0\]\.count: {words}"):
+        workload(bad)

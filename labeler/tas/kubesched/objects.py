@@ -18,6 +18,7 @@ from labeler.base.errors import InputError
 from labeler.core.capacity import resource_map
 from labeler.core.node import TERMINATED_PHASES
 from labeler.tas.cluster import pod_requests
+from labeler.tas.fields import as_map
 from labeler.tas.tree import PodShape
 from labeler.tas.workload import shape_of
 
@@ -105,12 +106,8 @@ def is_scheduling_k8s(obj: Mapping[str, Any]) -> bool:
     return obj.get("kind") in KINDS and api.split("/", 1)[0] == API_GROUP
 
 
-def _map(raw: Any) -> Mapping[str, Any]:
-    return raw if isinstance(raw, Mapping) else {}
-
-
 def _meta(obj: Mapping[str, Any], where: str) -> tuple[str, str]:
-    meta = _map(obj.get("metadata"))
+    meta = as_map(obj.get("metadata"))
     name = meta.get("name")
     if not isinstance(name, str) or not name:
         raise InputError(f"{where}: metadata.name is missing")
@@ -123,21 +120,21 @@ def group_from_object(obj: Mapping[str, Any], where: str) -> Group:
     kind = str(obj.get("kind"))
     namespace, name = _meta(obj, where)
     where = f"{where} ({kind} {namespace}/{name})"
-    spec = _map(obj.get("spec"))
-    policy = _map(spec.get("schedulingPolicy"))
+    spec = as_map(obj.get("spec"))
+    policy = as_map(spec.get("schedulingPolicy"))
     count_field = "minGroupCount" if kind == COMPOSITE else "minCount"
     if ("gang" in policy) == ("basic" in policy):
         raise InputError(
             f"{where}: spec.schedulingPolicy needs exactly one of gang ({count_field}) or basic"
         )
     gang = "gang" in policy
-    count = _map(policy.get("gang")).get(count_field) if gang else 1
+    count = as_map(policy.get("gang")).get(count_field) if gang else 1
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise InputError(
             f"{where}: spec.schedulingPolicy.gang.{count_field} must be a positive integer, "
             f"got {count!r}"
         )
-    topology = _map(spec.get("schedulingConstraints")).get("topology") or []
+    topology = as_map(spec.get("schedulingConstraints")).get("topology") or []
     if not isinstance(topology, Sequence) or isinstance(topology, str) or len(topology) > 1:
         raise InputError(
             f"{where}: spec.schedulingConstraints.topology takes at most one entry "
@@ -145,7 +142,7 @@ def group_from_object(obj: Mapping[str, Any], where: str) -> Group:
         )
     key = None
     if topology:
-        key = _map(topology[0]).get("key")
+        key = as_map(topology[0]).get("key")
         if not isinstance(key, str) or not key:
             raise InputError(f"{where}: spec.schedulingConstraints.topology[0].key is missing")
     parent = spec.get("parentCompositePodGroupName")
@@ -156,7 +153,7 @@ def group_from_object(obj: Mapping[str, Any], where: str) -> Group:
 
 def group_name_of(pod: Mapping[str, Any]) -> str | None:
     """``spec.schedulingGroup.podGroupName``, or None for a pod outside any group."""
-    name = _map(_map(pod.get("spec")).get("schedulingGroup")).get("podGroupName")
+    name = as_map(as_map(pod.get("spec")).get("schedulingGroup")).get("podGroupName")
     return name if isinstance(name, str) and name else None
 
 
@@ -166,11 +163,11 @@ def _with_defaults(containers: Any) -> Any:
         return containers
     out = []
     for c in containers:
-        c = _map(c)
-        reqs = _map(_map(c.get("resources")).get("requests"))
+        c = as_map(c)
+        reqs = as_map(as_map(c.get("resources")).get("requests"))
         missing = {r: q for r, q in NON_ZERO_DEFAULTS.items() if r not in reqs}
         if missing:
-            resources = {**_map(c.get("resources")), "requests": {**reqs, **missing}}
+            resources = {**as_map(c.get("resources")), "requests": {**reqs, **missing}}
             c = {**c, "resources": resources}
         out.append(c)
     return out
@@ -181,7 +178,7 @@ def non_zero_requests(spec: Mapping[str, Any], where: str) -> dict[str, int]:
     running pod alike: ``resourcehelper.PodRequests`` with the non-zero defaults
     (``schedutil.GetNonzeroRequests``) put in for every container, init containers too,
     that does not name the resource; pod-level requests and the overhead as usual."""
-    if spec.get("initContainers") or _map(spec.get("resources")).get("requests"):
+    if spec.get("initContainers") or as_map(spec.get("resources")).get("requests"):
         filled = {
             **spec,
             "containers": _with_defaults(spec.get("containers") or []),
@@ -192,7 +189,7 @@ def non_zero_requests(spec: Mapping[str, Any], where: str) -> dict[str, int]:
     # the common pod: the containers' requests summed, each missing one at its default
     total = {"cpu": 0, "memory": 0}
     for i, c in enumerate(spec.get("containers") or []):
-        raw = _map(_map(_map(c).get("resources")).get("requests"))
+        raw = as_map(as_map(as_map(c).get("resources")).get("requests"))
         given = resource_map(raw, f"{where}: containers[{i}].resources.requests")
         for res in SCORED_RESOURCES:
             total[res] += given.get(res, 0) if res in raw else NON_ZERO_UNITS[res]
@@ -203,12 +200,12 @@ def non_zero_requests(spec: Mapping[str, Any], where: str) -> dict[str, int]:
 def pod_from_object(obj: Mapping[str, Any], where: str) -> GroupPod | None:
     """A pod of a group, or None (not in a group, or finished)."""
     group = group_name_of(obj)
-    phase = _map(obj.get("status")).get("phase")
+    phase = as_map(obj.get("status")).get("phase")
     if group is None or phase in TERMINATED_PHASES:
         return None
     namespace, name = _meta(obj, where)
     here = f"{where} (Pod {namespace}/{name})"
-    spec = _map(obj.get("spec"))
+    spec = as_map(obj.get("spec"))
     node = spec.get("nodeName")
     return GroupPod(
         namespace=namespace,
@@ -265,9 +262,9 @@ def _count_running(
     if pod is not None:
         node, scored = pod.node, pod.scored
     else:
-        spec = _map(obj.get("spec"))
+        spec = as_map(obj.get("spec"))
         node = spec.get("nodeName")
-        if not node or _map(obj.get("status")).get("phase") in TERMINATED_PHASES:
+        if not node or as_map(obj.get("status")).get("phase") in TERMINATED_PHASES:
             return
         scored = non_zero_requests(spec, f"{where} (Pod)")
     if node:

@@ -22,7 +22,8 @@ from typing import Any
 
 from labeler.base.errors import InputError
 from labeler.core.capacity import Node
-from labeler.tas.volcano.model import as_map, label_selector, named
+from labeler.tas.fields import as_map
+from labeler.tas.volcano.model import label_selector, named
 
 TOP = "<cluster-top-hypernode>"
 API_GROUP = "topology.volcano.sh"

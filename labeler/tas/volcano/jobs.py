@@ -19,6 +19,7 @@ from typing import Any
 from labeler.base.errors import InputError
 from labeler.core.quantity import CPU
 from labeler.tas.cluster import pod_requests
+from labeler.tas.fields import as_map, whole
 from labeler.tas.volcano import resources as R
 from labeler.tas.volcano.model import (
     DEFAULT_QUEUE,
@@ -27,7 +28,6 @@ from labeler.tas.volcano.model import (
     PODGROUP_API,
     TASK_SPEC,
     Gang,
-    as_map,
     gang_of,
     podgroup_from_object,
     strings,
@@ -49,14 +49,6 @@ class TaskSpec:
     partition: Mapping[str, Any] | None
 
 
-def _int(raw: Any, where: str, default: int) -> int:
-    if raw is None:
-        return default
-    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
-        raise InputError(f"{where}: must be a whole number ≥ 0, got {raw!r}")
-    return raw
-
-
 def _tasks(spec: Mapping[str, Any], here: str, *, partitions: bool) -> list[TaskSpec]:
     """The tasks with the mutating webhook's defaults; without ``partitions`` (Volcano
     before 1.14) a ``partitionPolicy`` is dropped, as the API server drops the field."""
@@ -64,19 +56,23 @@ def _tasks(spec: Mapping[str, Any], here: str, *, partitions: bool) -> list[Task
     for i, raw in enumerate(spec.get("tasks") or []):
         t = as_map(raw)
         where = f"{here}: spec.tasks[{i}]"
-        replicas = _int(t.get("replicas"), f"{where}.replicas", 0)
+        replicas = whole(t.get("replicas"), f"{where}.replicas", default=0)
         keep = partitions and t.get("partitionPolicy") is not None
         part = as_map(t.get("partitionPolicy")) if keep else None
-        min_parts = _int(
-            (part or {}).get("minPartitions"), f"{where}.partitionPolicy.minPartitions", 0
+        min_parts = whole(
+            (part or {}).get("minPartitions"), f"{where}.partitionPolicy.minPartitions", default=0
         )
-        size = _int((part or {}).get("partitionSize"), f"{where}.partitionPolicy.partitionSize", 0)
+        size = whole(
+            (part or {}).get("partitionSize"), f"{where}.partitionPolicy.partitionSize", default=0
+        )
         default = min_parts * size if part is not None and min_parts > 0 else replicas
         out.append(
             TaskSpec(
                 name=str(t.get("name") or f"default{i}"),
                 replicas=replicas,
-                min_available=_int(t.get("minAvailable"), f"{where}.minAvailable", default),
+                min_available=whole(
+                    t.get("minAvailable"), f"{where}.minAvailable", default=default
+                ),
                 template=as_map(t.get("template")),
                 partition=part,
             )
@@ -137,7 +133,7 @@ def admission_problems(name: str, spec: Mapping[str, Any], tasks: Sequence[TaskS
         if problem := _partition_problem(t, name):
             problems.append(problem)
     total = sum(t.replicas for t in tasks)
-    if _int(spec.get("minAvailable"), "spec.minAvailable", 0) > total:
+    if whole(spec.get("minAvailable"), "spec.minAvailable", default=0) > total:
         problems.append("job 'minAvailable' should not be greater than total replicas in tasks")
     return problems
 
@@ -262,7 +258,7 @@ def expand_job(obj: Mapping[str, Any], where: str, version: tuple[int, int] = (1
             f"Volcano {version[0]}.{version[1]} has no partitionPolicy (1.14+): the API server "
             "drops it, so the partitions are not simulated"
         )
-    job_min = _int(spec.get("minAvailable"), f"{here}: spec.minAvailable", 0) or sum(
+    job_min = whole(spec.get("minAvailable"), f"{here}: spec.minAvailable", default=0) or sum(
         t.min_available for t in tasks
     )
     uid = str(meta.get("uid") or "")

@@ -18,6 +18,7 @@ from labeler.base.errors import InputError
 from labeler.core.capacity import resource_map
 from labeler.tas.affinity import NodeAffinity, Requirement, parse_node_affinity
 from labeler.tas.cluster import Toleration, pod_requests
+from labeler.tas.fields import as_map, whole
 from labeler.tas.workload import toleration_from_dict
 
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
@@ -41,10 +42,6 @@ RELEASING, SUCCEEDED, FAILED, UNKNOWN = "Releasing", "Succeeded", "Failed", "Unk
 ALLOCATED_STATES = frozenset({BOUND, BINDING, RUNNING, ALLOCATED})
 
 
-def as_map(raw: Any) -> Mapping[str, Any]:
-    return raw if isinstance(raw, Mapping) else {}
-
-
 def named(
     obj: Mapping[str, Any], where: str, kind: str
 ) -> tuple[Mapping[str, Any], Mapping[str, Any], str]:
@@ -58,19 +55,6 @@ def named(
 
 def strings(raw: Any) -> dict[str, str]:
     return {str(k): "" if v is None else str(v) for k, v in as_map(raw).items()}
-
-
-def whole(raw: Any, where: str, *, default: int | None = None, minimum: int = 0) -> int:
-    """An integer field; ``default`` when absent (None: required)."""
-    if raw is None:
-        if default is None:
-            raise InputError(f"{where}: required")
-        return default
-    if isinstance(raw, bool) or not isinstance(raw, int):
-        raise InputError(f"{where}: {raw!r} is not a whole number")
-    if raw < minimum:
-        raise InputError(f"{where}: {raw} is below {minimum}")
-    return raw
 
 
 @dataclass(frozen=True)

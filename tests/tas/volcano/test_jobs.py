@@ -4,6 +4,7 @@ the partition labels follow its ``TestCreatePodWithPartitionPolicy``."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -120,3 +121,18 @@ def test_admission_refusals_name_the_job(doc: dict[str, Any], words: str) -> Non
         expand_job(doc, "job.yaml")
     text = str(e.value)
     assert "job.yaml (Job ns/j)" in text and words in text
+
+
+@pytest.mark.parametrize(
+    ("doc", "words"),
+    [
+        (job(task("w", -1, "1")), "spec.tasks[0].replicas: -1 is below 0"),
+        (job(task("w", 1, "1", minAvailable="1")), "spec.tasks[0].minAvailable: '1' is not a"),
+        (job(task("w", 1, "1"), minAvailable=True), "spec.minAvailable: True is not a whole"),
+    ],
+)  # fmt: skip
+def test_a_count_that_is_not_a_whole_number_names_its_field(
+    doc: dict[str, Any], words: str
+) -> None:
+    with pytest.raises(InputError, match=re.escape(words)):
+        expand_job(doc, "job.yaml")
