@@ -16,6 +16,7 @@ from typing import Any
 
 from labeler.base.errors import InputError
 from labeler.base.yamlsafe import parse
+from labeler.tas.fields import as_map
 
 CONF_KEY = "volcano-scheduler.conf"
 CONFIGMAP_NAMESPACE = "volcano-system"
@@ -179,15 +180,13 @@ def default_conf(version: tuple[int, int]) -> SchedulerConf:
 
 def conf_from_configmap(obj: Mapping[str, Any], origin: str) -> SchedulerConf:
     """The configuration held by the scheduler's ConfigMap."""
-    data = obj.get("data") if isinstance(obj.get("data"), Mapping) else {}
-    assert isinstance(data, Mapping)
+    data = as_map(obj.get("data"))
     key = (
         CONF_KEY if CONF_KEY in data else next((k for k in data if str(k).endswith(".conf")), None)
     )
     if key is None:
         raise InputError(f"{origin}: the ConfigMap has no {CONF_KEY} key")
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
-    assert isinstance(meta, Mapping)
+    meta = as_map(obj.get("metadata"))
     where = f"{origin} (ConfigMap {meta.get('namespace', '')}/{meta.get('name', '')}, {key})"
     return parse_conf(str(data[key]), where)
 
