@@ -1,5 +1,5 @@
 """Experiment: a real ``topology-labeler apply`` of 50 nodes against replies a broken proxy,
-load balancer or hostile endpoint would give (issue 24), on both transports.
+load balancer or hostile endpoint would give, on both transports.
 
     .venv/bin/python bench/hostile.py [--transports own,official] [--only SUBSTRING]
 

@@ -71,7 +71,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "(scheduling.k8s.io/v1beta1) or CompositePodGroups (v1alpha3) and their pods, "
         "placed as the default scheduler's pod-group cycle does (TopologyPlacement, "
         "GangScheduling, PodGroupPodsCount, NodeResourcesFit); not modelled: preemption."
-        # --- Volcano (issue 25) ---
+        # --- Volcano ---
         " Volcano's rules instead when the input is Volcano's: -f with a batch.volcano.sh "
         "Job, or with a scheduling.volcano.sh PodGroup and its pods, or --podgroup NS/NAME "
         "(one Volcano scheduling cycle: enqueue, allocate, gang, HyperNodes; see "
@@ -80,7 +80,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     _common(p, workload=True)
     _workload_options(p)
     add_kueue_options(p)  # Kueue's feature gates and node failures (advise_flags.py)
-    # --- Volcano (issue 25) ---
+    # --- Volcano ---
     from labeler.commands.advise_volcano import add_options as volcano_options
 
     volcano_options(p)

@@ -1,4 +1,4 @@
-"""Hostile replies on the write path (issue 24), through ``topology-labeler apply`` as a
+"""Hostile replies on the write path, through ``topology-labeler apply`` as a
 user runs it, on both transports (our own HTTP/1.1 path and the official client's).
 
 A loopback server (tests/kube/hostile.py) sits in front of the fake API server and answers

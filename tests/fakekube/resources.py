@@ -252,7 +252,7 @@ RESOURCE_SLICES = Resource(
     validate=validate_resource_slice,
 )
 
-# --- Volcano's scheduling objects (advise for Volcano, issue 25): CRDs as Volcano installs
+# --- Volcano's scheduling objects (advise for Volcano): CRDs as Volcano installs
 # them (scope, names and short names from its CRD manifests). Their status subresources
 # (queues, jobs) are not served: the advisor only reads them.
 VOLCANO_QUEUES = Resource(

@@ -1,4 +1,4 @@
-"""Hostile replies to every reader of the API, not only the bulk writer's (issue 24's rules for
+"""Hostile replies to every reader of the API, not only the bulk writer's (the same rules for
 the readers of Kueue's, Volcano's and kube-scheduler's objects, DRA ResourceSlices, pods, the
 custom objects emit writes, and the one watch reader all watches share): a LIST whose
 continue token loops, a page or an item of another kind, a GET answered with another

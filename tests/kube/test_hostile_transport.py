@@ -1,4 +1,4 @@
-"""Hostile replies at the transport (issue 24): an answer nobody asked for waiting on a kept
+"""Hostile replies at the transport: an answer nobody asked for waiting on a kept
 connection, answers trickled past the deadline, LISTs that never end, a task that fails in
 the middle of a run, and a stop while an answer is still coming. Against the fake API
 server behind the hostile relay (tests/kube/hostile.py), on both transports."""

@@ -1,5 +1,5 @@
 """manifests/audit renders offline, validates against the Kubernetes schemas, and keeps the
-promises of the issue: read-only RBAC, restricted container, probes, the exporter's args,
+promises the manifests make: read-only RBAC, restricted container, probes, the exporter's args,
 and an alert that names metrics the exporter really publishes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The OCI IMDS source against ``responses``: every outcome of the issue, one test each."""
+"""The OCI IMDS source against ``responses``: every outcome a node can meet, one test each."""
 
 from __future__ import annotations
 
