@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.fakekube import FakeKube
+from tests.realkube.fixtures import own_real_kube, real_kube, real_kube_bin
+
+__all__ = ["own_real_kube", "real_kube", "real_kube_bin"]
 
 
 @pytest.fixture
@@ -38,3 +41,12 @@ def _logging_put_back() -> Iterator[None]:
         if type(handler) is logging.StreamHandler:
             root.removeHandler(handler)
     root.setLevel(level)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that uses the real control plane carries the ``realkube`` marker, so that
+    ``-m realkube`` (or ``-m 'not realkube'``) selects the tier."""
+    real = {"real_kube", "own_real_kube", "real_kube_bin"}
+    for item in items:
+        if real & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.realkube)
