@@ -1,0 +1,162 @@
+"""Run ``advise`` and Volcano's own scheduler (the oracle) on generated scenarios, compare.
+
+The comparison (tests/oracles/README.md, "Volcano"): the verdict (the gang placed this
+cycle or not), the number of pods bound and pipelined, and, since Volcano picks at random
+among equally scored nodes and HyperNodes, the invariants of the placement: for every
+HyperNode tier, the pod counts per HyperNode (sorted), and the pod counts per node
+(sorted). When neither places the gang, the PodGroup's Unschedulable message must be the
+same text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.oracles.volcano import build, scenarios
+
+ROOT = Path(__file__).resolve().parents[3]
+Obj = dict[str, Any]
+
+
+@dataclass
+class Result:
+    """A batch's outcome: how many agreed, and one line per disagreement."""
+
+    agree: int = 0
+    disagreements: list[str] = field(default_factory=list)
+
+
+def advise(folder: Path) -> Obj:
+    """advise's JSON answer for the scenario in ``folder``."""
+    cmd = [sys.executable, "-m", "labeler", "advise", "-f", str(folder / "job.yaml")]
+    cmd += ["--from-snapshot", str(folder / "snapshot.yaml"), "-o", "json"]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
+    if r.returncode not in (0, 3) or not r.stdout.strip():
+        return {"error": (r.stderr or r.stdout).strip()}
+    answer: Obj = json.loads(r.stdout)
+    return answer
+
+
+def oracle(exe: Path, folder: Path) -> Obj:
+    """Volcano's answer for the scenario in ``folder``."""
+    cmd = [str(exe), "--snapshot", str(folder / "snapshot.yaml"), "-f", str(folder / "job.yaml")]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=120)
+    if r.returncode != 0:
+        return {"error": r.stderr.strip()[-2000:]}
+    answer: Obj = json.loads(r.stdout)
+    return answer
+
+
+def _hypernode_of(snapshot: list[Obj]) -> dict[str, dict[int, str]]:
+    """Each node's HyperNode at every tier (members resolved as Volcano resolves them)."""
+    nodes = [o for o in snapshot if o.get("kind") == "Node"]
+    hns = [o for o in snapshot if o.get("kind") == "HyperNode"]
+    parent: dict[str, str] = {}
+    leaf: dict[str, str] = {}
+    for hn in hns:
+        for m in hn["spec"].get("members") or []:
+            sel = m.get("selector") or {}
+            if m.get("type") == "HyperNode":
+                parent[sel["exactMatch"]["name"]] = hn["metadata"]["name"]
+                continue
+            for n in nodes:
+                name, labels = n["metadata"]["name"], n["metadata"].get("labels") or {}
+                if (
+                    ("exactMatch" in sel and sel["exactMatch"]["name"] == name)
+                    or ("regexMatch" in sel and re.search(sel["regexMatch"]["pattern"], name))
+                    or (
+                        "labelMatch" in sel
+                        and all(
+                            labels.get(k) == v
+                            for k, v in sel["labelMatch"].get("matchLabels", {}).items()
+                        )
+                    )
+                ):
+                    leaf[name] = hn["metadata"]["name"]
+    tier = {hn["metadata"]["name"]: int(hn["spec"]["tier"]) for hn in hns}
+    out: dict[str, dict[int, str]] = {}
+    for node, hn in leaf.items():
+        chain: dict[int, str] = {}
+        cur: str | None = hn
+        while cur is not None:
+            chain[tier[cur]] = cur
+            cur = parent.get(cur)
+        out[node] = chain
+    return out
+
+
+def invariants(placed: dict[str, str], where: dict[str, dict[int, str]]) -> Obj:
+    """What a placement keeps whichever equally scored node Volcano picks."""
+    per_node = sorted(Counter(placed.values()).values())
+    per_tier: dict[int, list[int]] = {}
+    tiers = sorted({t for chain in where.values() for t in chain})
+    for t in tiers:
+        c = Counter(where.get(n, {}).get(t, "-") for n in placed.values())
+        per_tier[t] = sorted(c.values())
+    return {"pods": len(placed), "perNode": per_node, "perTier": per_tier}
+
+
+def _advise_placed(a: Obj, key: str) -> dict[str, str]:
+    return {p["name"]: p["node"] for p in a.get(key) or []}
+
+
+def _unschedulable(o: Obj) -> str:
+    for c in o.get("conditions") or []:
+        if c["type"] == "Unschedulable":
+            return str(c["message"])
+    return ""
+
+
+def differences(folder: Path, a: Obj, o: Obj) -> list[str]:
+    """What differs between advise's answer ``a`` and the oracle's ``o``; empty: agree."""
+    if "error" in a or "error" in o:
+        return [f"advise error: {a.get('error')}" if "error" in a else "", f"oracle error: {o.get('error')}" if "error" in o else ""]
+    snapshot = yaml.safe_load((folder / "snapshot.yaml").read_text())["items"]
+    where = _hypernode_of(snapshot)
+    out = []
+    for key_a, key_o in (("pods", "binds"), ("pipelined", "pipelined")):
+        ia = invariants(_advise_placed(a, key_a), where)
+        io = invariants(o[key_o], where)
+        if ia != io:
+            out.append(f"{key_o}: advise {ia} vs Volcano {io}")
+    if not a["pods"] and not o["binds"] and not a["pipelined"] and not o["pipelined"]:
+        if a["message"] != _unschedulable(o):
+            out.append(f"message: advise {a['message']!r} vs Volcano {_unschedulable(o)!r}")
+    return [d for d in out if d]
+
+
+def write_repro(folder: Path, exe: Path, diffs: list[str]) -> None:
+    (folder / "repro.sh").write_text(
+        "#!/bin/sh\n# advise and Volcano's own scheduler on this scenario\ncd \"$(dirname \"$0\")\"\n"
+        "python -m labeler advise -f job.yaml --from-snapshot snapshot.yaml -o json\n"
+        f"{exe} --snapshot snapshot.yaml -f job.yaml\n"
+    )
+    (folder / "README").write_text("They disagree:\n" + "\n".join(diffs) + "\n")
+
+
+def batch(n: int, seed: int, out_dir: Path) -> Result:
+    """Generate ``n`` scenarios from ``seed``, run both, compare."""
+    exe = build.build()
+    result = Result()
+    for i in range(n):
+        folder = out_dir / f"{seed}-{i}"
+        scenarios.write(scenarios.generate(seed * 1_000_003 + i), folder)
+        a, o = advise(folder), oracle(exe, folder)
+        (folder / "advise.json").write_text(json.dumps(a, indent=2))
+        (folder / "oracle.json").write_text(json.dumps(o, indent=2))
+        diffs = differences(folder, a, o)
+        if diffs:
+            write_repro(folder, exe, diffs)
+            result.disagreements.append(f"{folder}: " + "; ".join(diffs))
+        else:
+            result.agree += 1
+    return result
