@@ -168,7 +168,9 @@ def _background(rng: random.Random, sc: Scenario, nodes: list[Obj]) -> None:
         req = _requests(rng, gpu)
         if gpu:
             req["nvidia.com/gpu"] = str(
-                min(int(req["nvidia.com/gpu"]), int(node["status"]["allocatable"]["nvidia.com/gpu"]))
+                min(
+                    int(req["nvidia.com/gpu"]), int(node["status"]["allocatable"]["nvidia.com/gpu"])
+                )
             )
         pod = _pod("other", f"bg-{i}", f"bg-{i}", "main", req)
         pod["spec"]["nodeName"] = node["metadata"]["name"]
@@ -236,7 +238,12 @@ def _constrain(rng: random.Random, pod: Obj, gpu: bool) -> None:
             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
         }
     if rng.random() < 0.2:
-        pref = {"weight": 10, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]}}
+        pref = {
+            "weight": 10,
+            "preference": {
+                "matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]
+            },
+        }
         spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})[
             "preferredDuringSchedulingIgnoredDuringExecution"
         ] = [pref]
