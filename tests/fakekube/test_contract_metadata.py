@@ -86,8 +86,10 @@ def test_pagination_and_selectors_are_those_of_the_full_list(fake: Kube) -> None
             assert same_page(pages[-1]["metadata"], full[-1]["metadata"])
             pages.append(get(fake, f"{path}&continue={token}", accept)[2])
             full.append(get(fake, f"{path}&continue={token}", None)[2])
-        assert all(same_page(p["metadata"], f["metadata"]) for p, f in zip(pages, full))
         assert len(pages) == len(full)
+        assert all(
+            same_page(p["metadata"], f["metadata"]) for p, f in zip(pages, full, strict=True)
+        )
         assert [p["kind"] for p in pages] == ["PartialObjectMetadataList"] * len(full)
         names = [[i["metadata"]["name"] for i in p["items"]] for p in pages]
         assert names == [[i["metadata"]["name"] for i in f["items"]] for f in full]
