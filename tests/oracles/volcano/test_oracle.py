@@ -46,6 +46,11 @@ def test_oracle_pins_the_version_advise_models() -> None:
     assert build.version() == VOLCANO_VERSION
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="66 of 100 agree today (docs/compatibility.md lists the open classes); "
+    "remove this mark when the batch agrees",
+)
 def test_fixed_seed_batch_agrees(tmp_path: Path) -> None:
     if shutil.which("go") is None:
         if os.environ.get("CI") == "true":
