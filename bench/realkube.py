@@ -25,7 +25,10 @@ labels (huawei.com/topotree.groupid, huawei.com/topotree) at the same concurrenc
    again and the server finds nothing changed).
 
 Between methods the two labels are removed from every node touched, so each method does the
-same work. For each run: wall time, the client's CPU (user + sys of the child processes,
+same work. ``--rounds`` repeats the set, apply and clientgo taking turns to go first, so that
+a change in the machine's load does not favour one of them.
+
+For each run: wall time, the client's CPU (user + sys of the child processes,
 from ``getrusage(RUSAGE_CHILDREN)``), kube-apiserver's and etcd's CPU over the same interval
 (``/proc/PID/stat``), and the API server's count of node requests by verb (its
 ``apiserver_request_total``, read with ``kubectl get --raw /metrics`` just outside the

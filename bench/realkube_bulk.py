@@ -191,27 +191,25 @@ def write_csv(path: Path, names: list[str], tree: str, offset: int) -> Path:
     return path
 
 
-def one_round(b: Bench, sample: int) -> None:
+def one_round(b: Bench, sample: int, apply_first: bool) -> None:
+    """apply's three runs and clientgo's, in the order given (rounds alternate it, so that a
+    change in the machine's load does not favour one), then kubectl on a sample."""
     n = len(b.names)
-    b.measure("apply, cold", n, b.apply("a"))
-    b.expect(f"{T}=bench", n)
-    b.measure("apply, warm (nothing to write)", n, b.apply("a"))
-    b.measure("apply, changed values", n, b.apply("b"))
-    b.expect(f"{T}=bench-b", n)
-    b.reset(b.names)
+    clients = [("apply", b.apply), ("clientgo", b.clientgo_run)]
+    for name, run in clients if apply_first else clients[::-1]:
+        b.measure(f"{name}, cold", n, run("a"))
+        b.expect(f"{T}=bench", n)
+        again = "warm (nothing to write)" if name == "apply" else "same values again"
+        b.measure(f"{name}, {again}", n, run("a"))
+        b.measure(f"{name}, changed values", n, run("b"))
+        b.expect(f"{T}=bench-b", n)
+        b.reset(b.names)
     first = b.names[:sample]
     for workers in (b.concurrency, 1):
-        b.measure(
-            f"kubectl label, {workers} at a time", sample, b.kubectl_run(first, workers), n / sample
-        )
+        run = b.kubectl_run(first, workers)
+        b.measure(f"kubectl label, {workers} at a time", sample, run, n / sample)
         b.expect(f"{T}=bench", sample)
         b.reset(first)
-    b.measure("clientgo, cold", n, b.clientgo_run("a"))
-    b.expect(f"{T}=bench", n)
-    b.measure("clientgo, same values again", n, b.clientgo_run("a"))
-    b.measure("clientgo, changed values", n, b.clientgo_run("b"))
-    b.expect(f"{T}=bench-b", n)
-    b.reset(b.names)
 
 
 def run_bulk(args: argparse.Namespace) -> None:
@@ -245,7 +243,7 @@ def run_bulk(args: argparse.Namespace) -> None:
                 f"round {r + 1} of {args.rounds} (load average {os.getloadavg()[0]:.1f})",
                 flush=True,
             )
-            one_round(b, min(args.kubectl_sample, len(names)))
+            one_round(b, min(args.kubectl_sample, len(names)), apply_first=r % 2 == 0)
         print()
         print(table(b.rows, args.nodes, args.concurrency))
     finally:

@@ -86,16 +86,27 @@ class Admin:
         content_type: str = "application/json",
         accept: str = "application/json",
     ) -> Any:
-        conn = getattr(self.local, "conn", None)
-        if conn is None:
-            conn = http.client.HTTPSConnection(
-                "127.0.0.1", self.port, context=self.context, timeout=60
-            )
-            self.local.conn = conn
         data = None if body is None else json.dumps(body).encode()
-        conn.request(method, path, data, {"Content-Type": content_type, "Accept": accept})
-        answer = conn.getresponse()
-        payload = answer.read()
+        headers = {"Content-Type": content_type, "Accept": accept}
+        for retry in (False, True):
+            conn = getattr(self.local, "conn", None)
+            if conn is None:
+                conn = http.client.HTTPSConnection(
+                    "127.0.0.1", self.port, context=self.context, timeout=60
+                )
+                self.local.conn = conn
+            try:
+                conn.request(method, path, data, headers)
+                answer = conn.getresponse()
+                payload = answer.read()
+                break
+            except (http.client.RemoteDisconnected, ConnectionError):
+                # A keep-alive connection the server closed while it sat idle: once more
+                # on a new one.
+                conn.close()
+                self.local.conn = None
+                if retry:
+                    raise
         if answer.status >= 300:
             raise RuntimeError(f"{method} {path}: {answer.status} {payload[:500]!r}")
         return json.loads(payload) if payload else None
