@@ -20,7 +20,6 @@ import argparse
 import base64
 import os
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -32,27 +31,19 @@ from pathlib import Path
 
 import yaml
 
+from tests.helpers import free_port
 from tests.realkube.certs import Authority, Pair, service_account_keys
 
 # The Kubernetes 1.37 workload-aware scheduling APIs: Workload and PodGroup
 # (scheduling.k8s.io/v1beta1, beta but off by default), CompositePodGroup (v1alpha3), and the
-# scheduler's gang and topology-aware placement of them. API server and scheduler get the same
-# gates.
-FEATURE_GATES = (
-    "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
-)
+# scheduler's topology-aware placement of them (gang scheduling has no gate of its own in
+# 1.37: it comes with GenericWorkload). API server and scheduler get the same gates.
+FEATURE_GATES = "GenericWorkload=true,TopologyAwareWorkloadScheduling=true,CompositePodGroup=true"
 RUNTIME_CONFIG = "scheduling.k8s.io/v1beta1=true,scheduling.k8s.io/v1alpha3=true"
 # KWOK manages only the nodes that carry this annotation: the bench's 10,000 nodes stay
 # unmanaged, so that heartbeats do not load the API server.
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 COMPONENTS = ("etcd", "kube-apiserver", "kube-scheduler", "kwok")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _b64(path: Path) -> str:
@@ -65,7 +56,10 @@ def write_kubeconfig(path: Path, server: str, ca: Path, user: dict[str, str]) ->
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [
-            {"name": "realkube", "cluster": {"server": server, "certificate-authority-data": _b64(ca)}}
+            {
+                "name": "realkube",
+                "cluster": {"server": server, "certificate-authority-data": _b64(ca)},
+            }
         ],
         "users": [{"name": "user", "user": user}],
         "contexts": [{"name": "realkube", "context": {"cluster": "realkube", "user": "user"}}],
@@ -119,11 +113,15 @@ class ControlPlane:
     def user_kubeconfig(self, name: str, user: str, groups: tuple[str, ...] = ()) -> Path:
         """A kubeconfig for a client-certificate user of ``groups``."""
         pair = self.ca.issue(name, user, groups)
-        return write_kubeconfig(self.folder / f"{name}.kubeconfig", self.server, self.ca.cert, cert_user(pair))
+        return write_kubeconfig(
+            self.folder / f"{name}.kubeconfig", self.server, self.ca.cert, cert_user(pair)
+        )
 
     def token_kubeconfig(self, name: str, token: str) -> Path:
         """A kubeconfig that presents a bearer token (a ServiceAccount's, say)."""
-        return write_kubeconfig(self.folder / f"{name}.kubeconfig", self.server, self.ca.cert, {"token": token})
+        return write_kubeconfig(
+            self.folder / f"{name}.kubeconfig", self.server, self.ca.cert, {"token": token}
+        )
 
     def command(self, name: str) -> list[str]:
         exe = str(self.bin / name)
@@ -219,17 +217,20 @@ class ControlPlane:
         while True:
             for name, proc in self.procs.items():
                 if proc.poll() is not None:
-                    raise RuntimeError(f"{name} exited with {proc.returncode}:\n{self.log_tail(name)}")
+                    raise RuntimeError(
+                        f"{name} exited with {proc.returncode}:\n{self.log_tail(name)}"
+                    )
             try:
-                with urllib.request.urlopen(f"{self.server}/readyz", context=context, timeout=2) as answer:
+                with urllib.request.urlopen(
+                    f"{self.server}/readyz", context=context, timeout=2
+                ) as answer:
                     if answer.status == 200:
                         return
             except (urllib.error.URLError, OSError):
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"kube-apiserver not ready after {timeout:.0f} s:\n{self.log_tail('kube-apiserver')}"
-                )
+                tail = self.log_tail("kube-apiserver")
+                raise RuntimeError(f"kube-apiserver not ready after {timeout:.0f} s:\n{tail}")
             time.sleep(0.2)
 
     def log_tail(self, name: str, lines: int = 30) -> str:
@@ -257,7 +258,13 @@ class ControlPlane:
                 _end(proc.pid, proc)
         self._record()
 
-    def kubectl(self, *args: str, input: str | None = None, check: bool = True, kubeconfig: Path | None = None) -> subprocess.CompletedProcess[str]:
+    def kubectl(
+        self,
+        *args: str,
+        input: str | None = None,
+        check: bool = True,
+        kubeconfig: Path | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         """The real kubectl, as the admin unless another kubeconfig is given."""
         return subprocess.run(
             [str(self.bin / "kubectl"), f"--kubeconfig={kubeconfig or self.kubeconfig}", *args],
