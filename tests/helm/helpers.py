@@ -126,7 +126,7 @@ def differences(ours: Any, theirs: Any, path: str = "") -> list[str]:
     if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
         return [
             d
-            for i, (a, b) in enumerate(zip(ours, theirs))
+            for i, (a, b) in enumerate(zip(ours, theirs, strict=True))
             for d in differences(a, b, f"{path}[{i}]")
         ]
     return [] if ours == theirs else [f"{path}: chart {ours!r} != kustomize {theirs!r}"]

@@ -141,6 +141,28 @@ def _node(taints: list[dict[str, str]]) -> dict[str, Any]:
     return {"metadata": {"name": "n1", "labels": {}}, "spec": {"taints": taints}}
 
 
+def test_exporter_values_reach_its_deployment(helm: Helm) -> None:
+    docs = objects(
+        helm.template(
+            "--set", "profile=ascend",
+            "--set", "audit.extraArgs={--dra-driver=none}",
+            "--set", "audit.resources.limits.memory=1Gi",
+        )
+    )  # fmt: skip
+    (container,) = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"]
+    assert container["args"] == [
+        "audit",
+        "--serve",
+        "--profile=ascend-superpod",
+        "--port=8080",
+        "--log-format=json",
+        "--dra-driver=none",
+    ]
+    assert container["resources"]["limits"] == {"memory": "1Gi"}
+    kinds = [d["kind"] for d in objects(helm.template("--set", "audit.enabled=false"))]
+    assert "Deployment" not in kinds and "Service" not in kinds
+
+
 def test_a_digest_pins_the_image(helm: Helm) -> None:
     digest = "sha256:" + "ab" * 32
     docs = objects(helm.template("--set", f"image.digest={digest}"))
