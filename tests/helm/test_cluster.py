@@ -28,10 +28,12 @@ def _unique(prefix: str) -> str:
 
 
 @pytest.fixture
-def namespace(real_kube: ControlPlane) -> str:
+def namespace(real_kube: ControlPlane) -> Iterator[str]:
+    """A namespace of the test's own; its deletion is asked for, never waited on."""
     name = _unique("chart")
     real_kube.kubectl("create", "namespace", name)
-    return name
+    yield name
+    real_kube.kubectl("delete", "namespace", name, "--wait=false", check=False)
 
 
 @pytest.fixture
