@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import yaml
 
+from tests.e2e.fake_imds import FakeImds
 from tests.realkube import upstream
 from tests.realkube.controlplane import ControlPlane
 
@@ -21,3 +24,10 @@ def crds(real_kube: ControlPlane) -> ControlPlane:
     )
     real_kube.kubectl("apply", "--server-side", "-f", "-", input=upstream.hypernode_policy())
     return real_kube
+
+
+@pytest.fixture
+def imds() -> Iterator[FakeImds]:
+    """A started loopback metadata server (OCI IMDS documents per node)."""
+    with FakeImds() as fake:
+        yield fake
