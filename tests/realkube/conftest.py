@@ -18,7 +18,9 @@ def crds(real_kube: ControlPlane) -> ControlPlane:
     Volcano's HyperNode admission policy enforced."""
     files = [*upstream.kueue_crds(), *upstream.volcano_crds()]
     real_kube.kubectl("apply", "--server-side", *(f"--filename={f}" for f in files))
-    names = [yaml.safe_load(f.read_text())["metadata"]["name"] for f in files]
+    names = [
+        next(d for d in yaml.safe_load_all(f.read_text()) if d)["metadata"]["name"] for f in files
+    ]
     real_kube.kubectl(
         "wait", "--for=condition=Established", "--timeout=60s", *(f"crd/{n}" for n in names)
     )

@@ -29,13 +29,7 @@ def labeled_count(plane: ControlPlane) -> int:
 def test_api_server_killed_mid_apply(own_real_kube: ControlPlane, tmp_path: Path) -> None:
     plane = own_real_kube
     made = names("rf", N)
-    listing = tmp_path / "nodes.json"
-    listing.write_text(
-        json.dumps(
-            {"apiVersion": "v1", "kind": "List", "items": [cluster.node_body(n) for n in made]}
-        )
-    )
-    plane.kubectl("create", "-f", str(listing))
+    cluster.create_nodes(plane, made, tmp_path, "rf")
     csv = write_csv(tmp_path / "cluster.csv", made)
     env = cli_env()
     env.pop("KUBECONFIG", None)
