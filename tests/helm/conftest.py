@@ -3,21 +3,20 @@ the Prometheus Operator's CRDs from the Go module proxy for the monitoring objec
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.helm.helpers import Helm
+from tests.realkube import upstream
 from tests.realkube.controlplane import ControlPlane
 
 # The Prometheus Operator release whose CRDs (ServiceMonitor, PrometheusRule) the cluster
 # gets; its Go module carries them (example/prometheus-operator-crd/).
-PROMETHEUS_OPERATOR = "github.com/prometheus-operator/prometheus-operator@v0.85.0"
+PROMETHEUS_OPERATOR = ("github.com/prometheus-operator/prometheus-operator", "v0.85.0")
 MONITORING_CRDS = ("servicemonitors", "prometheusrules")
 
 
@@ -45,17 +44,7 @@ def monitoring_crds(real_kube: ControlPlane) -> None:
         if os.environ.get("CI"):
             pytest.fail("CI=true but Go is not installed; the chart's monitoring tests need it")
         pytest.skip("Go is not installed: no Prometheus Operator CRDs")
-    done = subprocess.run(
-        ["go", "mod", "download", "-json", PROMETHEUS_OPERATOR],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, (
-        f"go mod download {PROMETHEUS_OPERATOR}: {done.stderr}{done.stdout}"
-    )
-    folder = Path(json.loads(done.stdout)["Dir"]) / "example" / "prometheus-operator-crd"
+    folder = upstream.module_dir(*PROMETHEUS_OPERATOR) / "example" / "prometheus-operator-crd"
     for plural in MONITORING_CRDS:
         crd = folder / f"monitoring.coreos.com_{plural}.yaml"
         real_kube.kubectl("apply", "--server-side", "-f", str(crd))
