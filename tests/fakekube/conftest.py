@@ -9,17 +9,13 @@ from collections.abc import Iterator
 import pytest
 
 from tests.fakekube import FakeKube
-from tests.realkube.adapter import RealKube, install_extra_crds
-from tests.realkube.conftest import crds
+from tests.realkube.adapter import RealKube
 from tests.realkube.controlplane import ControlPlane
-
-__all__ = ["crds"]
 
 
 @pytest.fixture(scope="session")
 def contract_real_kube(crds: ControlPlane) -> RealKube:
     """The session's control plane, with every CRD the fake serves installed."""
-    install_extra_crds(crds)
     return RealKube(crds)
 
 

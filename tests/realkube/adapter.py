@@ -30,14 +30,11 @@ import kubernetes
 
 from tests.fakekube import FakeKube
 from tests.fakekube.resources import Resource, lookup
-from tests.realkube import upstream
 from tests.realkube.controlplane import ControlPlane
 
 Obj = dict[str, Any]
 MERGE = "application/merge-patch+json"
 
-# Volcano's CRDs the fake serves beyond those the session's ``crds`` fixture installs.
-VOLCANO_EXTRA_CRDS = ("scheduling.volcano.sh_queues.yaml", "batch.volcano.sh_jobs.yaml")
 # What reset() empties, as (apiVersion path, plural, namespaced). Nodes first: pods and
 # slices name them. Namespaces are left alone (see the module's docstring).
 RESET = (
@@ -71,15 +68,6 @@ STATUS_SUBRESOURCE = {"Node", "Pod", "Workload", "LocalQueue", "ClusterQueue", "
 
 class RealKubeError(RuntimeError):
     """A request of the adapter's own that the real server refused."""
-
-
-def install_extra_crds(plane: ControlPlane) -> None:
-    bases = upstream.module_dir(*upstream.VOLCANO) / "config" / "crd" / "volcano" / "bases"
-    files = [bases / name for name in VOLCANO_EXTRA_CRDS]
-    plane.kubectl("apply", "--server-side", *(f"--filename={f}" for f in files))
-    names = ("queues.scheduling.volcano.sh", "jobs.batch.volcano.sh")
-    plane.kubectl("wait", "--for=condition=Established", "--timeout=60s",
-                  *(f"crd/{n}" for n in names))  # fmt: skip
 
 
 class RealKube:

@@ -90,7 +90,7 @@ def test_kubectl_topology_advise_from_the_cluster(
     fits = kubectl_topology(plugin_env, *job)
     assert fits.returncode == 0, fits.stdout + fits.stderr
     assert "Verdict: FITS now" in fits.stdout, fits.stdout
-    too_big = kubectl_topology(plugin_env, *job[:4], "3", *job[5:])
+    too_big = kubectl_topology(plugin_env, *job[:5], "3", *job[6:])
     assert too_big.returncode != 0
     assert "does NOT fit" in too_big.stdout, too_big.stdout
     assert "rg-bare" in too_big.stdout  # outside the topology, said by name

@@ -41,10 +41,9 @@ def kueue_crds() -> list[Path]:
 
 def volcano_crds() -> list[Path]:
     bases = module_dir(*VOLCANO) / "config" / "crd" / "volcano" / "bases"
-    return [
-        bases / name
-        for name in ("topology.volcano.sh_hypernodes.yaml", "scheduling.volcano.sh_podgroups.yaml")
-    ]
+    names = ("topology.volcano.sh_hypernodes", "scheduling.volcano.sh_podgroups",
+             "scheduling.volcano.sh_queues", "batch.volcano.sh_jobs")  # fmt: skip
+    return [bases / f"{name}.yaml" for name in names]
 
 
 def hypernode_policy() -> str:
