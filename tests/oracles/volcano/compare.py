@@ -47,9 +47,17 @@ def advise(folder: Path) -> Obj:
     return answer
 
 
+def write_prefer(folder: Path, a: Obj) -> None:
+    """advise's placement, for the oracle to take where Volcano breaks a tie at random."""
+    placed = {**_advise_placed(a, "pods"), **_advise_placed(a, "pipelined")}
+    (folder / "prefer.json").write_text(json.dumps(placed, indent=2, sort_keys=True) + "\n")
+
+
 def oracle(exe: Path, folder: Path) -> Obj:
-    """Volcano's answer for the scenario in ``folder``."""
+    """Volcano's answer for the scenario in ``folder`` (ties broken as ``prefer.json`` says)."""
     cmd = [str(exe), "--snapshot", str(folder / "snapshot.yaml"), "-f", str(folder / "job.yaml")]
+    if (folder / "prefer.json").exists():
+        cmd += ["--prefer", str(folder / "prefer.json")]
     r = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=120)
     if r.returncode != 0:
         return {"error": r.stderr.strip()[-2000:]}
@@ -111,14 +119,20 @@ def _advise_placed(a: Obj, key: str) -> dict[str, str]:
 
 
 def _unschedulable(o: Obj) -> str:
-    for c in o.get("conditions") or []:
+    """The gang's word on the PodGroup: the Unschedulable message, else, when the gang is
+    ready (its running members suffice) and nothing was placed, the Scheduled reason."""
+    conds = o.get("conditions") or []
+    for c in conds:
         if c["type"] == "Unschedulable":
             return str(c["message"])
+    for c in conds:
+        if c["type"] == "Scheduled":
+            return str(c["reason"])
     return ""
 
 
 def _gang_part(message: str) -> str:
-    return message.split(" Origin reason is ")[0]
+    return message.split(" Origin reason is ")[0].removesuffix(".")
 
 
 def differences(folder: Path, a: Obj, o: Obj) -> list[str]:
@@ -143,7 +157,7 @@ def write_repro(folder: Path, exe: Path, diffs: list[str]) -> None:
     (folder / "repro.sh").write_text(
         '#!/bin/sh\n# advise and Volcano\'s own scheduler on this scenario\ncd "$(dirname "$0")"\n'
         "python -m labeler advise -f job.yaml --from-snapshot snapshot.yaml -o json\n"
-        f"{exe} --snapshot snapshot.yaml -f job.yaml\n"
+        f"{exe} --snapshot snapshot.yaml -f job.yaml --prefer prefer.json\n"
     )
     (folder / "README").write_text("They disagree:\n" + "\n".join(diffs) + "\n")
 
@@ -155,7 +169,10 @@ def batch(n: int, seed: int, out_dir: Path) -> Result:
     for i in range(n):
         folder = out_dir / f"{seed}-{i}"
         scenarios.write(scenarios.generate(seed * 1_000_003 + i), folder)
-        a, o = advise(folder), oracle(exe, folder)
+        a = advise(folder)
+        if "error" not in a:
+            write_prefer(folder, a)
+        o = oracle(exe, folder)
         (folder / "advise.json").write_text(json.dumps(a, indent=2))
         (folder / "oracle.json").write_text(json.dumps(o, indent=2))
         diffs = differences(folder, a, o)

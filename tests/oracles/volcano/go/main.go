@@ -2,7 +2,7 @@
 // the version in go.mod) over the files `topology-labeler advise` reads for a Volcano
 // PodGroup, and prints what the scheduler decided as JSON (tests/oracles/README.md).
 //
-//	volcano-oracle --snapshot SNAP.yaml -f PODGROUP.yaml [--scheduler-conf CONF] [--seed N]
+//	volcano-oracle --snapshot SNAP.yaml -f PODGROUP.yaml [--scheduler-conf CONF] [--seed N] [--prefer PLACEMENT.json]
 //
 // The session is the scheduler's own: OpenSession over a scheduler cache fed with the
 // snapshot's nodes, pods, HyperNodes, Queues and PodGroups, then the configuration's
@@ -26,9 +26,10 @@ func main() {
 	file := flag.String("f", "", "the advised PodGroup, with its pods")
 	confPath := flag.String("scheduler-conf", "", "volcano-scheduler.conf or its ConfigMap")
 	seed := flag.Int64("seed", 1, "seed for Volcano's random choice among equal scores")
+	prefer := flag.String("prefer", "", `advise's placement, {"ns/pod": "node"}: taken where Volcano would pick at random among equal scores`)
 	flag.Parse()
 	if *snapshot == "" || *file == "" {
-		fmt.Fprintln(os.Stderr, "usage: volcano-oracle --snapshot FILE -f FILE [--scheduler-conf FILE] [--seed N]")
+		fmt.Fprintln(os.Stderr, "usage: volcano-oracle --snapshot FILE -f FILE [--scheduler-conf FILE] [--seed N] [--prefer FILE]")
 		os.Exit(2)
 	}
 	rand.Seed(*seed) //nolint:staticcheck // Volcano breaks ties with the global source
@@ -37,7 +38,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "volcano-oracle:", err)
 		os.Exit(1)
 	}
-	out, err := runSession(in)
+	tb, err := readPrefer(*prefer)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "volcano-oracle:", err)
+		os.Exit(1)
+	}
+	out, err := runSession(in, tb)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "volcano-oracle:", err)
 		os.Exit(1)

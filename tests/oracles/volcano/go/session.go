@@ -181,7 +181,7 @@ func newCache(in *inputs) (*cache.SchedulerCache, chan struct{}, error) {
 	return sc, stop, nil
 }
 
-func runSession(in *inputs) (*Result, error) {
+func runSession(in *inputs, tb *tiebreak) (*Result, error) {
 	// The Kubernetes plugins the predicates run record metrics; the scheduler registers them
 	// at start-up.
 	metrics.InitKubeSchedulerRelatedMetrics()
@@ -192,6 +192,7 @@ func runSession(in *inputs) (*Result, error) {
 	for name, b := range builders {
 		framework.RegisterPluginBuilder(name, b)
 	}
+	tiers = withTiebreak(tb, tiers)
 	sc, stop, err := newCache(in)
 	if err != nil {
 		return nil, err
