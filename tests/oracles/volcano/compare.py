@@ -1,12 +1,13 @@
 """Run ``advise`` and Volcano's own scheduler (the oracle) on generated scenarios, compare.
 
-The comparison (tests/oracles/README.md, "Volcano"): the verdict (the gang placed this
-cycle or not), the number of pods bound and pipelined, and, since Volcano picks at random
-among equally scored nodes and HyperNodes, the invariants of the placement: for every
-HyperNode tier, the pod counts per HyperNode (sorted), and the pod counts per node
-(sorted). When neither places the gang, the PodGroup's Unschedulable message must be the
-same up to its "Origin reason" (the gang's counts); the origin names a node or HyperNode
-that a random tie may change, and lists reasons in an order of Go map walks.
+The comparison (tests/oracles/README.md, "Volcano"): advise runs first and the oracle takes
+its placement where Volcano would break a tie at random (``--prefer``). Then the verdict
+(the gang placed this cycle or not), the number of pods bound and pipelined, for every
+HyperNode tier the pod counts per HyperNode (sorted), and the pod counts per node (sorted).
+When neither places the gang, the PodGroup's word must be the same up to its "Origin
+reason": the origin depends on which HyperNode Volcano tried last, a Go map walk. Volcano's
+ties in the dry runs of HyperNodes advise did not choose still fall at random, and decide
+which HyperNode holds the gang; a difference counts only when ``SEEDS`` runs all differ.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import yaml
 from tests.oracles.volcano import build, scenarios
 
 ROOT = Path(__file__).resolve().parents[3]
+SEEDS = 8  # oracle runs, each with its own seed, before a difference counts
 Obj = dict[str, Any]
 
 
@@ -53,9 +55,10 @@ def write_prefer(folder: Path, a: Obj) -> None:
     (folder / "prefer.json").write_text(json.dumps(placed, indent=2, sort_keys=True) + "\n")
 
 
-def oracle(exe: Path, folder: Path) -> Obj:
+def oracle(exe: Path, folder: Path, seed: int = 1) -> Obj:
     """Volcano's answer for the scenario in ``folder`` (ties broken as ``prefer.json`` says)."""
     cmd = [str(exe), "--snapshot", str(folder / "snapshot.yaml"), "-f", str(folder / "job.yaml")]
+    cmd += ["--seed", str(seed)]
     if (folder / "prefer.json").exists():
         cmd += ["--prefer", str(folder / "prefer.json")]
     r = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=120)
@@ -173,9 +176,17 @@ def batch(n: int, seed: int, out_dir: Path) -> Result:
         if "error" not in a:
             write_prefer(folder, a)
         o = oracle(exe, folder)
+        diffs = differences(folder, a, o)
+        # Ties inside HyperNodes advise did not choose are Volcano's own random picks, and
+        # they decide which HyperNode holds the gang: other seeds, then (see README.md).
+        for seed in range(2, SEEDS + 1):
+            if not diffs:
+                break
+            again = oracle(exe, folder, seed)
+            if not differences(folder, a, again):
+                o, diffs = again, []
         (folder / "advise.json").write_text(json.dumps(a, indent=2))
         (folder / "oracle.json").write_text(json.dumps(o, indent=2))
-        diffs = differences(folder, a, o)
         if diffs:
             write_repro(folder, exe, diffs)
             result.disagreements.append(f"{folder}: " + "; ".join(diffs))

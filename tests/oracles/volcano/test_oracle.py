@@ -42,15 +42,26 @@ def test_running_members_of_a_podgroup_are_counted_with_f_and_podgroup(tmp_path:
     assert json.loads(out.stdout)["message"].startswith(expected)
 
 
+def test_a_roles_failed_node_is_refused_to_its_later_pods() -> None:
+    """Volcano's predicate error cache: the second pod of the role is refused the node the
+    first one failed on, though its own nodeSelector matches it; the gang is not placed."""
+    answer = compare.advise(REGRESSIONS / "predicate-error-cache-per-role")
+    assert answer["pods"] == []
+    assert answer["message"].startswith(
+        "1/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable; "
+        "Pending: 1 Schedulable, 1 Unschedulable"
+    )
+
+
+def test_preferred_affinity_weighs_its_raw_weight() -> None:
+    answer = compare.advise(REGRESSIONS / "preferred-affinity-unnormalized")
+    assert [p["node"] for p in answer["pods"]] == ["big"]
+
+
 def test_oracle_pins_the_version_advise_models() -> None:
     assert build.version() == VOLCANO_VERSION
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="66 of 100 agree today (docs/compatibility.md lists the open classes); "
-    "remove this mark when the batch agrees",
-)
 def test_fixed_seed_batch_agrees(tmp_path: Path) -> None:
     if shutil.which("go") is None:
         if os.environ.get("CI") == "true":
