@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -19,7 +18,6 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
 	"sigs.k8s.io/kueue/pkg/controller/tas"
-	"sigs.k8s.io/kueue/pkg/features"
 	"sigs.k8s.io/kueue/pkg/util/roletracker"
 	utiltas "sigs.k8s.io/kueue/pkg/util/tas"
 	"sigs.k8s.io/kueue/pkg/workload"
@@ -130,30 +128,28 @@ func failNodes(ctx context.Context, objs *objects, admitted string, failed []str
 		return r, nil
 	}
 	e.clock.Step(time.Minute)
+	before := wl.ResourceVersion
 	if err := e.start(ctx); err != nil {
 		return nil, err
 	}
-	// Without fail-fast, a Workload with no replacement keeps its unhealthy node and
-	// nothing is written: a short wait that ends without a change is that answer.
-	waitCtx := ctx
-	if !features.Enabled(features.TASFailedNodeReplacementFailFast) {
-		var cancel context.CancelFunc
-		waitCtx, cancel = context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-	}
-	got, err := e.waitFor(waitCtx, key, func(w *kueue.Workload) bool {
-		ev := condition(w, kueue.WorkloadEvicted)
-		return len(w.Status.UnhealthyNodes) == 0 || (ev != nil && ev.Status == "True")
+	// The scheduler either writes the Workload (re-admitted, kept, evicted) or, with no
+	// replacement and without fail-fast, queues it for another second pass and says so in
+	// a SecondPassFailed event, writing nothing.
+	got, err := e.waitFor(ctx, key, func(w *kueue.Workload) bool {
+		return w.ResourceVersion != before || e.recorder.has(key, "SecondPassFailed")
 	})
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return nil, err
+	if err != nil {
+		return nil, fmt.Errorf("no decision from Kueue for %s: %w", admitted, err)
 	}
 	r := describe(got)
 	r.FailedNodes = recorded
+	// The fake client merges the scheduler's server-side apply as a strategic merge, so
+	// status.unhealthyNodes, which the apply leaves out, stays in it; the re-admission is
+	// read from the new assignment instead (the same one when the Workload is kept).
 	switch ev := condition(got, kueue.WorkloadEvicted); {
 	case ev != nil && ev.Status == "True":
 		r.Outcome, r.Message = "evicted", ev.Message
-	case len(got.Status.UnhealthyNodes) == 0:
+	case got.ResourceVersion != before:
 		r.Outcome = "replaced"
 	default:
 		r.Outcome = "waiting"

@@ -7,11 +7,15 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	testingclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -30,7 +34,7 @@ type env struct {
 	cache    *schdcache.Cache
 	queues   *qcache.Manager
 	clock    *testingclock.FakeClock
-	recorder *utiltesting.EventRecorder
+	recorder *recorder
 	log      logr.Logger
 }
 
@@ -61,7 +65,7 @@ func newEnv(ctx context.Context, objs *objects) (*env, error) {
 	cache := schdcache.New(cl)
 	clk := testingclock.NewFakeClock(time.Now())
 	queues := qcache.NewManagerForUnitTests(cl, cache, qcache.WithClock(clk))
-	e := &env{client: cl, cache: cache, queues: queues, clock: clk, recorder: &utiltesting.EventRecorder{}, log: log}
+	e := &env{client: cl, cache: cache, queues: queues, clock: clk, recorder: &recorder{}, log: log}
 
 	topologies := map[string]*kueue.Topology{}
 	for i := range objs.topologies {
@@ -141,4 +145,33 @@ func condition(wl *kueue.Workload, kind string) *metav1.Condition {
 		}
 	}
 	return nil
+}
+
+// recorder keeps the events Kueue records, for the oracle to read while the scheduler runs.
+type recorder struct {
+	mu     sync.Mutex
+	events []utiltesting.EventRecord
+}
+
+var _ events.EventRecorder = (*recorder)(nil)
+
+func (r *recorder) Eventf(regarding runtime.Object, _ runtime.Object, eventtype, reason, _, note string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := types.NamespacedName{}
+	if obj, ok := regarding.(client.Object); ok {
+		key = client.ObjectKeyFromObject(obj)
+	}
+	r.events = append(r.events, utiltesting.EventRecord{Key: key, EventType: eventtype, Reason: reason, Message: fmt.Sprintf(note, args...)})
+}
+
+func (r *recorder) has(key types.NamespacedName, reason string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.events {
+		if e.Key == key && e.Reason == reason {
+			return true
+		}
+	}
+	return false
 }

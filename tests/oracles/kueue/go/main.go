@@ -16,9 +16,12 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 )
 
@@ -36,10 +39,14 @@ func main() {
 	workloadFile := flag.String("f", "", "a pending Workload to place")
 	admitted := flag.String("workload", "", "NS/NAME of an admitted Workload in the snapshot, for --failed-node")
 	gates := flag.String("feature-gates", "", "Kueue feature gates, in Kueue's --feature-gates syntax")
+	verbosity := flag.Int("v", 0, "log Kueue's own log lines at this verbosity to stderr (0: none)")
 	timeout := flag.Duration("timeout", 20*time.Second, "how long to wait for Kueue's decision")
 	var failed nodeList
 	flag.Var(&failed, "failed-node", "a node that is gone (repeatable)")
 	flag.Parse()
+	if *verbosity > 0 {
+		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.Level(-*verbosity))))
+	}
 	if err := run(*snapshot, *workloadFile, *admitted, *gates, failed, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "kueue-oracle:", err)
 		os.Exit(1)
@@ -64,7 +71,7 @@ func run(snapshot, workloadFile, admitted, gates string, failed []string, timeou
 	}
 	var answer *result
 	var err error
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(ctrl.LoggerInto(context.Background(), ctrl.Log), timeout)
 	defer cancel()
 	if workloadFile != "" {
 		answer, err = place(ctx, objs, scheme, workloadFile)
