@@ -22,7 +22,7 @@ from labeler.tas.dra import DraNote
 from labeler.tas.gates import Gates
 from labeler.tas.queues import FlavorChoice, choose_flavors
 from labeler.tas.tree import Tree, build_tree_for_levels
-from labeler.tas.usage import HeldUsage, TasFlavor, admitted_usage, tas_flavor
+from labeler.tas.usage import HeldUsage, TasFlavor, admitted_usage, sharing_usage, tas_flavor
 from labeler.tas.workload import Workload, with_tolerations, workloads_from_object
 from labeler.tas.workload_report import workload_dict, workload_text
 
@@ -166,7 +166,7 @@ def _place(
 ) -> Try:
     held = admitted_usage(
         [o for o in objects if o.get("kind") == "Workload"],
-        flavor=flavor.name if flavor else None,
+        flavors=sharing_usage(objects, flavor) if flavor else None,
         skip=self_ref,
     )
     # several Workloads (a LeaderWorkerSet's groups) are admitted one after another

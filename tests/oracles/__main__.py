@@ -16,7 +16,9 @@ def main() -> int:
     p.add_argument("sched")
     p.add_argument("--n", type=int, default=200)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--keep", type=Path, help="folder for the reproducers (default: a temporary one)")
+    p.add_argument(
+        "--keep", type=Path, help="folder for the reproducers (default: a temporary one)"
+    )
     args = p.parse_args()
     compare = importlib.import_module(f"tests.oracles.{args.sched}.compare")
     out = args.keep or Path(tempfile.mkdtemp(prefix=f"oracle-{args.sched}-"))

@@ -126,8 +126,10 @@ def compare_place(advise: dict[str, Any], oracle: dict[str, Any]) -> tuple[str, 
 
 def _before(sc: Scenario) -> dict[str, dict[str, int]]:
     """Each PodSet's pods per node before the failure, from the admitted Workload."""
-    ns, name = sc.admitted.split("/")
-    wl = next(o for o in sc.snapshot if o.get("kind") == "Workload" and o["metadata"]["name"] == name)
+    name = sc.admitted.split("/")[1]
+    wl = next(
+        o for o in sc.snapshot if o.get("kind") == "Workload" and o["metadata"]["name"] == name
+    )
     out = {}
     for psa in wl["status"]["admission"]["podSetAssignments"]:
         s = psa["topologyAssignment"]["slices"][0]
@@ -136,16 +138,30 @@ def _before(sc: Scenario) -> dict[str, dict[str, int]]:
     return out
 
 
-def compare_failure(sc: Scenario, advise: dict[str, Any], oracle: dict[str, Any]) -> tuple[str, str] | None:
+def _any_order(message: Any) -> str:
+    """An eviction message with its list of nodes sorted: Kueue lists failed nodes in the
+    order its node controller met them, which follows the order of Node events."""
+    head, sep, names = str(message).rpartition(": ")
+    comma = ", " if ", " in names else ","
+    return head + sep + comma.join(sorted(names.split(comma)))
+
+
+def compare_failure(
+    sc: Scenario, advise: dict[str, Any], oracle: dict[str, Any]
+) -> tuple[str, str] | None:
     outcome = oracle["outcome"]
     before = _before(sc)
     after = {ps["name"]: _oracle_counts(ps) for ps in oracle["podSets"]}
     if outcome == "replaced" and after == before:
         outcome = "kept"  # the assignment stays as it was (a Workload owned by a single Pod)
     if advise.get("outcome") != outcome:
-        return "outcome", f"advise {advise.get('outcome')} ({advise.get('message')}); Kueue {outcome} ({oracle['message']})"
-    if outcome == "evicted" and advise.get("message") != oracle["message"]:
-        return "eviction-message", f"advise: {advise.get('message')!r}; Kueue: {oracle['message']!r}"
+        ours = f"{advise.get('outcome')} ({advise.get('message')})"
+        return "outcome", f"advise {ours}; Kueue {outcome} ({oracle['message']})"
+    if outcome == "evicted" and _any_order(advise.get("message")) != _any_order(oracle["message"]):
+        return (
+            "eviction-message",
+            f"advise: {advise.get('message')!r}; Kueue: {oracle['message']!r}",
+        )
     if outcome == "replaced":
         for ps in advise.get("podsets") or []:
             ours = dict(before.get(ps["name"], {}))
@@ -154,7 +170,10 @@ def compare_failure(sc: Scenario, advise: dict[str, Any], oracle: dict[str, Any]
                 for entry in failed.get("replacement") or []:
                     ours[entry["node"]] = ours.get(entry["node"], 0) + int(entry["count"])
             if ours != after.get(ps["name"]):
-                return "replacement", f"PodSet {ps['name']}: advise {ours}; Kueue {after.get(ps['name'])}"
+                return (
+                    "replacement",
+                    f"PodSet {ps['name']}: advise {ours}; Kueue {after.get(ps['name'])}",
+                )
     return None
 
 
@@ -176,7 +195,9 @@ def judge(sc: Scenario, binary: Path, folder: Path) -> tuple[str, str] | None:
 
 def write_repro(folder: Path, sc: Scenario, binary: Path, kind: str, detail: str) -> None:
     advise = "topology-labeler " + shlex.join(advise_args(Path("."), sc))
-    oracle = shlex.join(oracle_args(Path("$ORACLE"), Path("."), sc)).replace("'$ORACLE'", '"$ORACLE"')
+    oracle = shlex.join(oracle_args(Path("$ORACLE"), Path("."), sc)).replace(
+        "'$ORACLE'", '"$ORACLE"'
+    )
     (folder / "repro.sh").write_text(
         "#!/bin/sh\n# Run from this folder; ORACLE is the oracle binary "
         "(python -m tests.oracles.kueue.build prints its path).\n"

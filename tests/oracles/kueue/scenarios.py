@@ -29,7 +29,11 @@ LEVEL_KEYS = ("example.com/zone", "example.com/block", "example.com/rack")
 SUFFIXES = ("1", "10", "1x", "2", "11", "3")
 TAINT = {"key": "example.com/maintenance", "value": "soon", "effect": "NoSchedule"}
 SOFT_TAINT = {"key": "example.com/noisy", "value": "yes", "effect": "PreferNoSchedule"}
-GATES = ("TASBalancedPlacement=true", "TASProfileMixed=false", "TASFailedNodeReplacementFailFast=false")
+GATES = (
+    "TASBalancedPlacement=true",
+    "TASProfileMixed=false",
+    "TASFailedNodeReplacementFailFast=false",
+)
 
 
 @dataclass
@@ -50,7 +54,12 @@ class Scenario:
         (folder / "snapshot.json").write_text(json.dumps(snap, indent=1) + "\n")
         if self.workload is not None:
             (folder / "workload.json").write_text(json.dumps(self.workload, indent=1) + "\n")
-        args = {"kind": self.kind, "admitted": self.admitted, "failed": self.failed, "gates": self.gates}
+        args = {
+            "kind": self.kind,
+            "admitted": self.admitted,
+            "failed": self.failed,
+            "gates": self.gates,
+        }
         (folder / "scenario.json").write_text(json.dumps(args, indent=1) + "\n")
 
 
@@ -73,10 +82,14 @@ def _node(rng: random.Random, name: str, levels: dict[str, str], pools: bool) ->
     }
     roll = rng.random()
     if roll < 0.06:
-        node["status"]["conditions"] = [{"type": "Ready", "status": "False", "lastTransitionTime": "2026-01-01T00:00:00Z"}]
+        node["status"]["conditions"] = [
+            {"type": "Ready", "status": "False", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+        ]
     elif roll < 0.10:
         node["spec"]["unschedulable"] = True
-        node["spec"]["taints"] = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]
+        node["spec"]["taints"] = [
+            {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+        ]
     elif roll < 0.18:
         node["spec"]["taints"] = [dict(TAINT)]
     elif roll < 0.22:
@@ -118,23 +131,38 @@ def _pod(rng: random.Random, i: int, node: dict[str, Any]) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": f"other-{i}", "namespace": "default"},
-        "spec": {"nodeName": node["metadata"]["name"], "containers": [{"name": "c", "resources": {"requests": req}}]},
+        "spec": {
+            "nodeName": node["metadata"]["name"],
+            "containers": [{"name": "c", "resources": {"requests": req}}],
+        },
         "status": {"phase": rng.choice(("Running", "Running", "Running", "Succeeded"))},
     }
 
 
-def _kueue_objects(levels: list[str], sibling: bool, flavor_labels: dict[str, str]) -> list[dict[str, Any]]:
+def _kueue_objects(
+    levels: list[str], sibling: bool, flavor_labels: dict[str, str]
+) -> list[dict[str, Any]]:
     v = "kueue.x-k8s.io/v1beta2"
-    quota = [{"name": r, "nominalQuota": q} for r, q in (("cpu", "100000"), ("memory", "1000Ti"), (GPU, "100000"))]
+    quota = [
+        {"name": r, "nominalQuota": q}
+        for r, q in (("cpu", "100000"), ("memory", "1000Ti"), (GPU, "100000"))
+    ]
     objs: list[dict[str, Any]] = [
-        {"apiVersion": v, "kind": "Topology", "metadata": {"name": "topo"}, "spec": {"levels": [{"nodeLabel": k} for k in levels]}}
+        {
+            "apiVersion": v,
+            "kind": "Topology",
+            "metadata": {"name": "topo"},
+            "spec": {"levels": [{"nodeLabel": k} for k in levels]},
+        }
     ]
     cqs = [("cq1", "main", "q1")] + ([("cq2", "sibling", "q2")] if sibling else [])
     for cq, flavor, lq in cqs:
         spec: dict[str, Any] = {"topologyName": "topo"}
         if flavor_labels:
             spec["nodeLabels"] = flavor_labels
-        objs.append({"apiVersion": v, "kind": "ResourceFlavor", "metadata": {"name": flavor}, "spec": spec})
+        objs.append(
+            {"apiVersion": v, "kind": "ResourceFlavor", "metadata": {"name": flavor}, "spec": spec}
+        )
         objs.append(
             {
                 "apiVersion": v,
@@ -142,11 +170,23 @@ def _kueue_objects(levels: list[str], sibling: bool, flavor_labels: dict[str, st
                 "metadata": {"name": cq},
                 "spec": {
                     "namespaceSelector": {},
-                    "resourceGroups": [{"coveredResources": ["cpu", "memory", GPU], "flavors": [{"name": flavor, "resources": quota}]}],
+                    "resourceGroups": [
+                        {
+                            "coveredResources": ["cpu", "memory", GPU],
+                            "flavors": [{"name": flavor, "resources": quota}],
+                        }
+                    ],
                 },
             }
         )
-        objs.append({"apiVersion": v, "kind": "LocalQueue", "metadata": {"name": lq, "namespace": NS}, "spec": {"clusterQueue": cq}})
+        objs.append(
+            {
+                "apiVersion": v,
+                "kind": "LocalQueue",
+                "metadata": {"name": lq, "namespace": NS},
+                "spec": {"clusterQueue": cq},
+            }
+        )
     return objs
 
 
@@ -167,7 +207,9 @@ def _topology_request(rng: random.Random, levels: list[str], count: int) -> dict
     if mode == "required" and rng.random() < 0.25:
         for size in (4, 3, 2):
             if count % size == 0 and count > size:
-                tr["podSetSliceRequiredTopology"] = rng.choice(levels[levels.index(tr["required"]) :])
+                tr["podSetSliceRequiredTopology"] = rng.choice(
+                    levels[levels.index(tr["required"]) :]
+                )
                 tr["podSetSliceSize"] = size
                 break
     return tr
@@ -181,8 +223,20 @@ def _template(rng: random.Random, req: dict[str, str], pools: bool) -> dict[str,
         if rng.random() < 0.5:
             spec["nodeSelector"] = {"example.com/pool": rng.choice(("a", "b"))}
         else:
-            term = {"matchExpressions": [{"key": "example.com/pool", "operator": "In", "values": [rng.choice(("a", "b"))]}]}
-            spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+            term = {
+                "matchExpressions": [
+                    {
+                        "key": "example.com/pool",
+                        "operator": "In",
+                        "values": [rng.choice(("a", "b"))],
+                    }
+                ]
+            }
+            spec["affinity"] = {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+                }
+            }
     return {"spec": spec}
 
 
@@ -202,7 +256,14 @@ def _pending(rng: random.Random, levels: list[str], pools: bool) -> dict[str, An
         mode = rng.choice(("required", "preferred"))
         for name, count in (("leader", 1), ("workers", rng.randint(1, 6))):
             tr = {mode: level, "podSetGroupName": "group"}
-            podsets.append({"name": name, "count": count, "template": _template(rng, _requests(rng), pools), "topologyRequest": tr})
+            podsets.append(
+                {
+                    "name": name,
+                    "count": count,
+                    "template": _template(rng, _requests(rng), pools),
+                    "topologyRequest": tr,
+                }
+            )
     else:
         for i in range(rng.choice((1, 1, 1, 2))):
             count = rng.randint(1, 8)
@@ -220,10 +281,12 @@ def _pending(rng: random.Random, levels: list[str], pools: bool) -> dict[str, An
 def _times(quantity: str, count: int) -> str:
     """A request of the generator's forms ("4", "16Gi") times count."""
     digits = quantity.rstrip("GiMK")
-    return f"{int(digits) * count}{quantity[len(digits):]}"
+    return f"{int(digits) * count}{quantity[len(digits) :]}"
 
 
-def _admit(wl: dict[str, Any], cq: str, flavor: str, hosts: list[list[str]], owner_pod: bool = False) -> dict[str, Any]:
+def _admit(
+    wl: dict[str, Any], cq: str, flavor: str, hosts: list[list[str]], owner_pod: bool = False
+) -> dict[str, Any]:
     """Mark wl admitted, its PodSets on the given hostnames (one pod per entry)."""
     psas = []
     for ps, names in zip(wl["spec"]["podSets"], hosts, strict=True):
@@ -253,25 +316,51 @@ def _admit(wl: dict[str, Any], cq: str, flavor: str, hosts: list[list[str]], own
                 },
             }
         )
-    cond = {"status": "True", "reason": "Admitted", "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+    cond = {
+        "status": "True",
+        "reason": "Admitted",
+        "message": "",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
     wl["status"] = {
         "admission": {"clusterQueue": cq, "podSetAssignments": psas},
-        "conditions": [{"type": "QuotaReserved", **cond, "reason": "QuotaReserved"}, {"type": "Admitted", **cond}],
+        "conditions": [
+            {"type": "QuotaReserved", **cond, "reason": "QuotaReserved"},
+            {"type": "Admitted", **cond},
+        ],
     }
     if owner_pod:
-        wl["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "single", "uid": "uid-single", "controller": True}]
+        wl["metadata"]["ownerReferences"] = [
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": "single",
+                "uid": "uid-single",
+                "controller": True,
+            }
+        ]
     return wl
 
 
-def _held(rng: random.Random, nodes: list[dict[str, Any]], sibling: bool, hostname_level: bool) -> list[dict[str, Any]]:
+def _held(
+    rng: random.Random, nodes: list[dict[str, Any]], sibling: bool, hostname_level: bool
+) -> list[dict[str, Any]]:
     """Admitted Workloads that hold capacity (Kueue counts them from admission)."""
     if not hostname_level:
         return []
     out = []
     for i in range(rng.choice((0, 1, 1, 2, 3))):
-        cq, flavor, q = ("cq2", "sibling", "q2") if sibling and rng.random() < 0.6 else ("cq1", "main", "q1")
+        cq, flavor, q = (
+            ("cq2", "sibling", "q2") if sibling and rng.random() < 0.6 else ("cq1", "main", "q1")
+        )
         count = rng.randint(1, 3)
-        ps = {"name": "main", "count": count, "template": {"spec": {"containers": [{"name": "c", "resources": {"requests": _requests(rng)}}]}}}
+        ps = {
+            "name": "main",
+            "count": count,
+            "template": {
+                "spec": {"containers": [{"name": "c", "resources": {"requests": _requests(rng)}}]}
+            },
+        }
         hosts = [rng.choice(nodes)["metadata"]["name"] for _ in range(count)]
         out.append(_admit(_workload(f"held-{i}", q, [ps]), cq, flavor, [hosts]))
     return out
@@ -290,31 +379,65 @@ def generate(seed: int) -> Scenario:
     gates = rng.choice(GATES) if rng.random() < 0.3 else ""
     if hostname_level and rng.random() < 0.3:
         return _failure(rng, seed, snapshot, levels, nodes, gates)
-    return Scenario(f"s{seed}", "place", snapshot, workload=_pending(rng, levels, pools), gates=gates)
+    return Scenario(
+        f"s{seed}", "place", snapshot, workload=_pending(rng, levels, pools), gates=gates
+    )
 
 
 def _failure(
-    rng: random.Random, seed: int, snapshot: list[dict[str, Any]], levels: list[str], nodes: list[dict[str, Any]], gates: str
+    rng: random.Random,
+    seed: int,
+    snapshot: list[dict[str, Any]],
+    levels: list[str],
+    nodes: list[dict[str, Any]],
+    gates: str,
 ) -> Scenario:
     """An admitted Workload on some nodes, one or two of which fail."""
-    healthy = [n for n in nodes if not n["spec"].get("taints") and n["status"]["conditions"][0]["status"] == "True"]
+    healthy = [
+        n
+        for n in nodes
+        if not n["spec"].get("taints") and n["status"]["conditions"][0]["status"] == "True"
+    ]
     if len(healthy) < 2:
         healthy = nodes
     count = rng.randint(1, min(4, len(healthy)))
     single_pod = count == 1 and rng.random() < 0.3
-    on = rng.sample(healthy, count)
     req = _requests(rng)
     tr = _topology_request(rng, levels, count)
     tr.pop("podSetSliceRequiredTopology", None)
     tr.pop("podSetSliceSize", None)
-    ps = {"name": "main", "count": count, "template": _template(rng, req, False), "topologyRequest": tr}
-    wl = _admit(_workload("victim", "q1", [ps]), "cq1", "main", [[n["metadata"]["name"] for n in on]], owner_pod=single_pod)
+    if tr.get("required"):
+        # As Kueue admitted it: every pod inside one domain of the required level.
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for n in healthy:
+            groups.setdefault(n["metadata"]["labels"][tr["required"]], []).append(n)
+        healthy = rng.choice(sorted(groups.values(), key=len, reverse=True)[:2])
+    on = [healthy[i % len(healthy)] for i in range(count)]
+    on = rng.sample(on, count)
+    ps = {
+        "name": "main",
+        "count": count,
+        "template": _template(rng, req, False),
+        "topologyRequest": tr,
+    }
+    wl = _admit(
+        _workload("victim", "q1", [ps]),
+        "cq1",
+        "main",
+        [[n["metadata"]["name"] for n in on]],
+        owner_pod=single_pod,
+    )
     failed = [on[0]["metadata"]["name"]]
-    if count > 1 and rng.random() < 0.25:
-        failed.append(on[1]["metadata"]["name"])
+    others = sorted({n["metadata"]["name"] for n in on} - set(failed))
+    if others and rng.random() < 0.25:
+        failed.append(rng.choice(others))
     if rng.random() < 0.25:
         # Fail it in the snapshot instead: a taint the Workload does not tolerate.
-        bad = next(n for n in snapshot if n.get("kind") == "Node" and n["metadata"]["name"] == failed[0])
+        bad = next(
+            n for n in snapshot if n.get("kind") == "Node" and n["metadata"]["name"] == failed[0]
+        )
         bad["spec"]["taints"] = [{"key": "example.com/broken", "effect": "NoExecute"}]
         failed = failed[1:]
-    return Scenario(f"s{seed}", "failure", [*snapshot, wl], admitted=f"{NS}/victim", failed=failed, gates=gates)
+    return Scenario(
+        f"s{seed}", "failure", [*snapshot, wl], admitted=f"{NS}/victim", failed=failed, gates=gates
+    )
