@@ -108,14 +108,13 @@ def compare_place(advise: dict[str, Any], oracle: dict[str, Any]) -> tuple[str, 
     if bool(advise["fits"]) != admitted:
         said = oracle["message"] if not admitted else "admitted"
         return "verdict", f"advise fits={advise['fits']} ({advise.get('message')}); Kueue: {said}"
-    podsets = advise["workloads"][0]["podsets"]
     if not admitted:
         message = oracle["message"]
         ours = advise.get("message") or ""
         if ours not in message:
             return "message", f"advise: {ours!r}; Kueue: {message!r}"
         return None
-    ours_by_name = {p["name"]: p for p in podsets}
+    ours_by_name = {p["name"]: p for p in advise["workloads"][0]["podsets"]}
     for ps in oracle["podSets"]:
         theirs = _oracle_counts(ps)
         ours = _advise_counts(ours_by_name.get(ps["name"], {}))
@@ -157,6 +156,9 @@ def compare_failure(
     if advise.get("outcome") != outcome:
         ours = f"{advise.get('outcome')} ({advise.get('message')})"
         return "outcome", f"advise {ours}; Kueue {outcome} ({oracle['message']})"
+    reported = {f["node"] for f in advise.get("failures") or []}
+    if not set(oracle["failedNodes"]) <= reported:
+        return "failed-nodes", f"advise reports {sorted(reported)}; Kueue {oracle['failedNodes']}"
     if outcome == "evicted" and _any_order(advise.get("message")) != _any_order(oracle["message"]):
         return (
             "eviction-message",
@@ -180,8 +182,12 @@ def compare_failure(
 def judge(sc: Scenario, binary: Path, folder: Path) -> tuple[str, str] | None:
     """The class and detail of a disagreement, or None when both agree."""
     sc.write(folder)
+    return agree(sc, folder, run_oracle(oracle_args(binary, folder, sc)))
+
+
+def agree(sc: Scenario, folder: Path, oracle: dict[str, Any] | str) -> tuple[str, str] | None:
+    """advise's answer on the scenario in ``folder`` against the oracle's."""
     code, advise = run_advise(advise_args(folder, sc))
-    oracle = run_oracle(oracle_args(binary, folder, sc))
     if isinstance(oracle, str):
         if isinstance(advise, str):
             return None  # both refuse the input

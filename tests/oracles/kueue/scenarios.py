@@ -48,6 +48,23 @@ class Scenario:
     failed: list[str] = field(default_factory=list)
     gates: str = ""
 
+    @classmethod
+    def read(cls, folder: Path) -> Scenario:
+        """The scenario ``write`` wrote into ``folder``."""
+        args = json.loads((folder / "scenario.json").read_text())
+        snapshot = json.loads((folder / "snapshot.json").read_text())["items"]
+        wl_file = folder / "workload.json"
+        workload = json.loads(wl_file.read_text()) if wl_file.exists() else None
+        return cls(
+            folder.name,
+            args["kind"],
+            snapshot,
+            workload=workload,
+            admitted=args["admitted"],
+            failed=list(args["failed"]),
+            gates=args["gates"],
+        )
+
     def write(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         snap = {"apiVersion": "v1", "kind": "List", "items": self.snapshot}
