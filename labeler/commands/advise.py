@@ -182,8 +182,8 @@ def _workload_options(p: argparse.ArgumentParser) -> None:
         "-f",
         "--file",
         metavar="FILE",
-        help="Kueue: a Workload (kubectl get workload -o yaml), Job, JobSet or "
-        "LeaderWorkerSet manifest, every PodSet of it advised; kube-scheduler: a List of "
+        help="Kueue: a Workload (kubectl get workloads.kueue.x-k8s.io NAME -o yaml), Job, "
+        "JobSet or LeaderWorkerSet manifest, every PodSet of it advised; kube-scheduler: a List of "
         "PodGroups/CompositePodGroups (scheduling.k8s.io) and their pods",
     )
     src.add_argument(

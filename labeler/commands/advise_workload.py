@@ -70,7 +70,7 @@ def _workload_object(
         return [(get_workload(api, ns, name), where)], (ns, name)
     raise InputError(
         f"{args.from_snapshot}: no Workload {ns}/{name} "
-        "(add 'kubectl get workloads -A -o yaml' to the snapshot)"
+        "(add 'kubectl get workloads.kueue.x-k8s.io -A -o yaml' to the snapshot)"
     )
 
 
