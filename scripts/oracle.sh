@@ -1,13 +1,10 @@
 #!/usr/bin/env bash
-# Run advise side by side with a scheduler's own code on generated scenarios.
-#
-#   scripts/oracle.sh SCHED [--n N] [--seed S] [--keep DIR]     SCHED: kueue, volcano, kubesched
-#
-# Builds the scheduler's oracle (a Go program, tests/oracles/SCHED/go) into the git-ignored
-# .cache/oracles/ if needed, then prints each disagreement with the folder that reproduces it
-# and ends with "oracle SCHED: A agree, D disagree" (exit 1 when D > 0).
+# Differential oracle for one scheduler: scripts/oracle.sh SCHED [--n N] [--seed S] [--keep DIR]
+# Builds the oracle if needed (tests/oracles/SCHED/), then runs a batch of generated
+# scenarios through both advise and the oracle; prints every disagreement with a folder
+# that reproduces it and ends with "oracle SCHED: A agree, D disagree" (exit 1 if D > 0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=python3
-[ -x .venv/bin/python ] && PY=.venv/bin/python
-exec "$PY" -m tests.oracles "$@"
+[ $# -ge 1 ] || { echo "usage: scripts/oracle.sh SCHED [--n N] [--seed S] [--keep DIR]" >&2; exit 2; }
+. scripts/venv.sh
+exec python -m tests.oracles "$@"

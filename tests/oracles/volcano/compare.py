@@ -31,11 +31,22 @@ Obj = dict[str, Any]
 
 
 @dataclass
+class Disagreement:
+    name: str
+    kind: str  # the class: what differs (binds, pipelined, message, error)
+    detail: str
+    folder: Path
+
+    def __str__(self) -> str:
+        return f"{self.folder}: {self.detail}"
+
+
+@dataclass
 class Result:
-    """A batch's outcome: how many agreed, and one line per disagreement."""
+    """A batch's outcome: how many agreed, and each disagreement."""
 
     agree: int = 0
-    disagreements: list[str] = field(default_factory=list)
+    disagreements: list[Disagreement] = field(default_factory=list)
 
 
 def advise(folder: Path) -> Obj:
@@ -189,7 +200,8 @@ def batch(n: int, seed: int, out_dir: Path) -> Result:
         (folder / "oracle.json").write_text(json.dumps(o, indent=2))
         if diffs:
             write_repro(folder, exe, diffs)
-            result.disagreements.append(f"{folder}: " + "; ".join(diffs))
+            kind = "error" if "error" in a or "error" in o else diffs[0].split(":")[0]
+            result.disagreements.append(Disagreement(folder.name, kind, "; ".join(diffs), folder))
         else:
             result.agree += 1
     return result

@@ -68,4 +68,4 @@ def test_fixed_seed_batch_agrees(tmp_path: Path) -> None:
             pytest.fail("Go is needed to build the Volcano oracle")
         pytest.skip("Go is not installed; run scripts/oracle.sh volcano --n 200 --seed 1")
     result = compare.batch(200, 1, tmp_path)
-    assert result.disagreements == [], "\n".join(result.disagreements)
+    assert result.disagreements == [], "\n".join(map(str, result.disagreements))
