@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,8 +18,8 @@ import pytest
 from labeler.core.profiles import oci_rdma
 from labeler.sources.oci_imds import ROLES
 from tests.e2e.fake_imds import RDMA, FakeImds, rdma_doc
-from tests.helpers import cli_env, wait_for
-from tests.realkube import cluster
+from tests.helpers import wait_for
+from tests.realkube import cluster, processes
 from tests.realkube.controlplane import ControlPlane
 
 K = SimpleNamespace(**oci_rdma().keys_for(ROLES))
@@ -57,36 +56,25 @@ def node(deployed: ControlPlane, request: pytest.FixtureRequest) -> Iterator[str
         finalizers=["example.com/keep"],
     )
     yield name
-    # The finalizer would hold the node forever: take it off as its owner would.
-    deployed.kubectl(
-        "patch",
-        "node",
-        name,
-        "--type=json",
-        "-p",
-        '[{"op":"remove","path":"/metadata/finalizers"}]',
-        check=False,
-    )
+    release(deployed, name, check=False)  # a replaced node has no finalizer left
     cluster.delete_nodes(deployed, name)
+
+
+def release(plane: ControlPlane, node: str, check: bool = True) -> None:
+    """Take the node's finalizer off as its owner would, so that it can be deleted."""
+    ops = '[{"op":"remove","path":"/metadata/finalizers"}]'
+    plane.kubectl("patch", "node", node, "--type=json", "-p", ops, check=check)
+
+
+def agent_args(node: str, imds: FakeImds, profile: str = "oci-rdma") -> tuple[str, ...]:
+    return ("agent", "--profile", profile, "--node-name", node, "--imds-url", imds.url_for(node),
+            "--imds-timeout", "2", "--imds-attempts", "1")  # fmt: skip
 
 
 def run_agent(
     kubeconfig: Path, node: str, imds: FakeImds, *extra: str
 ) -> subprocess.CompletedProcess[str]:
-    env = cli_env()
-    env.pop("KUBECONFIG", None)
-    return subprocess.run(
-        [
-            *(sys.executable, "-m", "labeler", "agent", "--profile", "oci-rdma", "--once"),
-            *("--kubeconfig", str(kubeconfig), "--node-name", node),
-            *("--imds-url", imds.url_for(node), "--imds-timeout", "2", "--imds-attempts", "1"),
-            *extra,
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return processes.cli(*agent_args(node, imds), "--once", *extra, kubeconfig=kubeconfig)
 
 
 def condition(node: dict[str, Any]) -> dict[str, Any] | None:
@@ -185,19 +173,8 @@ def test_agent_reports_a_key_the_policy_does_not_give_it(
     profile = tmp_path / "own-keys.yaml"
     profile.write_text(FOREIGN_PROFILE)
     imds.set(node, RDMA, rdma_doc("island", "nb", "lb", "host"))
-    env = cli_env()
-    env.pop("KUBECONFIG", None)
-    result = subprocess.run(
-        [
-            *(sys.executable, "-m", "labeler", "agent", "--profile", str(profile), "--once"),
-            *("--kubeconfig", str(cluster.agent_kubeconfig(deployed, node)), "--node-name", node),
-            *("--imds-url", imds.url_for(node), "--imds-timeout", "2", "--imds-attempts", "1"),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    identity = cluster.agent_kubeconfig(deployed, node)
+    result = processes.cli(*agent_args(node, imds, str(profile)), "--once", kubeconfig=identity)
     assert result.returncode != 0
     assert "only its own label keys" in result.stderr, result.stderr
     assert node in result.stderr
@@ -210,21 +187,8 @@ def test_agent_repairs_drift_and_relabels_a_replaced_node(
 ) -> None:
     imds.set(node, RDMA, rdma_doc("island", "nb", "lb", "host"))
     identity = cluster.agent_kubeconfig(deployed, node)
-    env = cli_env()
-    env.pop("KUBECONFIG", None)
-    log = (tmp_path / "agent.log").open("w")
-    agent = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "labeler", "agent", "--profile", "oci-rdma"),
-            *("--kubeconfig", str(identity), "--node-name", node, "--port", "0"),
-            *("--imds-url", imds.url_for(node), "--imds-timeout", "2", "--imds-attempts", "1"),
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
+    log = tmp_path / "agent.log"
+    with processes.running(log, *agent_args(node, imds), "--port", "0", kubeconfig=identity):
         want = wait_for(
             lambda: (lb := cluster.labels_of(deployed, node).get(K.local_block)) and lb,
             timeout=30,
@@ -238,14 +202,7 @@ def test_agent_repairs_drift_and_relabels_a_replaced_node(
             what="the drift repaired",
         )
         # Replacement: the node object goes and comes back under the same name, bare.
-        deployed.kubectl(
-            "patch",
-            "node",
-            node,
-            "--type=json",
-            "-p",
-            '[{"op":"remove","path":"/metadata/finalizers"}]',
-        )
+        release(deployed, node)
         deployed.kubectl("delete", "node", node)
         cluster.add_node(deployed, node, labels=FOREIGN)
         wait_for(
@@ -260,7 +217,3 @@ def test_agent_repairs_drift_and_relabels_a_replaced_node(
         )
         reasons = [e["reason"] for e in json.loads(listed.stdout)["items"]]
         assert "TopologyLabelsUpdated" in reasons, reasons
-    finally:
-        agent.terminate()
-        agent.wait(timeout=30)
-        log.close()

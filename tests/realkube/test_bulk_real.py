@@ -8,15 +8,14 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import cli_env, wait_for
-from tests.realkube import cluster
+from tests.helpers import wait_for
+from tests.realkube import cluster, processes
 from tests.realkube.controlplane import ControlPlane
 
 N = 1000
@@ -50,22 +49,7 @@ def write_csv(path: Path, made: list[str]) -> Path:
 def bulk(
     plane: ControlPlane, *args: str, kubeconfig: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = cli_env()
-    env.pop("KUBECONFIG", None)
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "labeler",
-            *args,
-            "--kubeconfig",
-            str(kubeconfig or plane.kubeconfig),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return processes.cli(*args, kubeconfig=kubeconfig or plane.kubeconfig)
 
 
 def summary(out: str) -> tuple[int, dict[str, int], int]:
