@@ -108,9 +108,7 @@ def test_filter_messages_in_the_schedulers_words() -> None:
     ok, message = feasible(nodes, free, p)
     assert ok == [] and message == (
         "0/5 nodes are available: 1 Insufficient cpu, 1 Too many pods, "
-        "1 node(s) had untolerated taint {gpu: x}, "
-        "1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, "
-        "1 node(s) were unschedulable."
+        "1 node(s) were unschedulable, 2 node(s) had untolerated taint(s)."
     )
 
 

@@ -18,10 +18,12 @@ scope has the key, or the bound pods' domain lies outside the parent's) the fram
 ``no feasible placements found``; a child's scheduler error stops its parent with
 ``composite pod group evaluation failed due to child error: ...``.
 
-A gang waits until ``minCount`` of its pods exist. A basic PodGroup of its own is scheduled
-pod by pod: its first pod picks the domain, the next ones are held to it. Every assumed pod
-stays counted for the groups advised after it. Preemption is not modelled: a group that
-does not fit is reported as kube-scheduler reports it before preemption runs.
+A gang waits until ``minCount`` of its pods exist. A basic PodGroup goes through the same
+cycle as a gang of minCount 1 (kube-scheduler 1.37 queues every member of a PodGroup as
+one entity): all its pending pods are tried on each placement, and the best-scoring
+placement takes them. Every assumed pod stays counted for the groups advised after it.
+Preemption is not modelled: a group that does not fit is reported as kube-scheduler
+reports it before preemption runs.
 """
 
 from __future__ import annotations
@@ -105,28 +107,18 @@ def _domains(
     return list(by.items()), "", ""
 
 
-Pickers = dict[int, tuple[list[Node], Picker]]
-"""Per placement's node list (by id, the list kept alive): the Picker that served it."""
-
-
 def _pod_group_default(
     group: Group,
     todo: Sequence[GroupPod],
     nodes: list[Node],
     state: State,
-    pickers: Pickers | None = None,
 ) -> GroupResult:
-    """podGroupSchedulingDefaultAlgorithm on one placement; leaves its pods assumed.
-    ``pickers`` carries the Pickers of a basic group's earlier pods: between them only the
-    nodes those pods took have changed, which a Picker expects."""
+    """podGroupSchedulingDefaultAlgorithm on one placement; leaves its pods assumed."""
     scheduled = len(state.scheduled(group.namespace, [group.name]))
     remaining = len(todo)
     ok, go_on, message = _gang_check(group.min_count, remaining, scheduled)
     result = GroupResult(group, ok=False)
-    kept = pickers.get(id(nodes)) if pickers is not None else None
-    picker = kept[1] if kept is not None and kept[0] is nodes else Picker(nodes, state)
-    if pickers is not None:
-        pickers[id(nodes)] = (nodes, picker)
+    picker = Picker(nodes, state)
     for pod in todo if go_on else ():
         if not state.caches.remember:  # every pod on every node afresh, as upstream does
             picker = Picker(nodes, state)
@@ -181,17 +173,6 @@ def _try(group: Group, nodes: list[Node], state: State, objs: Objects) -> GroupR
 def place(group: Group, nodes: list[Node], state: State, objs: Objects) -> GroupResult:
     """The placement algorithm for one (composite) group within ``nodes``; the best
     placement's pods stay assumed in ``state``."""
-    return _place(group, nodes, state, objs, todo=None)
-
-
-def _place(
-    group: Group,
-    nodes: list[Node],
-    state: State,
-    objs: Objects,
-    todo: Sequence[GroupPod] | None,
-    pickers: Pickers | None = None,
-) -> GroupResult:
     under = ob.pod_groups_under(objs, group)
     candidates, error, note = _domains(group, nodes, state, under)
     if error:
@@ -199,14 +180,10 @@ def _place(
         return GroupResult(group, ok=False, message=error, error=held, note=note)
     tried: list[tuple[Placement, GroupResult]] = []
     for domain, members in candidates:
-        if todo is None and state.caches.remember:
+        if state.caches.remember:
             result = remembered_try(group, members, state, objs, _try)
-        elif todo is None:
-            result = _try(group, members, state, objs)
         else:
-            result = _pod_group_default(group, todo, members, state, pickers)
-            state.revert(result.assignments)
-            result.assignments = result.assignments if result.ok else []
+            result = _try(group, members, state, objs)
         if result.error:
             return result
         tried.append((Placement(domain, len(members), result.ok, result.message), result))
@@ -279,35 +256,11 @@ def _waiting(root: Group, state: State, objs: Objects) -> str:
     return ""
 
 
-def _pod_by_pod(root: Group, state: State, objs: Objects) -> GroupResult:
-    """A basic PodGroup of its own: each pod its own cycle, held to the first one's domain."""
-    combined = GroupResult(root, ok=False)
-    pickers: Pickers | None = {} if state.caches.remember else None
-    for pod in ob.pending(objs, root):
-        r = _place(root, state.every, state, objs, todo=[pod], pickers=pickers)
-        if r.ok and not r.assignments:
-            r.ok, r.message = False, NONE_SCHEDULED
-        own = r.pods[0].message if r.pods else ""
-        node = r.assignments[0][1] if r.assignments else None
-        combined.pods.append(PodResult(pod, node, "" if node else own or r.message))
-        combined.assignments += r.assignments
-        if node is not None and combined.domain is None:
-            combined.domain, combined.placements, combined.tie = r.domain, r.placements, r.tie
-        if node is None and not combined.message:
-            combined.message, combined.error = r.message, r.error
-            combined.placements = combined.placements or r.placements
-    # the group ran if any pod was bound; the others keep their own reasons
-    combined.ok = bool(combined.assignments)
-    return combined
-
-
 def schedule_root(root: Group, state: State, objs: Objects) -> GroupResult:
     """RunRootSchedulingAlgorithm for one hierarchy; its pods stay assumed in ``state``."""
     waiting = _waiting(root, state, objs)
     if waiting:
         return GroupResult(root, ok=False, message=waiting)
-    if root.kind == ob.PODGROUP and not root.gang:
-        return _pod_by_pod(root, state, objs)
     result = place(root, state.every, state, objs)
     if result.ok and not result.assignments:
         result.ok, result.message = False, NONE_SCHEDULED
