@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.helm.helpers import Helm
-from tests.realkube import upstream
+from tests.realkube import cluster, upstream
 from tests.realkube.controlplane import ControlPlane
 
 # The Prometheus Operator release whose CRDs (ServiceMonitor, PrometheusRule) the cluster
@@ -48,18 +47,4 @@ def monitoring_crds(real_kube: ControlPlane) -> None:
     for plural in MONITORING_CRDS:
         crd = folder / f"monitoring.coreos.com_{plural}.yaml"
         real_kube.kubectl("apply", "--server-side", "-f", str(crd))
-        _wait_established(real_kube, f"{plural}.monitoring.coreos.com")
-
-
-def _wait_established(real_kube: ControlPlane, crd: str) -> None:
-    """Until the CRD is served (at most a minute). Polled with `get` rather than `kubectl
-    wait`, which once failed at once here with the CRD just created; the last answer is
-    the message."""
-    deadline = time.monotonic() + 60
-    condition = "{.status.conditions[?(@.type=='Established')].status}"
-    while True:
-        done = real_kube.kubectl("get", "crd", crd, "-o", f"jsonpath={condition}", check=False)
-        if done.returncode == 0 and done.stdout.strip() == "True":
-            return
-        assert time.monotonic() < deadline, f"{crd} not established: {done.stdout}{done.stderr}"
-        time.sleep(0.2)
+        cluster.wait_established(real_kube, f"{plural}.monitoring.coreos.com")

@@ -5,6 +5,7 @@ with the real kubectl, and the agent's identity as a pod-bound ServiceAccount to
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -221,3 +222,17 @@ def delete_loaded(plane: ControlPlane, made: list[tuple[str, str, str | None]]) 
         plane.kubectl(
             "delete", resource, name, *where, "--ignore-not-found", "--wait=false", check=False
         )
+
+
+def wait_established(plane: ControlPlane, crd: str) -> None:
+    """Until the CRD is served (at most a minute). Polled with `get` rather than `kubectl
+    wait`, which once failed at once here with the CRD just created; the last answer is
+    the message."""
+    deadline = time.monotonic() + 60
+    condition = "{.status.conditions[?(@.type=='Established')].status}"
+    while True:
+        done = plane.kubectl("get", "crd", crd, "-o", f"jsonpath={condition}", check=False)
+        if done.returncode == 0 and done.stdout.strip() == "True":
+            return
+        assert time.monotonic() < deadline, f"{crd} not established: {done.stdout}{done.stderr}"
+        time.sleep(0.2)

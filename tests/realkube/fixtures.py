@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.realkube import upstream
+from tests.realkube import cluster, upstream
 from tests.realkube.controlplane import ControlPlane
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,8 +80,7 @@ def crds(real_kube: ControlPlane) -> ControlPlane:
     names = [
         next(d for d in yaml.safe_load_all(f.read_text()) if d)["metadata"]["name"] for f in files
     ]
-    real_kube.kubectl(
-        "wait", "--for=condition=Established", "--timeout=60s", *(f"crd/{n}" for n in names)
-    )
+    for name in names:
+        cluster.wait_established(real_kube, name)
     real_kube.kubectl("apply", "--server-side", "-f", "-", input=upstream.hypernode_policy())
     return real_kube

@@ -47,7 +47,7 @@ def node(deployed: ControlPlane, request: pytest.FixtureRequest) -> Iterator[str
     """A node of this test's own, registered with a foreign label, a foreign taint, the
     readiness gate's taint, an ownerReference and a finalizer: everything the agent must
     leave alone."""
-    name = "rk-" + request.node.name.removeprefix("test_").replace("_", "-")[:40]
+    name = "rk-" + request.node.name.removeprefix("test_").replace("_", "-")[:40].strip("-")
     cluster.add_node(
         deployed,
         name,
@@ -165,6 +165,44 @@ def test_agent_reports_a_denial_clearly_and_writes_nothing(
         assert not set(LEVELS) & set(cluster.labels_of(deployed, other))
     finally:
         cluster.delete_nodes(deployed, other)
+
+
+FOREIGN_PROFILE = """
+name: own-keys
+source: oci-imds
+levels:
+  - {key: oci.oraclecloud.com/rdma.hpc_island_id, name: hpc_island}
+  - {key: example.com/network-block, name: network_block}
+"""
+
+
+def test_agent_reports_a_key_the_policy_does_not_give_it(
+    deployed: ControlPlane, node: str, imds: FakeImds, tmp_path: Path
+) -> None:
+    """A profile with a label key the deployed policy does not list: the API server refuses
+    the agent's write; the agent names the node and the policy's reason, and writes none of
+    its labels (one patch carries them all)."""
+    profile = tmp_path / "own-keys.yaml"
+    profile.write_text(FOREIGN_PROFILE)
+    imds.set(node, RDMA, rdma_doc("island", "nb", "lb", "host"))
+    env = cli_env()
+    env.pop("KUBECONFIG", None)
+    result = subprocess.run(
+        [
+            *(sys.executable, "-m", "labeler", "agent", "--profile", str(profile), "--once"),
+            *("--kubeconfig", str(cluster.agent_kubeconfig(deployed, node)), "--node-name", node),
+            *("--imds-url", imds.url_for(node), "--imds-timeout", "2", "--imds-attempts", "1"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "only its own label keys" in result.stderr, result.stderr
+    assert node in result.stderr
+    labels = cluster.labels_of(deployed, node)
+    assert "example.com/network-block" not in labels and K.hpc_island not in labels
 
 
 def test_agent_repairs_drift_and_relabels_a_replaced_node(
