@@ -17,7 +17,7 @@ from tests.oracles.kubesched.compare import batch, compare, run_advise
 REGRESSIONS = Path(__file__).with_name("regressions")
 CI_SEED = 1
 CI_N = 200
-"""About 0.5-0.8 s a scenario on two busy cores, so 2-3 minutes (tests/oracles/README.md)."""
+"""About 0.7-0.8 s a scenario on two shared cores: 2.5 minutes (tests/oracles/README.md)."""
 
 
 def test_simulator_and_oracle_model_one_release() -> None:
