@@ -36,6 +36,7 @@ from tests.oracles.kubesched.build import control_plane_bin
 from tests.oracles.kubesched.scenarios import generate
 
 Obj = dict[str, Any]
+ROOT = Path(__file__).resolve().parents[3]
 PLACEMENTS = re.compile(r"^0/(\d+) placements are available, first placement status: (.*)$", re.S)
 WAITING = ("waiting for minCount pods", "waiting for composite pod group", "waiting for pods's")
 REPRO = """#!/bin/sh
@@ -43,9 +44,11 @@ REPRO = """#!/bin/sh
 # a control plane of its own: etcd, kube-apiserver, kube-scheduler and KWOK v1.37.2).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-cd "$(git -C "$here" rev-parse --show-toplevel)"
+# the repository holding this folder, else the one that wrote it
+cd "$(git -C "$here" rev-parse --show-toplevel 2>/dev/null || echo "{root}")"
 . scripts/venv.sh >/dev/null
-topology-labeler advise --from-snapshot "$here/snapshot.yaml" -f "$here/podgroups.yaml" -o json
+topology-labeler advise --from-snapshot "$here/snapshot.yaml" -f "$here/podgroups.yaml" \
+    -o json || echo "(advise exited $?: 3 means some pod stays pending)"
 python -m tests.oracles.kubesched.oracle "$here"
 """
 
@@ -179,7 +182,7 @@ def write_repro(folder: Path, kind: str, detail: str) -> None:
         "advise's); repro.sh runs both again.\n"
     )
     script = folder / "repro.sh"
-    script.write_text(REPRO)
+    script.write_text(REPRO.replace("{root}", str(ROOT)))
     script.chmod(0o755)
 
 
