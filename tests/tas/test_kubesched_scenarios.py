@@ -51,7 +51,7 @@ def test_gang_stays_pending_when_no_rack_holds_it() -> None:
     assert not advice.fits
     assert nodes_of(advice) == {"p1": None, "p2": None, "p3": None}
     assert advice.results[0].message == (
-        "0/3 placements are available, first placement status: "
+        "pod group is unschedulable, 0/3 placements are available, first placement status: "
         "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
     )
     # the pod that found no node says why in the scheduler's words
@@ -174,9 +174,15 @@ def test_second_gang_does_not_fit_after_the_first() -> None:
     bound = [pod(p.pod.name, "pg1", node_name=p.node) for p in first.pods]
     second = run([*cluster, *bound], [gang("pg2", "rack", 2), pod("p4", "pg2"), pod("p5", "pg2")])
     assert not second.fits
-    # one CPU is left: p4 would fit, p5 not, so the gang binds neither
+    # one CPU is left: p4 would fit, p5 not, so the gang binds neither; p4, which fitted,
+    # gets the group's status behind the group's error, and what preemption found after it
     assert second.message == (
-        "0/1 placements are available, first placement status: "
+        "pod group is unschedulable, pod group is unschedulable, 0/1 placements are "
+        "available, first placement status: minCount (2) cannot be satisfied: 1 scheduled, "
+        "0 remaining, pod group preemption: No preemption victims found for incoming preemptor"
+    )
+    assert second.results[0].message == (
+        "pod group is unschedulable, 0/1 placements are available, first placement status: "
         "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
     )
     assert second.pods[1].message == "0/2 nodes are available: 2 Insufficient cpu."
@@ -211,7 +217,7 @@ def test_late_gang_pods_join_the_bound_pods_domain_until_it_is_full() -> None:
     third = run([*cluster, *bound], [gang("pg1", "rack", 3), pod("p5", "pg1")])
     assert not third.fits
     assert third.message == "0/2 nodes are available: 2 Insufficient cpu."
-    assert third.results[0].message == "no pods were schedulable"
+    assert third.results[0].message == "pod group is unschedulable"
 
 
 # --- basic policy -------------------------------------------------------------------------
@@ -241,7 +247,7 @@ def test_basic_group_where_no_pod_fits() -> None:
     assert nodes_of(advice) == {"p1": None, "p2": None}
     assert advice.message == "0/1 nodes are available: 1 Insufficient cpu."
     assert advice.results[0].message == (
-        "0/2 placements are available, first placement status: "
+        "pod group is unschedulable, 0/2 placements are available, first placement status: "
         "minCount (1) cannot be satisfied: 0 scheduled, 0 remaining"
     )
 
@@ -412,7 +418,7 @@ def test_composite_pending_when_no_rack_holds_all_children() -> None:
     )
     assert nodes_of(advice) == {"p1": None, "p2": None}
     assert advice.results[0].message == (
-        "0/2 placements are available, first placement status: "
+        "pod group is unschedulable, 0/2 placements are available, first placement status: "
         "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
     )
 

@@ -193,7 +193,7 @@ def test_a_child_whose_key_its_parents_domain_lacks_has_no_placement() -> None:
     advice = run(cluster, asked)
     root = advice.results[0]
     assert root.message == (
-        "0/2 placements are available, first placement status: "
+        "pod group is unschedulable, 0/2 placements are available, first placement status: "
         "minCount (1) cannot be satisfied: 0 scheduled, 0 remaining"
     )
     (child,) = root.children  # the first placement's (zone-1's) try

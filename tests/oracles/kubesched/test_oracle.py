@@ -26,8 +26,8 @@ def test_simulator_and_oracle_model_one_release() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="open disagreement classes (docs/compatibility.md): the pod-group message "
-    "'pod group is unschedulable, ...' and pods per node inside a domain",
+    reason="open disagreement classes (docs/compatibility.md): the second pod-group cycle "
+    "after a gang's Permit, pods per node inside a domain, verdicts",
 )
 def test_fixed_seed_batch_agrees(real_kube_bin: Path, tmp_path: Path) -> None:
     result = batch(CI_N, CI_SEED, tmp_path)
