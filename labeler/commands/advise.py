@@ -35,6 +35,7 @@ from labeler.commands._base import (
 )
 from labeler.commands.advise_flags import DESCRIPTION as KUEUE_DESCRIPTION
 from labeler.commands.advise_flags import add_kueue_options, kueue_gates, refuse_failed_nodes
+from labeler.tas.kubesched import KUBERNETES as KUBE_SCHEDULER_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +68,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "leader/worker groups together. Both subtract what admitted Workloads hold; the "
         "Topology and ResourceFlavor are read from the snapshot or cluster (or --profile). "
         + KUEUE_DESCRIPTION
-        + " kube-scheduler (Kubernetes 1.37, no Kueue): -f FILE holding PodGroups "
-        "(scheduling.k8s.io/v1beta1) or CompositePodGroups (v1alpha3) and their pods, "
+        + f" kube-scheduler (Kubernetes {KUBE_SCHEDULER_VERSION}, no Kueue): -f FILE holding "
+        "PodGroups (scheduling.k8s.io/v1beta1) or CompositePodGroups (v1alpha3) and their pods, "
         "placed as the default scheduler's pod-group cycle does (TopologyPlacement, "
         "GangScheduling, PodGroupPodsCount, NodeResourcesFit); not modelled: preemption."
         # --- Volcano ---
