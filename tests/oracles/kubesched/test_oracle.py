@@ -24,15 +24,20 @@ def test_simulator_and_oracle_model_one_release() -> None:
     assert KUBERNETES == oracle.KUBERNETES == build.script_version()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open disagreement classes (docs/compatibility.md): the second pod-group cycle "
-    "after a gang's Permit, pods per node inside a domain, verdicts",
-)
-def test_fixed_seed_batch_agrees(real_kube_bin: Path, tmp_path: Path) -> None:
+# Not every scenario agrees yet (docs/compatibility.md lists the open classes: the second
+# pod-group cycle after a gang's Permit, pods per node inside a domain, some verdicts). Until
+# they are closed the batch is a ratchet: agreement may not fall below what the simulator
+# reached (147 of 200 on seed 1; the real scheduler's own answer varies by a few scenarios
+# from run to run, hence the margin). Raise it with every class closed; at 200 it is the bar.
+AGREE_AT_LEAST = 142
+
+
+def test_fixed_seed_batch_agrees_at_least_as_much_as_before(
+    real_kube_bin: Path, tmp_path: Path
+) -> None:
     result = batch(CI_N, CI_SEED, tmp_path)
-    assert not result.disagreements, "\n".join(str(d) for d in result.disagreements)
-    assert result.agree == CI_N
+    found = "\n".join(str(d) for d in result.disagreements)
+    assert result.agree >= AGREE_AT_LEAST, f"{result.agree} of {CI_N} agree:\n{found}"
 
 
 def _cases() -> list[object]:
