@@ -5,6 +5,7 @@ is true."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -12,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import kubernetes
 import pytest
 
 from tests.helpers import wait_for
@@ -213,17 +215,34 @@ def test_squeezed_by_priority_and_fairness_every_row_is_accounted_for(
     # Not in system:masters: the API server exempts that group from every priority level.
     user = real_kube.user_kubeconfig("bulk-tool", "bulk-tool")
     csv = write_csv(tmp_path / "cluster.csv", nodes)
+    # Another client of the same user keeps the level's seats taken while the tool runs, so
+    # that the squeeze does not depend on how fast this machine lets the tool send.
+    stop = threading.Event()
+    crowd = cluster.core(real_kube, user)
+
+    def crowding() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(kubernetes.client.ApiException):
+                crowd.list_node(limit=500)
+
+    threads = [threading.Thread(target=crowding) for _ in range(8)]
+    for thread in threads:
+        thread.start()
     try:
         result = bulk(
             real_kube, "apply", "--config-path", str(csv), "--concurrency", "32", kubeconfig=user
         )
         refused = rejected(real_kube)
     finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
         real_kube.kubectl(
             "delete", "flowschema,prioritylevelconfiguration", "topology-labeler-squeeze"
         )
         real_kube.kubectl("delete", "clusterrole,clusterrolebinding", "bulk-tool")
     assert refused > 0, "the squeeze never made the server answer 429"
+    assert "429" in result.stderr, "the tool itself never met a 429"
     rows, counts, patches = summary(result.stdout + result.stderr)
     assert rows == N and sum(counts.values()) == N, counts
     labels = all_labels(real_kube, nodes)
