@@ -83,6 +83,14 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass  # quiet: the journal records requests
 
+    def setup(self) -> None:
+        super().setup()
+        self.server.fake.connections.opened(self.connection)
+
+    def finish(self) -> None:
+        self.server.fake.connections.closed(self.connection)
+        super().finish()
+
     def do_GET(self) -> None:
         self._handle("GET")
 
@@ -365,6 +373,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache, private")
         self.end_headers()
         self.wfile.flush()
+        fake.connections.watching(self.connection, rt.res.plural)
         try:
             if first is not None:
                 self._chunk(first)
