@@ -79,4 +79,3 @@ def test_the_re_read_after_a_cut_watch_reports_its_own_error(
     # NotFound and Forbidden are answers: reported at once, not retried as a failure.
     assert len(fake_kube.requests("GET", "/api/v1/nodes/n1")) == gets
     assert not [r for r in caplog.records if CUT in r.getMessage() and r.levelno >= logging.INFO]
-
