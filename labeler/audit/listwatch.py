@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from labeler.base.backoff import Backoff, Reconnect
+from labeler.base.backoff import QUICK_FOR, Backoff, Reconnect
 from labeler.kube.errors import Expired, KubeError, NotFound
 
 log = logging.getLogger(__name__)
@@ -41,6 +41,7 @@ class Loop:
     backoff: Backoff  # after a failed LIST or WATCH
     watch_timeout: int = 300  # seconds the server keeps one WATCH request open
     recheck: float = 300.0  # seconds before an API not served is asked again
+    quick_for: float = QUICK_FOR  # seconds after a working watch broke: retried each first
     clock: Callable[[], float] = time.monotonic  # how long a watch was open, or down
 
 
@@ -80,7 +81,7 @@ class ListWatch:
         self.api = api
         self.loop = loop
         self.stop = loop.stop
-        self.reconnect = Reconnect(loop.backoff, clock=loop.clock)
+        self.reconnect = Reconnect(loop.backoff, quick_for=loop.quick_for, clock=loop.clock)
         self.fresh = Freshness(loop.clock)
 
     def opened(self) -> None:

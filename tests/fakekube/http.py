@@ -7,6 +7,7 @@ import copy
 import json
 import select
 import socket
+import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -492,3 +493,10 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True  # a hung client must not block interpreter exit
     allow_reuse_address = True
     fake: FakeKube
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A connection cut on purpose (cut_watches, go_away, a fault) fails the handler's
+        # last write: expected, so not printed as a server error.
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)

@@ -61,6 +61,12 @@ class Journal:
         with self._lock:
             self._records.clear()
 
+    def take(self) -> list[Record]:
+        """The records so far, removed: a long run reads them in turns, with flat memory."""
+        with self._lock:
+            taken, self._records = self._records, []
+        return taken
+
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for r in self.records:

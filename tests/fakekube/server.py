@@ -142,6 +142,10 @@ class FakeKube:
     def clear_journal(self) -> None:
         self._journal.clear()
 
+    def take_journal(self) -> list[Record]:
+        """The requests so far, removed from the journal (see ``Journal.take``)."""
+        return self._journal.take()
+
     def requests(
         self, method: str | None = None, path_prefix: str | None = None, verb: str | None = None
     ) -> list[Record]:

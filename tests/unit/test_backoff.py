@@ -77,6 +77,18 @@ def test_a_watch_open_a_while_without_events_was_healthy() -> None:
     assert r.failed() == 1.0  # open 10 s: it worked
 
 
+def test_quick_for_retries_at_the_first_delay_then_doubles() -> None:
+    clock = FakeClock()
+    r = Reconnect(Backoff(1.0, 30.0), quick_for=5.0, clock=clock)
+    r.opened()
+    r.delivered()
+    waits = []
+    for _ in range(9):
+        waits.append(r.failed())
+        clock.now += waits[-1]
+    assert waits == [1.0] * 5 + [1.0, 2.0, 4.0, 8.0]
+
+
 def test_failures_in_a_row_back_off_up_to_the_cap_and_a_normal_end_resets() -> None:
     r = Reconnect(Backoff(1.0, 30.0), clock=FakeClock())
     assert [r.failed() for _ in range(7)] == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]

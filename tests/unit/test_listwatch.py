@@ -80,10 +80,11 @@ class Scripted(ListWatch):
                 return
 
 
-def run(scripts: list[list[Step]]) -> tuple[Scripted, Stop]:
+def run(scripts: list[list[Step]], quick_for: float = 0.0) -> tuple[Scripted, Stop]:
     clock = Clock()
     stop = Stop(clock)
-    watch = Scripted(Loop(stop, Backoff(1.0, 30.0), clock=clock), clock, scripts)
+    loop = Loop(stop, Backoff(1.0, 30.0), quick_for=quick_for, clock=clock)
+    watch = Scripted(loop, clock, scripts)
     watch.run()
     return watch, stop
 
@@ -100,6 +101,14 @@ def test_failures_in_a_row_back_off_and_a_healthy_watch_starts_again_from_the_fi
     silent_a_while_then_cut: list[Step] = [("cut", 12.0)]
     _, stop = run([refused] * 5 + [silent_a_while_then_cut, refused])
     assert stop.waits == [1.0, 2.0, 4.0, 8.0, 16.0, 1.0, 2.0]
+
+
+def test_after_a_working_watch_broke_it_is_tried_every_second_for_a_while() -> None:
+    """An API server restart: the watch is back within a second of the server, not after
+    a wait that doubled meanwhile; a longer outage backs off from then on."""
+    refused: list[Step] = [("refused", 0.0)]
+    _, stop = run([[("event", 0.0), ("cut", 1.0)]] + [refused] * 34, quick_for=30.0)
+    assert stop.waits == [1.0] * 30 + [1.0, 2.0, 4.0, 8.0, 16.0]
 
 
 def test_a_normal_end_is_no_failure_and_a_410_lists_again_at_once() -> None:
@@ -132,7 +141,8 @@ def test_a_resource_not_served_is_in_sync_and_asked_again_later() -> None:
 
     clock = Clock()
     stop = Stop(clock)
-    watch = Optional(Loop(stop, Backoff(1.0, 30.0), recheck=300.0, clock=clock), clock, [])
+    loop = Loop(stop, Backoff(1.0, 30.0), recheck=300.0, quick_for=0.0, clock=clock)
+    watch = Optional(loop, clock, [])
     watch.run()
     assert stop.waits == [300.0, 300.0, 300.0]
     assert watch.fresh.stale() == 0.0
@@ -149,7 +159,7 @@ def test_an_unexpected_error_is_a_failure_like_any_other() -> None:
 
     clock = Clock()
     stop = Stop(clock)
-    watch = Broken(Loop(stop, Backoff(1.0, 30.0), clock=clock), clock, [])
+    watch = Broken(Loop(stop, Backoff(1.0, 30.0), quick_for=0.0, clock=clock), clock, [])
     watch.run()
     assert stop.waits == [1.0, 2.0, 4.0]
     assert watch.stale == [0.0, 0.0, 1.0, 3.0]
