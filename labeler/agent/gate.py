@@ -60,8 +60,10 @@ class ReadinessGate:
                         break
             if self.set_condition:
                 status, reason, message = condition(ready, result)
-                if (status, reason) != self._condition:
-                    previous = self._condition
+                # Until this process writes it, the node's own condition is what stands:
+                # a restarted agent (or --once) that finds it current writes nothing.
+                previous = self._condition or node.condition
+                if (status, reason) != previous:
                     transition = previous is None or previous[0] != status
                     readiness.set_condition(
                         self.api, self.node, status, reason, message, transition=transition

@@ -120,6 +120,18 @@ def taints_of(spec: Mapping[str, Any]) -> tuple[Taint, ...]:
     )
 
 
+# The Node condition the agent keeps with --set-condition (its readiness gate).
+TOPOLOGY_CONDITION = "TopologyLabeled"
+
+
+def topology_condition(status: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(status, reason) of the agent's TopologyLabeled condition, if the node has it."""
+    for c in status.get("conditions") or []:
+        if isinstance(c, Mapping) and c.get("type") == TOPOLOGY_CONDITION:
+            return str(c.get("status", "")), str(c.get("reason", ""))
+    return None
+
+
 def is_ready(status: Mapping[str, Any]) -> bool:
     """The Ready condition is True; a node without conditions counts as Ready (hand-written
     snapshots often omit status)."""
@@ -141,6 +153,7 @@ class NodeInfo(NodeLabels):
     unschedulable: bool = False
     taints: tuple[Taint, ...] = ()
     uid: str = ""  # for Events about the node (involvedObject.uid)
+    condition: tuple[str, str] | None = None  # the TopologyLabeled condition's (status, reason)
 
     @classmethod
     def from_dict(cls, obj: Mapping[str, Any]) -> NodeInfo:
@@ -157,4 +170,5 @@ class NodeInfo(NodeLabels):
             unschedulable=bool(spec.get("unschedulable")),
             taints=taints_of(spec),
             uid=str(meta.get("uid") or ""),
+            condition=topology_condition(status),
         )

@@ -17,7 +17,7 @@ import json
 import logging
 from datetime import UTC, datetime
 
-from labeler.core.node import Taint
+from labeler.core.node import TOPOLOGY_CONDITION, Taint
 from labeler.kube.client import Api
 from labeler.kube.nodes import node_path
 from labeler.kube.raw import call_discard
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
-CONDITION_TYPE = "TopologyLabeled"
+CONDITION_TYPE = TOPOLOGY_CONDITION
 
 
 def remove_taint(api: Api, node: str, index: int, taint: Taint) -> None:

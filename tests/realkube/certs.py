@@ -74,12 +74,18 @@ class Authority:
         self.cert = folder / "ca.crt"
         self.cert.write_bytes(self._cert.public_bytes(serialization.Encoding.PEM))
 
-    def issue(self, stem: str, common: str, orgs: tuple[str, ...] = (), serving: bool = False) -> Pair:
+    def issue(
+        self, stem: str, common: str, orgs: tuple[str, ...] = (), serving: bool = False
+    ) -> Pair:
         """A certificate for a client (``common`` is the user, ``orgs`` its groups) or,
         with ``serving``, for a server on 127.0.0.1 and localhost."""
         key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.UTC)
-        usage = x509.ExtendedKeyUsageOID.SERVER_AUTH if serving else x509.ExtendedKeyUsageOID.CLIENT_AUTH
+        usage = (
+            x509.ExtendedKeyUsageOID.SERVER_AUTH
+            if serving
+            else x509.ExtendedKeyUsageOID.CLIENT_AUTH
+        )
         builder = (
             x509.CertificateBuilder()
             .subject_name(_name(common, orgs))

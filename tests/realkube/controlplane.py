@@ -20,7 +20,6 @@ import argparse
 import base64
 import os
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -32,27 +31,20 @@ from pathlib import Path
 
 import yaml
 
+from tests.helpers import free_port
 from tests.realkube.certs import Authority, Pair, service_account_keys
 
 # The Kubernetes 1.37 workload-aware scheduling APIs: Workload and PodGroup
 # (scheduling.k8s.io/v1beta1, beta but off by default), CompositePodGroup (v1alpha3), and the
-# scheduler's gang and topology-aware placement of them. API server and scheduler get the same
-# gates.
-FEATURE_GATES = (
-    "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
-)
+# scheduler's topology-aware placement of them (gang scheduling has no gate of its own in
+# 1.37: it comes with GenericWorkload). API server and scheduler get the same gates.
+FEATURE_GATES = "GenericWorkload=true,TopologyAwareWorkloadScheduling=true,CompositePodGroup=true"
 RUNTIME_CONFIG = "scheduling.k8s.io/v1beta1=true,scheduling.k8s.io/v1alpha3=true"
 # KWOK manages only the nodes that carry this annotation: the bench's 10,000 nodes stay
 # unmanaged, so that heartbeats do not load the API server.
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
+STAGES = Path(__file__).with_name("kwok-stages.yaml")
 COMPONENTS = ("etcd", "kube-apiserver", "kube-scheduler", "kwok")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _b64(path: Path) -> str:
@@ -65,7 +57,10 @@ def write_kubeconfig(path: Path, server: str, ca: Path, user: dict[str, str]) ->
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [
-            {"name": "realkube", "cluster": {"server": server, "certificate-authority-data": _b64(ca)}}
+            {
+                "name": "realkube",
+                "cluster": {"server": server, "certificate-authority-data": _b64(ca)},
+            }
         ],
         "users": [{"name": "user", "user": user}],
         "contexts": [{"name": "realkube", "context": {"cluster": "realkube", "user": "user"}}],
@@ -119,11 +114,15 @@ class ControlPlane:
     def user_kubeconfig(self, name: str, user: str, groups: tuple[str, ...] = ()) -> Path:
         """A kubeconfig for a client-certificate user of ``groups``."""
         pair = self.ca.issue(name, user, groups)
-        return write_kubeconfig(self.folder / f"{name}.kubeconfig", self.server, self.ca.cert, cert_user(pair))
+        return write_kubeconfig(
+            self.folder / f"{name}.kubeconfig", self.server, self.ca.cert, cert_user(pair)
+        )
 
     def token_kubeconfig(self, name: str, token: str) -> Path:
         """A kubeconfig that presents a bearer token (a ServiceAccount's, say)."""
-        return write_kubeconfig(self.folder / f"{name}.kubeconfig", self.server, self.ca.cert, {"token": token})
+        return write_kubeconfig(
+            self.folder / f"{name}.kubeconfig", self.server, self.ca.cert, {"token": token}
+        )
 
     def command(self, name: str) -> list[str]:
         exe = str(self.bin / name)
@@ -169,8 +168,6 @@ class ControlPlane:
             return [
                 exe,
                 f"--kubeconfig={kc}",
-                f"--authentication-kubeconfig={kc}",
-                f"--authorization-kubeconfig={kc}",
                 "--leader-elect=false",
                 "--bind-address=127.0.0.1",
                 f"--secure-port={self.scheduler_port}",
@@ -181,8 +178,8 @@ class ControlPlane:
             return [
                 exe,
                 f"--kubeconfig={kc}",
-                "--manage-all-nodes=false",
                 f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake",
+                f"--config={STAGES}",
                 f"--server-address=127.0.0.1:{self.kwok_port}",
             ]
         raise ValueError(f"unknown component {name}")
@@ -203,32 +200,55 @@ class ControlPlane:
         lines = [f"{name} {proc.pid}\n" for name, proc in self.procs.items()]
         (self.folder / "pids").write_text("".join(lines))
 
+    def health_url(self, name: str) -> str | None:
+        return {
+            "kube-apiserver": f"{self.server}/readyz",
+            "kube-scheduler": f"https://127.0.0.1:{self.scheduler_port}/healthz",
+            "kwok": f"http://127.0.0.1:{self.kwok_port}/healthz",
+        }.get(name)
+
     def start(self, timeout: float = 60.0) -> None:
+        """Every component, each started once the one it needs answers; returns when all
+        of them report healthy."""
         self.folder.mkdir(parents=True, exist_ok=True)
         self.prepare()
         for name in COMPONENTS:
             self.launch(name)
             if name == "kube-apiserver":
-                self.wait_ready(timeout)
+                self.wait_healthy(name, timeout)
+        for name in ("kube-scheduler", "kwok"):
+            self.wait_healthy(name, timeout)
 
     def wait_ready(self, timeout: float = 60.0) -> None:
-        """Until ``/readyz`` answers 200; a component that died meanwhile is reported with
-        the end of its log."""
+        """Until the API server's ``/readyz`` answers 200."""
+        self.wait_healthy("kube-apiserver", timeout)
+
+    def wait_healthy(self, name: str, timeout: float = 60.0) -> None:
+        """Until the component's health endpoint answers 200; a component that died
+        meanwhile is reported with the end of its log."""
+        url = self.health_url(name)
+        assert url is not None, name
         deadline = time.monotonic() + timeout
+        # The API server's certificate is checked against our CA; the scheduler serves a
+        # self-signed one of its own, which only this probe reads.
         context = ssl.create_default_context(cafile=str(self.ca.cert))
+        if name != "kube-apiserver":
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
         while True:
-            for name, proc in self.procs.items():
+            for other, proc in self.procs.items():
                 if proc.poll() is not None:
-                    raise RuntimeError(f"{name} exited with {proc.returncode}:\n{self.log_tail(name)}")
+                    tail = self.log_tail(other)
+                    raise RuntimeError(f"{other} exited with {proc.returncode}:\n{tail}")
             try:
-                with urllib.request.urlopen(f"{self.server}/readyz", context=context, timeout=2) as answer:
+                with urllib.request.urlopen(url, context=context, timeout=2) as answer:
                     if answer.status == 200:
                         return
             except (urllib.error.URLError, OSError):
                 pass
             if time.monotonic() > deadline:
                 raise RuntimeError(
-                    f"kube-apiserver not ready after {timeout:.0f} s:\n{self.log_tail('kube-apiserver')}"
+                    f"{name} not healthy after {timeout:.0f} s:\n{self.log_tail(name)}"
                 )
             time.sleep(0.2)
 
@@ -247,8 +267,7 @@ class ControlPlane:
 
     def restart(self, name: str) -> None:
         self.launch(name)
-        if name in ("etcd", "kube-apiserver"):
-            self.wait_ready()
+        self.wait_healthy("kube-apiserver" if name == "etcd" else name)
 
     def stop(self) -> None:
         for name in reversed(COMPONENTS):
@@ -257,7 +276,13 @@ class ControlPlane:
                 _end(proc.pid, proc)
         self._record()
 
-    def kubectl(self, *args: str, input: str | None = None, check: bool = True, kubeconfig: Path | None = None) -> subprocess.CompletedProcess[str]:
+    def kubectl(
+        self,
+        *args: str,
+        input: str | None = None,
+        check: bool = True,
+        kubeconfig: Path | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         """The real kubectl, as the admin unless another kubeconfig is given."""
         return subprocess.run(
             [str(self.bin / "kubectl"), f"--kubeconfig={kubeconfig or self.kubeconfig}", *args],

@@ -25,7 +25,11 @@ def _missing(why: str) -> None:
 
 def built_bin() -> Path:
     """The folder of the control plane's binaries, building them first if one is missing."""
-    bin_dir = Path(subprocess.run([str(SCRIPT), "bin"], capture_output=True, text=True, check=True).stdout.strip())
+    bin_dir = Path(
+        subprocess.run(
+            [str(SCRIPT), "bin"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
     wanted = ("etcd", "kube-apiserver", "kube-scheduler", "kubectl", "kwok", "helm")
     if all((bin_dir / name).exists() for name in wanted):
         return bin_dir
@@ -33,7 +37,9 @@ def built_bin() -> Path:
         _missing("the control plane is not built and Go is not installed")
     build = subprocess.run([str(SCRIPT), "build"], capture_output=True, text=True)
     if build.returncode != 0:
-        pytest.fail(f"scripts/control-plane.sh build failed:\n{build.stderr[-4000:]}", pytrace=False)
+        pytest.fail(
+            f"scripts/control-plane.sh build failed:\n{build.stderr[-4000:]}", pytrace=False
+        )
     return bin_dir
 
 
@@ -43,7 +49,9 @@ def real_kube_bin() -> Path:
 
 
 @pytest.fixture(scope="session")
-def real_kube(real_kube_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+def real_kube(
+    real_kube_bin: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ControlPlane]:
     """One control plane for the session. Tests share it: each names its own nodes and
     namespaces and removes them, and one that kills a component restarts it."""
     plane = ControlPlane(tmp_path_factory.mktemp("realkube"), real_kube_bin)
