@@ -1,7 +1,7 @@
 """Chaos soak of the agent and the audit exporter (run by hand, never in CI).
 
     nice python bench/soak.py [--minutes 60] [--nodes 2000] [--changes 10] [--every 30]
-                              [--json-out FILE]
+                              [--json-out FILE] [--code CHECKOUT]
 
 Runs `topology-labeler agent` (one node, OCI IMDS faked) and `topology-labeler audit
 --serve` as real processes against the in-repo fake API server, on loopback only, for
@@ -307,7 +307,8 @@ def usage(pid: int) -> tuple[float, float]:
 
 def start_processes(soak: Soak, tmp: Path) -> tuple[dict[str, subprocess.Popen[str]], str, str]:
     kubeconfig = soak.fake.write_kubeconfig(tmp / "kubeconfig")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # --code: the processes run another checkout's labeler (a before/after in one setting)
+    env = {**os.environ, "PYTHONPATH": str(soak.args.code or ROOT)}
     common = [f"--kubeconfig={kubeconfig}", "--log-format=json", "--log-level=info"]
     agent_port, exporter_port = free_port(), free_port()
     agent = [
@@ -589,6 +590,12 @@ def main() -> int:
     ap.add_argument("--drift-every", type=float, default=20.0)
     ap.add_argument("--imds-every", type=float, default=300.0)
     ap.add_argument("--json-out", type=Path)
+    ap.add_argument(
+        "--code",
+        type=Path,
+        help="run the agent and the exporter from this checkout (default: this one), e.g. "
+        "`git archive main labeler | tar -x -C DIR` for a before/after",
+    )
     args = ap.parse_args()
     tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"soak-{os.getpid()}"
     tmp.mkdir(parents=True, exist_ok=True)
