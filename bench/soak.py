@@ -331,6 +331,7 @@ def start_processes(soak: Soak, tmp: Path) -> tuple[dict[str, subprocess.Popen[s
             stdout=log,
             stderr=subprocess.STDOUT,
             text=True,
+            cwd=tmp,  # not the repository: `-m` would import its labeler before --code's
         )
     return procs, f"http://127.0.0.1:{exporter_port}", f"http://127.0.0.1:{agent_port}"
 
