@@ -35,12 +35,14 @@ need_go() {
 from Go modules (Go >= 1.26 and the Go module proxy are needed)"
 }
 
-# go's own error names the module and version it could not fetch; say which step it was.
+# Go's chatter (every module downloaded) goes to a log shown only when a step fails; go's
+# own error there names the module and version the proxy refused or that did not compile.
 run_go() {
     local what=$1; shift
-    if ! "$@"; then
-        die "building $what failed (go's message above names the module and version \
-the proxy refused or that did not compile)"
+    if ! "$@" >>"$CACHE/build.log" 2>&1; then
+        tail -n 40 "$CACHE/build.log" >&2
+        die "building $what failed (the lines above, from $CACHE/build.log, name the \
+module and version)"
     fi
 }
 
@@ -122,6 +124,7 @@ cmd_build() {
     fi
     need_go
     mkdir -p "$BIN"
+    : >"$CACHE/build.log"
     local start=$SECONDS
     [ -x "$BIN/etcd" ] || build_etcd
     [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-scheduler" ] && [ -x "$BIN/kubectl" ] ||

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.fakekube import FakeKube
-from tests.realkube.fixtures import own_real_kube, real_kube, real_kube_bin
+from tests.realkube.fixtures import crds, own_real_kube, real_kube, real_kube_bin
 
-__all__ = ["own_real_kube", "real_kube", "real_kube_bin"]
+__all__ = ["crds", "own_real_kube", "real_kube", "real_kube_bin"]
 
 
 @pytest.fixture

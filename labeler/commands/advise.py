@@ -35,6 +35,7 @@ from labeler.commands._base import (
 )
 from labeler.commands.advise_flags import DESCRIPTION as KUEUE_DESCRIPTION
 from labeler.commands.advise_flags import add_kueue_options, kueue_gates, refuse_failed_nodes
+from labeler.tas.kubesched import KUBERNETES as KUBE_SCHEDULER_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +68,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "leader/worker groups together. Both subtract what admitted Workloads hold; the "
         "Topology and ResourceFlavor are read from the snapshot or cluster (or --profile). "
         + KUEUE_DESCRIPTION
-        + " kube-scheduler (Kubernetes 1.37, no Kueue): -f FILE holding PodGroups "
-        "(scheduling.k8s.io/v1beta1) or CompositePodGroups (v1alpha3) and their pods, "
+        + f" kube-scheduler (Kubernetes {KUBE_SCHEDULER_VERSION}, no Kueue): -f FILE holding "
+        "PodGroups (scheduling.k8s.io/v1beta1) or CompositePodGroups (v1alpha3) and their pods, "
         "placed as the default scheduler's pod-group cycle does (TopologyPlacement, "
         "GangScheduling, PodGroupPodsCount, NodeResourcesFit); not modelled: preemption."
         # --- Volcano ---
@@ -182,8 +183,8 @@ def _workload_options(p: argparse.ArgumentParser) -> None:
         "-f",
         "--file",
         metavar="FILE",
-        help="Kueue: a Workload (kubectl get workload -o yaml), Job, JobSet or "
-        "LeaderWorkerSet manifest, every PodSet of it advised; kube-scheduler: a List of "
+        help="Kueue: a Workload (kubectl get workloads.kueue.x-k8s.io NAME -o yaml), Job, "
+        "JobSet or LeaderWorkerSet manifest, every PodSet of it advised; kube-scheduler: a List of "
         "PodGroups/CompositePodGroups (scheduling.k8s.io) and their pods",
     )
     src.add_argument(

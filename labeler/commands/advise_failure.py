@@ -44,7 +44,7 @@ def failure_mode(
         if len(found) != 1 or not workloads:
             raise InputError(
                 "--failed-node needs one admitted Workload: give --workload NS/NAME, or -f a "
-                "file holding one Workload (kubectl get workload NAME -o yaml)"
+                "file holding one Workload (kubectl get workloads.kueue.x-k8s.io NAME -o yaml)"
             )
         obj, where = found[0]
         require_admitted(obj, where)

@@ -94,6 +94,8 @@ def _named_gang(args: argparse.Namespace, objects: Objects, api: Api | None) -> 
 
 def _file_gang(args: argparse.Namespace, manifest: Manifest, objects: Objects) -> Gang:
     """The gang of the -f file's one Volcano Job, or one PodGroup and its pods."""
+    from dataclasses import replace
+
     from labeler.tas.volcano.jobs import expand_job
     from labeler.tas.volcano.model import gang_of, podgroup_from_object
     from labeler.tas.volcano.snapshot import is_volcano_job, is_volcano_podgroup
@@ -109,10 +111,13 @@ def _file_gang(args: argparse.Namespace, manifest: Manifest, objects: Objects) -
     if jobs:
         return expand_job(jobs[0][1], jobs[0][0], args.volcano_version)
     pg = podgroup_from_object(groups[0][1], groups[0][0])
-    pods = [o for o in items if o.get("kind") == "Pod"]
-    gang = gang_of(pg, pods, manifest.path)
-    if not gang.tasks:  # the pods may be in the snapshot instead
-        gang = gang_of(pg, objects.cluster.pods, "the snapshot")
+    given = gang_of(pg, [o for o in items if o.get("kind") == "Pod"], manifest.path)
+    # Its members are the file's pods and the cluster's (kubectl gives the running ones
+    # with the nodes); a pod in both is the file's, as it is the newer word.
+    mine = {(t.namespace, t.name) for t in given.tasks}
+    known = gang_of(pg, objects.cluster.pods, "the snapshot")
+    rest = tuple(t for t in known.tasks if (t.namespace, t.name) not in mine)
+    gang = replace(given, tasks=rest + given.tasks)
     if not gang.tasks:
         raise InputError(
             f"{manifest.path}: PodGroup {pg.ref} has no pods (pods join it with the annotation "

@@ -22,7 +22,7 @@ from labeler.tas.dra import DraNote
 from labeler.tas.gates import Gates
 from labeler.tas.queues import FlavorChoice, choose_flavors
 from labeler.tas.tree import Tree, build_tree_for_levels
-from labeler.tas.usage import HeldUsage, TasFlavor, admitted_usage, tas_flavor
+from labeler.tas.usage import HeldUsage, TasFlavor, admitted_usage, sharing_usage, tas_flavor
 from labeler.tas.workload import Workload, with_tolerations, workloads_from_object
 from labeler.tas.workload_report import workload_dict, workload_text
 
@@ -70,7 +70,7 @@ def _workload_object(
         return [(get_workload(api, ns, name), where)], (ns, name)
     raise InputError(
         f"{args.from_snapshot}: no Workload {ns}/{name} "
-        "(add 'kubectl get workloads -A -o yaml' to the snapshot)"
+        "(add 'kubectl get workloads.kueue.x-k8s.io -A -o yaml' to the snapshot)"
     )
 
 
@@ -108,6 +108,8 @@ def run(
         tries = [_place(tree, None, workloads, objects, self_ref, gates)]
     else:
         flavors, choice = _flavors(args, objects, found, workloads, origin)
+        if choice is not None and not choice.candidates:
+            return _print(args, *_no_flavor(choice), False, dra)
         tries = []
         for flavor in flavors:  # in the ClusterQueue's order, until one takes the Workload
             tree = build_tree_for_levels(
@@ -126,6 +128,20 @@ def run(
     text = workload_text(done.tree, done.results, flavor=flavor_name, held=held, gates=gates)
     text = "\n".join([*queue_lines(choice, tries), text])
     return _print(args, text, {**doc, **queue_dict(choice, tries)}, done.fits, dra)
+
+
+def _no_flavor(choice: FlavorChoice) -> tuple[str, dict[str, Any]]:
+    """The answer when no flavor of the ClusterQueue can take the Workload: Kueue keeps it
+    pending with the flavor assigner's reasons."""
+    text = "\n".join(
+        [
+            *queue_lines(choice, []),
+            "Verdict: does NOT fit now; Kueue keeps the Workload pending with:",
+            f"  {choice.message}",
+        ]
+    )
+    doc = {"fits": False, "message": choice.message, "workloads": [], **queue_dict(choice, [])}
+    return text, doc
 
 
 def _print(
@@ -166,7 +182,7 @@ def _place(
 ) -> Try:
     held = admitted_usage(
         [o for o in objects if o.get("kind") == "Workload"],
-        flavor=flavor.name if flavor else None,
+        flavors=sharing_usage(objects, flavor) if flavor else None,
         skip=self_ref,
     )
     # several Workloads (a LeaderWorkerSet's groups) are admitted one after another
@@ -225,7 +241,7 @@ def queue_lines(choice: FlavorChoice | None, tries: Sequence[Try]) -> list[str]:
         return []
     lines = [
         f"LocalQueue {choice.local_queue} → ClusterQueue {choice.cluster_queue}; TAS flavors "
-        f"in its order: {', '.join(f.name for f in choice.candidates)}"
+        f"in its order: {', '.join(f.name for f in choice.candidates) or 'none it can use'}"
     ]
     lines += [f"  skipped {f}: {why}" for f, why in choice.skipped]
     if len(tries) > 1:

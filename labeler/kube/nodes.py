@@ -286,8 +286,13 @@ class LabelWriter:
             "PATCH", node_path(node.name), body, MERGE_PATCH, accept=METADATA_ONE, name=node.name
         )
         resource = f"nodes/{node.name}"
+        # Set once an attempt ends without a usable answer and the node could not be read
+        # to settle it (the API server away): a 409 on a later attempt may then be this very
+        # write, which moved the resourceVersion, and is settled by reading the node.
+        unsettled = False
 
         def attempt() -> Steps[None]:
+            nonlocal unsettled
             try:
                 yield patch
             except Exception as exc:
@@ -297,6 +302,7 @@ class LabelWriter:
                 # resourceVersion moved) and "failed" or "unchanged" would be untrue, so
                 # look at the node first (not once the run is stopping).
                 unknown = err.status == 0 and not isinstance(err, Interrupted)
+                unknown = unknown or (unsettled and isinstance(err, ApiConflict))
                 if unknown and (yield from _applied(node.name, plan)):
                     log.warning(
                         "node=%s: the reply to the patch was lost or unusable, but the node "
@@ -304,6 +310,7 @@ class LabelWriter:
                         node.name,
                     )
                     return
+                unsettled = unsettled or unknown
                 raise err from exc
 
         yield from retrying(attempt, verb="patch", resource=resource)

@@ -26,7 +26,13 @@ from labeler.tas.failure import (
 )
 from labeler.tas.fields import as_map
 from labeler.tas.gates import DEFAULT_GATES, Gates
-from labeler.tas.usage import admitted_usage, assignment_domains, is_finished, tas_flavor
+from labeler.tas.usage import (
+    admitted_usage,
+    assignment_domains,
+    is_finished,
+    sharing_usage,
+    tas_flavor,
+)
 from labeler.tas.workload import with_tolerations, workloads_from_object
 
 GROUP_ANNOTATION = "kueue.x-k8s.io/is-group-workload"
@@ -157,8 +163,9 @@ def what_if(
     podsets = []
     for ps in wl.podsets:
         if ps.flavor not in flavors:
-            held = admitted_usage(workloads, flavor=ps.flavor).by_leaf
-            flavors[ps.flavor] = FlavorState(tas_flavor(objects, ps.flavor, origin), alive, held)
+            flavor = tas_flavor(objects, ps.flavor, origin)
+            held = admitted_usage(workloads, flavors=sharing_usage(objects, flavor)).by_leaf
+            flavors[ps.flavor] = FlavorState(flavor, alive, held)
         tolerations = flavors[ps.flavor].flavor.tolerations
         podsets.append(replace(ps, podset=with_tolerations(ps.podset, tolerations)))
     wl = replace(wl, podsets=tuple(podsets))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from labeler.base.errors import UsageError
 
-KUEUE_VERSION = "Kueue v0.20.0-devel (main @ ff69552e, after v0.19.2)"
+KUEUE_VERSION = "Kueue v0.19.2"
 
 TAS = "TopologyAwareScheduling"
 PROFILE_MIXED = "TASProfileMixed"

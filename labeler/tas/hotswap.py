@@ -49,7 +49,7 @@ from labeler.tas.gates import (
 from labeler.tas.place import simulate
 from labeler.tas.replace import leaf_id, recut_slices, search, without
 from labeler.tas.tree import Domain, PodShape, Tree, build_tree_for_levels, leaf_capacity
-from labeler.tas.usage import TasFlavor, admitted_usage, tas_flavor
+from labeler.tas.usage import TasFlavor, admitted_usage, sharing_usage, tas_flavor
 from labeler.tas.workload import to_job, with_tolerations
 
 
@@ -155,7 +155,7 @@ def _load(
     tree = build_tree_for_levels(
         flavor.levels, nodes, flavor_labels=flavor.node_labels, topology_name=flavor.topology
     )
-    held = admitted_usage(workloads, flavor=name).by_leaf
+    held = admitted_usage(workloads, flavors=sharing_usage(objects, flavor)).by_leaf
     index = {leaf.id: leaf for leaf in tree.leaves}
     position = {leaf.id: i for i, leaf in enumerate(tree.leaves)}
     return _Flavor(flavor, tree, held, index, position)

@@ -40,6 +40,14 @@ class FlavorChoice:
     cluster_queue: str
     candidates: tuple[TasFlavor, ...]
     skipped: tuple[tuple[str, str], ...] = ()
+    podset: str = ""  # the PodSet a skipped flavor could not take, for the message
+
+    @property
+    def message(self) -> str:
+        """Kueue's pending message when no flavor can take the Workload (the flavor
+        assigner's ``Status.Message``: its reasons sorted and joined with ", ")."""
+        reasons = ", ".join(sorted(why for _, why in self.skipped)) or "no flavor"
+        return f"couldn't assign flavors to pod set {self.podset}: {reasons}"
 
 
 def queue_of(obj: Mapping[str, Any]) -> str | None:
@@ -91,19 +99,17 @@ def choose_flavors(
     requested = {r for ps in podsets for r in ps.shape.requests}
     candidates: list[TasFlavor] = []
     skipped: list[tuple[str, str]] = []
+    podset = podsets[0].name if podsets else ""
     for flavor in _flavor_order(cq, requested):
         why = _unfit(objects, flavor, podsets, origin)
-        if isinstance(why, str):
-            skipped.append((flavor, why))
+        if isinstance(why, tuple):
+            if not skipped:
+                podset = why[0]
+            skipped.append((flavor, why[1]))
         else:
             candidates.append(why)
-    if not candidates:
-        reasons = "; ".join(f"{f}: {why}" for f, why in skipped) or "it lists no flavor"
-        raise InputError(
-            f"{origin}: ClusterQueue {cq_name} (LocalQueue {ns}/{name}) has no TAS flavor this "
-            f"Workload can use ({reasons})"
-        )
-    return FlavorChoice(f"{ns}/{name}", cq_name, tuple(candidates), tuple(skipped))
+    # No candidate: Kueue keeps the Workload pending with the reasons (FlavorChoice.message).
+    return FlavorChoice(f"{ns}/{name}", cq_name, tuple(candidates), tuple(skipped), podset)
 
 
 def _flavor_order(cq: Mapping[str, Any], requested: set[str]) -> list[str]:
@@ -123,28 +129,29 @@ def _flavor_order(cq: Mapping[str, Any], requested: set[str]) -> list[str]:
 
 def _unfit(
     objects: Sequence[Mapping[str, Any]], name: str, podsets: Sequence[PodSet], origin: str
-) -> TasFlavor | str:
-    """The flavor, or Kueue's reason why it cannot take the PodSets."""
+) -> TasFlavor | tuple[str, str]:
+    """The flavor, or the PodSet it cannot take and Kueue's reason why."""
+    first = podsets[0].name if podsets else ""
     rf = _named(objects, "ResourceFlavor").get(("", name))
     if rf is None:
-        return f"flavor {name} not found"
+        return first, f"flavor {name} not found"
     spec = as_map(rf.get("spec"))
     if not spec.get("topologyName"):
-        return f'Flavor "{name}" does not support TopologyAwareScheduling'
+        return first, f'Flavor "{name}" does not support TopologyAwareScheduling'
     try:
         flavor = tas_flavor(objects, name, origin)
     except InputError as e:
-        return str(e)
+        return first, str(e)
     taints = taints_of({"taints": spec.get("nodeTaints")})
     for ps in podsets:
         req = ps.request
         if any(k not in flavor.levels for k in (req.level, *(k for k, _ in req.slices)) if k):
-            return f'Flavor "{name}" does not contain the requested level'
+            return ps.name, f'Flavor "{name}" does not contain the requested level'
         taint = first_untolerated(taints, ps.shape.tolerations + flavor.tolerations)
         if taint is not None:
-            return f"untolerated taint {taint} in flavor {name}"
+            return ps.name, f"untolerated taint {taint} in flavor {name}"
         if not _matches(ps, flavor.node_labels):
-            return f"flavor {name} doesn't match node affinity"
+            return ps.name, f"flavor {name} doesn't match node affinity"
     return flavor
 
 

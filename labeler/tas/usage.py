@@ -12,7 +12,7 @@ non-TAS usage so that nothing is counted twice.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -76,12 +76,12 @@ class HeldUsage:
 def admitted_usage(
     workloads: Iterable[Mapping[str, Any]],
     *,
-    flavor: str | None = None,
+    flavors: Set[str] | None = None,
     skip: tuple[str, str] | None = None,
 ) -> HeldUsage:
-    """What admitted, unfinished Workloads hold. With ``flavor``, only PodSet assignments
-    to that ResourceFlavor count; ``skip`` (namespace, name) leaves out the Workload being
-    advised, whose own admission would otherwise count against itself."""
+    """What admitted, unfinished Workloads hold. With ``flavors`` (``sharing_usage``), only
+    PodSet assignments to those ResourceFlavors count; ``skip`` (namespace, name) leaves out
+    the Workload being advised, whose own admission would otherwise count against itself."""
     by_leaf: dict[str, dict[str, int]] = {}
     holders = 0
     for i, wl in enumerate(workloads):
@@ -102,8 +102,8 @@ def admitted_usage(
             ta = psa.get("topologyAssignment")
             if not isinstance(ta, Mapping):
                 continue
-            flavors = {str(v) for v in as_map(psa.get("flavors")).values()}
-            if flavor is not None and flavors and flavor not in flavors:
+            assigned = {str(v) for v in as_map(psa.get("flavors")).values()}
+            if flavors is not None and assigned and not assigned & flavors:
                 continue
             where = f"Workload {ns}/{name} podSet {psa.get('name')}"
             single = pod_requests(
@@ -136,6 +136,38 @@ def with_held(nodes: Iterable[Node], held: HeldUsage) -> tuple[Node, ...]:
             node = replace(node, used=used)
         out.append(node)
     return tuple(out)
+
+
+def _lowest_levels(objects: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Each TAS ResourceFlavor's name → the lowest level of its Topology ("" if missing)."""
+    lowest = {}
+    for o in objects:
+        if o.get("kind") == "Topology":
+            levels = as_map(o.get("spec")).get("levels") or []
+            last = as_map(levels[-1]).get("nodeLabel") if levels else ""
+            lowest[str(as_map(o.get("metadata")).get("name"))] = str(last or "")
+    out = {}
+    for o in objects:
+        spec = as_map(o.get("spec"))
+        if o.get("kind") == "ResourceFlavor" and spec.get("topologyName"):
+            name = str(as_map(o.get("metadata")).get("name"))
+            out[name] = lowest.get(str(spec["topologyName"]), "")
+    return out
+
+
+def sharing_usage(objects: Sequence[Mapping[str, Any]], flavor: TasFlavor) -> frozenset[str]:
+    """The TAS flavors whose admitted usage Kueue subtracts when it places in ``flavor``.
+
+    Two flavors may cover the same nodes (another ClusterQueue's flavor with other node
+    labels or tolerations). With ``TASHandleOverlappingFlavors`` (beta, on since Kueue 0.18)
+    the scheduler's snapshot sums, per node, the usage of every TAS flavor whose topology's
+    lowest level is the hostname (``Cache.snapshotTopologyDomainUsages``) and gives that sum
+    to each such flavor; a flavor whose topology ends above the hostname keeps its own."""
+    lowest = _lowest_levels(objects)
+    if flavor.levels[-1] != HOSTNAME_LABEL:
+        return frozenset({flavor.name})
+    sharing = {name for name, last in lowest.items() if last == HOSTNAME_LABEL}
+    return frozenset(sharing | {flavor.name})
 
 
 @dataclass(frozen=True)

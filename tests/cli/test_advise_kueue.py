@@ -42,7 +42,7 @@ def test_help_names_the_modelled_kueue(capsys: pytest.CaptureFixture[str]) -> No
     with pytest.raises(SystemExit):
         main(["advise", "--help"])
     out = " ".join(capsys.readouterr().out.split())
-    assert "Kueue is modelled as of Kueue v0.20.0-devel (main @ ff69552e" in out
+    assert "Kueue is modelled as of Kueue v0.19.2" in out
     assert "TASBalancedPlacement (off" in out
 
 

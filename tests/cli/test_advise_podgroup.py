@@ -58,8 +58,10 @@ def test_gang_that_does_not_fit_exits_3_with_the_schedulers_message(
     doc = json.loads(capsys.readouterr().out)
     assert doc["fits"] is False
     assert doc["message"] == (
-        "0/2 placements are available, first placement status: "
-        "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining"
+        "pod group is unschedulable, pod group is unschedulable, 0/2 placements are "
+        "available, first placement status: minCount (4) cannot be satisfied: 3 scheduled, "
+        "0 remaining, "
+        "pod group preemption: No preemption victims found for incoming preemptor"
     )
     assert all(p["node"] is None for p in doc["pods"])
 
@@ -186,6 +188,8 @@ def test_kueues_tas_pods_count_for_kube_scheduler(tmp_path: Path, capsys: Captur
     # the trainer fills node1: rack-1 has 4 CPUs left, not the 6 that 5 pods would need
     assert main(["advise", "--from-snapshot", snap, "-f", pg, "-o", "json"]) == 3
     assert json.loads(capsys.readouterr().out)["message"] == (
-        "0/2 placements are available, first placement status: "
-        "minCount (5) cannot be satisfied: 4 scheduled, 0 remaining"
+        "pod group is unschedulable, pod group is unschedulable, 0/2 placements are "
+        "available, first placement status: minCount (5) cannot be satisfied: 4 scheduled, "
+        "0 remaining, "
+        "pod group preemption: No preemption victims found for incoming preemptor"
     )

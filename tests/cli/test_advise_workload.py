@@ -69,7 +69,7 @@ def test_text_output_and_profile_instead_of_kueue_objects(
     assert code == 3  # done: the Workload does not fit
     # the profile's topology, named after it; gpu-10 is still held by the admitted Workload
     assert 'topology "oci-rdma" allows to fit only 2 out of 4 pod(s)' in out
-    assert "PodSet workers: 4 pod(s)" in out and "Modelled: Kueue v0.20.0-devel" in out
+    assert "PodSet workers: 4 pod(s)" in out and "Modelled: Kueue v0.19.2;" in out
 
 
 def test_workload_from_snapshot_and_bad_references(

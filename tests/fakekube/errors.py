@@ -81,6 +81,22 @@ def invalid(res: Resource, name: str, errs: list[FieldError]) -> ApiError:
     return ApiError(422, "Invalid", f'{res.group_kind} "{name}" is invalid: {agg}', details)
 
 
+def apply_needs_field_manager() -> ApiError:
+    """An apply patch without fieldManager: PatchOptions validation's 422."""
+    cause = {
+        "reason": "FieldValueRequired",
+        "message": "Required value: is required for apply patch",
+        "field": "fieldManager",
+    }
+    return ApiError(
+        422,
+        "Invalid",
+        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required '
+        "for apply patch",
+        {"group": "meta.k8s.io", "kind": "PatchOptions", "causes": [cause]},
+    )
+
+
 def bad_request(msg: str) -> ApiError:
     return ApiError(400, "BadRequest", msg)
 

@@ -33,8 +33,21 @@ APPLY = "application/apply-patch+yaml"
 
 
 # Resources whose status subresource is served (GET and PATCH of .../{name}/status). As
-# in the API server, a write there changes only .status; the rest of the body is ignored.
+# in the API server, a write of the object itself keeps its .status (the strategies'
+# PrepareForUpdate), and a write of .../status changes only .status, except that a node's
+# (nodeStatusStrategy) takes metadata too: only its spec is kept.
 STATUS_SUBRESOURCE = frozenset({"nodes", "pods"})
+
+
+def _through(rt: Route, cur: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """What of ``new`` a write through ``rt`` may change in ``cur``."""
+    if rt.res.plural not in STATUS_SUBRESOURCE:
+        return new
+    if rt.sub is None:
+        return {**new, "status": cur.get("status") or {}} if "status" in cur else new
+    if rt.res.plural == "nodes":
+        return {**new, "spec": cur.get("spec") or {}}
+    return {**cur, "status": new.get("status") or {}}
 
 
 class Route:
@@ -239,8 +252,13 @@ class Handler(BaseHTTPRequestHandler):
                 code = 201
             elif method == "PUT" and not rt.collection:
                 assert rt.name is not None
+                new = _require_object(body)
+                if res.plural in STATUS_SUBRESOURCE and fake.store.exists(
+                    res, rt.ns or "", rt.name
+                ):
+                    new = _through(rt, fake.store.get(res, rt.ns or "", rt.name), new)
                 out, created = fake.store.update(
-                    res, rt.ns or "", rt.name, _require_object(body), query.get("fieldManager", "")
+                    res, rt.ns or "", rt.name, new, query.get("fieldManager", "")
                 )
                 code = 201 if created else 200  # events allow create-on-update: 201
             elif rt.sub is not None and method not in ("GET", "HEAD", "PATCH"):
@@ -268,7 +286,9 @@ class Handler(BaseHTTPRequestHandler):
     def _selectors(self, rt: Route, query: dict[str, str]) -> tuple[Any, Any]:
         try:
             lsel = parse_label_selector(query.get("labelSelector"))
-            fsel = parse_field_selector(query.get("fieldSelector"), rt.res.supports_field)
+            fsel = parse_field_selector(
+                query.get("fieldSelector"), rt.res.supports_field, rt.res.unsupported_field
+            )
         except SelectorError as exc:
             raise errors.bad_request(str(exc)) from None
         return lsel, fsel
@@ -402,9 +422,7 @@ class Handler(BaseHTTPRequestHandler):
         manager = query.get("fieldManager", "")
         if ctype == APPLY:
             if not manager:
-                raise errors.bad_request(
-                    "PATCH /" + res.plural + ": fieldManager is required for apply requests"
-                )
+                raise errors.apply_needs_field_manager()
             cfg = _require_object(body)
             if cfg.get("kind") not in (None, res.kind) or cfg.get("apiVersion") not in (
                 None,
@@ -429,10 +447,7 @@ class Handler(BaseHTTPRequestHandler):
 
         def fn(cur: dict[str, Any]) -> dict[str, Any]:
             try:
-                new = patched(copy.deepcopy(cur))
-                if rt.sub == "status":  # only .status changes through the subresource
-                    return {**cur, "status": new.get("status") or {}}
-                return new
+                return _through(rt, cur, patched(copy.deepcopy(cur)))
             except PatchError as exc:
                 if exc.code == 400:
                     raise errors.bad_request(str(exc)) from None

@@ -81,23 +81,37 @@ def strategic_merge_patch(target: Any, patch: Any, field: str | None = None) -> 
 
 
 def _merge_list(target: Any, patch: list[Any], key: str) -> list[Any]:
-    out = [copy.deepcopy(x) for x in target] if isinstance(target, list) else []
-    for item in patch:
-        if not isinstance(item, dict) or key not in item:
-            out.append(copy.deepcopy(item))
-            continue
-        idx = next(
-            (i for i, x in enumerate(out) if isinstance(x, dict) and x.get(key) == item[key]),
-            None,
-        )
-        if item.get("$patch") == "delete":
-            if idx is not None:
-                out.pop(idx)
-        elif idx is None:
-            out.append(strategic_merge_patch({}, item))
+    """Merge by ``key``, then order as apimachinery's normalizeElementOrder does without a
+    $setElementOrder: the patch's items in the patch's order and the server-only items in
+    the server's order, interleaved by mergeSortedSlice (a server-only item goes first only
+    when both are on the server and it came first there)."""
+    server = [copy.deepcopy(x) for x in target] if isinstance(target, list) else []
+    keyed = [i for i in patch if isinstance(i, dict) and key in i]
+    loose = [copy.deepcopy(i) for i in patch if not (isinstance(i, dict) and key in i)]
+    by_key = {x.get(key): x for x in server if isinstance(x, dict)}
+    gone = {i[key] for i in keyed if i.get("$patch") == "delete"}
+    right = [
+        strategic_merge_patch(by_key.get(i[key]) or {}, i)
+        for i in keyed
+        if i.get("$patch") != "delete"
+    ]
+    mentioned = {i[key] for i in keyed}
+    left = [x for x in server if not (isinstance(x, dict) and x.get(key) in mentioned | gone)]
+    order = [x.get(key) if isinstance(x, dict) else None for x in server]
+
+    def place(item: Any) -> int:
+        k = item.get(key) if isinstance(item, dict) else None
+        return order.index(k) if k is not None and k in order else -1
+
+    out: list[Any] = []
+    while left or right:
+        if left and right and 0 <= place(left[0]) < place(right[0]):
+            out.append(left.pop(0))
+        elif right:
+            out.append(right.pop(0))
         else:
-            out[idx] = strategic_merge_patch(out[idx], item)
-    return out
+            out.append(left.pop(0))
+    return out + loose
 
 
 # ------------------------------------------------------------------ JSON patch

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .kueue_rules import validate_resource_flavor, validate_topology
 from .validation import FieldError, validate_resource_slice
 
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
@@ -38,12 +39,16 @@ class Resource:
     custom: bool = False  # served through a CRD: unstructured rules apply
     name_rule: str = "subdomain"
     allow_create_on_update: bool = False
+    # DELETE answers the deleted object (pods, namespaces, ResourceSlices); otherwise a
+    # Success Status, as for nodes and every custom resource.
     delete_returns_object: bool = False
     # The server keeps metadata.generation (1 on create, +1 when the spec changes), as for
     # every custom resource; built-in kinds opt in.
     tracks_generation: bool = False
     # The kind's own validation (object, old object on update) beyond metadata.
     validate: Callable[[dict[str, Any], dict[str, Any] | None], list[FieldError]] | None = None
+    # The kind's field label conversion func names its GroupVersionKind when it refuses.
+    field_error_names_kind: bool = False
 
     @property
     def api_version(self) -> str:
@@ -65,6 +70,15 @@ class Resource:
     def supports_field(self, label: str) -> bool:
         base = ("metadata.name", "metadata.namespace") if self.namespaced else ("metadata.name",)
         return label in base or label in self.field_labels
+
+    def unsupported_field(self, label: str) -> str:
+        """The refusal of a field selector on ``label``: most kinds' conversion funcs say
+        "field label not supported: <f>"; those registered with the kind's GroupVersionKind
+        (resource.k8s.io) name it."""
+        if self.field_error_names_kind:
+            gvk = f"{self.group}/{self.version}, Kind={self.kind}"
+            return f"field label not supported for {gvk}: {label}"
+        return f"field label not supported: {label}"
 
     def fields(self, obj: dict[str, Any]) -> dict[str, str]:
         labels = ["metadata.name", *self.field_labels]
@@ -162,7 +176,7 @@ TOPOLOGIES = Resource(
     False,
     ("topo",),
     custom=True,
-    delete_returns_object=True,
+    validate=validate_topology,
 )
 RESOURCE_FLAVORS = Resource(
     "kueue.x-k8s.io",
@@ -173,7 +187,7 @@ RESOURCE_FLAVORS = Resource(
     False,
     ("flavor", "flavors", "rf"),
     custom=True,
-    delete_returns_object=True,
+    validate=validate_resource_flavor,
 )
 WORKLOADS = Resource(
     "kueue.x-k8s.io",
@@ -184,7 +198,6 @@ WORKLOADS = Resource(
     True,
     ("wl",),
     custom=True,
-    delete_returns_object=True,
 )
 # Kueue's queues (config/components/crd/bases: LocalQueue is namespaced, ClusterQueue not)
 LOCAL_QUEUES = Resource(
@@ -196,7 +209,6 @@ LOCAL_QUEUES = Resource(
     True,
     ("queue", "queues", "lq"),
     custom=True,
-    delete_returns_object=True,
 )
 CLUSTER_QUEUES = Resource(
     "kueue.x-k8s.io",
@@ -207,7 +219,6 @@ CLUSTER_QUEUES = Resource(
     False,
     ("cq",),
     custom=True,
-    delete_returns_object=True,
 )
 HYPERNODES = Resource(
     "topology.volcano.sh",
@@ -218,7 +229,6 @@ HYPERNODES = Resource(
     False,
     ("hn",),
     custom=True,
-    delete_returns_object=True,
 )
 
 # kube-scheduler's Workload API, built-in (not CRDs), Kubernetes 1.37: the group's preferred
@@ -246,10 +256,12 @@ RESOURCE_SLICES = Resource(
     "ResourceSlice",
     False,
     (),
-    ("spec.nodeName", "spec.driver"),
+    # pkg/apis/resource/v1 conversion.go (1.37): spec.nodeName, spec.driver, spec.pool.name.
+    ("spec.nodeName", "spec.driver", "spec.pool.name"),
     delete_returns_object=True,
     tracks_generation=True,
     validate=validate_resource_slice,
+    field_error_names_kind=True,
 )
 
 # --- Volcano's scheduling objects (advise for Volcano): CRDs as Volcano installs
@@ -264,7 +276,6 @@ VOLCANO_QUEUES = Resource(
     False,
     ("q", "queue-v1beta1"),
     custom=True,
-    delete_returns_object=True,
 )
 VOLCANO_PODGROUPS = Resource(
     "scheduling.volcano.sh",
@@ -275,7 +286,6 @@ VOLCANO_PODGROUPS = Resource(
     True,
     ("pg", "podgroup-v1beta1"),
     custom=True,
-    delete_returns_object=True,
 )
 VOLCANO_JOBS = Resource(
     "batch.volcano.sh",
@@ -286,7 +296,6 @@ VOLCANO_JOBS = Resource(
     True,
     ("vcjob", "vj"),
     custom=True,
-    delete_returns_object=True,
 )
 
 RESOURCES: list[Resource] = [

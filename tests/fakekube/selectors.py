@@ -193,11 +193,9 @@ def parse_label_selector(text: str | None) -> LabelSelector:
                     pk, pl = take()
                     if pk != "(":
                         raise SelectorError(f"found '{pl}', expected: '('")
+                    # `in ()` is accepted and matches nothing; `notin ()` matches all (as
+                    # a 1.37 API server answers).
                     values = _parse_value_list(take, peek, key)
-                    if not values:
-                        raise SelectorError(
-                            "for 'in', 'notin' operators, values set can't be empty"
-                        )
                     reqs.append(Requirement(key, op_kind.lower(), tuple(values)))
                 elif op_kind in (">", "<"):
                     vk, vl = take()
@@ -285,8 +283,11 @@ def _unescape(value: str) -> str:
 
 
 def parse_field_selector(
-    text: str | None, supported: Callable[[str], bool] | None = None
+    text: str | None,
+    supported: Callable[[str], bool] | None = None,
+    unsupported: Callable[[str], str] | None = None,
 ) -> FieldSelector:
+    """``unsupported`` words the refusal of a field the kind does not support."""
     if not text:
         return FieldSelector([])
     terms = []
@@ -302,6 +303,8 @@ def parse_field_selector(
             raise SelectorError(f"invalid selector: '{text}'; can't understand '{part}'")
         if supported is not None and not supported(field):
             # Message of the field label conversion funcs in the API server.
-            raise SelectorError(f"field label not supported: {field}")
+            raise SelectorError(
+                unsupported(field) if unsupported else f"field label not supported: {field}"
+            )
         terms.append(FieldTerm(field, "!=" if op == "!=" else "=", _unescape(value)))
     return FieldSelector(terms)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,11 @@ class FakeKube:
         return f"http://{self.host}:{self.port}"
 
     # ------------------------------------------------------------------ clients
+
+    def urlopen(self, request: str | urllib.request.Request, timeout: float = 5) -> Any:
+        """urllib.request.urlopen of this server (the real server's adapter adds its
+        client certificate here)."""
+        return urllib.request.urlopen(request, timeout=timeout)
 
     def api_client(self) -> Any:
         """A kubernetes.client.ApiClient for this server, without credentials."""

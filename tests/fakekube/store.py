@@ -178,6 +178,10 @@ class Store:
 
     # ------------------------------------------------------------------ reads
 
+    def exists(self, res: Resource, ns: str, name: str) -> bool:
+        with self.cond:
+            return (ns, name) in self._table(res)
+
     def get(self, res: Resource, ns: str, name: str) -> Obj:
         with self.cond:
             obj = self._table(res).get((ns, name))

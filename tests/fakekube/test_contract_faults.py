@@ -1,4 +1,8 @@
-"""Contract: fault injection, latency and the request journal."""
+"""Contract: fault injection, latency and the request journal.
+
+Fake only: these are the fake's own instruments (a real server cannot be told to fail,
+delay or log a given request); tests/realkube makes real faults with real components.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Contract: the real kubectl works against the fake (label, get)."""
+"""Contract: the real kubectl works against the API server (label, get)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakekube import FakeKube
+from tests.realkube.adapter import Kube, hypernode
 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on PATH")
@@ -23,15 +23,15 @@ def run(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_kubectl_label_and_get(fake_kube: FakeKube, kubeconfig: Path) -> None:
+def test_kubectl_label_and_get(api: Kube, tmp_path: Path) -> None:
     """kubectl discovery (/version, /api, /apis, APIResourceList) is enough for `kubectl
     label` (GET then merge-patch) and `kubectl get nodes` (Table output)."""
-    fake_kube.add_node("n1")
-    fake_kube.add_node("n2")
+    kubeconfig = api.write_kubeconfig(tmp_path / "kubeconfig")
+    api.add_node("n1")
+    api.add_node("n2")
     out = run(kubeconfig, "label", "nodes", "n1", "foo=bar", "--overwrite")
     assert out.returncode == 0, out.stderr
-    assert fake_kube.get_node("n1")["metadata"]["labels"]["foo"] == "bar"
-    assert fake_kube.requests("PATCH")[-1].content_type == "application/merge-patch+json"
+    assert api.get_node("n1")["metadata"]["labels"]["foo"] == "bar"
     out = run(kubeconfig, "get", "nodes", "-l", "foo=bar")
     assert out.returncode == 0, out.stderr
     assert "n1" in out.stdout and "n2" not in out.stdout and "Ready" in out.stdout
@@ -41,9 +41,10 @@ def test_kubectl_label_and_get(fake_kube: FakeKube, kubeconfig: Path) -> None:
     assert out.returncode != 0
 
 
-def test_kubectl_get_custom_objects(fake_kube: FakeKube, kubeconfig: Path) -> None:
+def test_kubectl_get_custom_objects(api: Kube, tmp_path: Path) -> None:
     """kubectl finds CRD-served kinds by short name through discovery."""
-    fake_kube.add_object("HyperNode", {"metadata": {"name": "s0"}, "spec": {"tier": 1}})
+    kubeconfig = api.write_kubeconfig(tmp_path / "kubeconfig")
+    api.add_object("HyperNode", hypernode("s0"))
     out = run(kubeconfig, "get", "hn", "-o", "name")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "hypernode.topology.volcano.sh/s0"

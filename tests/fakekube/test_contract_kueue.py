@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import json
 import threading
-import urllib.request
 
 from kubernetes import client, watch
 
-from tests.fakekube import FakeKube
+from tests.realkube.adapter import Kube
 
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
+# Kueue's CRD wants at least one PodSet, with a pod template.
+POD_SET = {
+    "name": "main",
+    "count": 1,
+    "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+}
 
 
 def queue(name: str, ns: str, cq: str) -> dict:
@@ -23,12 +28,12 @@ def queue(name: str, ns: str, cq: str) -> dict:
     }
 
 
-def test_localqueues_are_namespaced_and_clusterqueues_are_not(fake_kube: FakeKube) -> None:
+def test_localqueues_are_namespaced_and_clusterqueues_are_not(api: Kube) -> None:
     """CRDs localqueues.kueue.x-k8s.io (scope Namespaced, short names queue/queues/lq) and
     clusterqueues.kueue.x-k8s.io (scope Cluster, short name cq): a LocalQueue lives under
     /namespaces/<ns>/, is listed per namespace and across all; a ClusterQueue is not."""
-    co = client.CustomObjectsApi(fake_kube.api_client())
-    fake_kube.add_object("Namespace", {"metadata": {"name": "team-a"}})
+    co = client.CustomObjectsApi(api.api_client())
+    api.add_object("Namespace", {"metadata": {"name": "team-a"}})
     co.create_namespaced_custom_object(
         *KUEUE, "team-a", "localqueues", queue("gpu", "team-a", "gpu")
     )
@@ -46,17 +51,17 @@ def test_localqueues_are_namespaced_and_clusterqueues_are_not(fake_kube: FakeKub
     everywhere = co.list_cluster_custom_object(*KUEUE, "localqueues")
     assert everywhere["kind"] == "LocalQueueList" and len(everywhere["items"]) == 2
     assert co.get_cluster_custom_object(*KUEUE, "clusterqueues", "gpu")["kind"] == "ClusterQueue"
-    with urllib.request.urlopen(f"{fake_kube.url}/apis/kueue.x-k8s.io/v1beta2") as resp:
+    with api.urlopen(f"{api.url}/apis/kueue.x-k8s.io/v1beta2") as resp:
         resources = json.load(resp)["resources"]
     by_name = {r["name"]: r for r in resources}
     assert by_name["localqueues"]["namespaced"] and not by_name["clusterqueues"]["namespaced"]
     assert by_name["localqueues"]["shortNames"] == ["queue", "queues", "lq"]
 
 
-def test_a_watch_of_workloads_in_all_namespaces_sees_status_changes(fake_kube: FakeKube) -> None:
+def test_a_watch_of_workloads_in_all_namespaces_sees_status_changes(api: Kube) -> None:
     """WATCH /apis/kueue.x-k8s.io/v1beta2/workloads from a LIST's resourceVersion: every
     write after it arrives once, in order (ADDED, then MODIFIED for a status change)."""
-    co = client.CustomObjectsApi(fake_kube.api_client())
+    co = client.CustomObjectsApi(api.api_client())
     rv = co.list_cluster_custom_object(*KUEUE, "workloads")["metadata"]["resourceVersion"]
     seen: list[tuple[str, str]] = []
     done = threading.Event()
@@ -84,14 +89,16 @@ def test_a_watch_of_workloads_in_all_namespaces_sees_status_changes(fake_kube: F
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "Workload",
         "metadata": {"name": "w", "namespace": "default"},
-        "spec": {"queueName": "gpu", "podSets": []},
+        "spec": {"queueName": "gpu", "podSets": [POD_SET]},
     }
-    fake_kube.add_object("Workload", wl, namespace="default")
+    api.add_object("Workload", wl, namespace="default")
 
     def admit(obj: dict) -> None:
-        obj["status"] = {"admission": {"clusterQueue": "gpu", "podSetAssignments": []}}
+        obj["status"] = {
+            "admission": {"clusterQueue": "gpu", "podSetAssignments": [{"name": "main"}]}
+        }
 
-    fake_kube.update_object("Workload", "w", admit, namespace="default")
+    api.update_object("Workload", "w", admit, namespace="default")
     assert done.wait(10)
     t.join()
     assert seen == [("ADDED", ""), ("MODIFIED", "gpu")]

@@ -9,6 +9,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException, UnprocessableEntityException
 
 from tests.fakekube import FakeKube
+from tests.realkube.adapter import Kube
 
 MERGE = "application/merge-patch+json"
 JSONPATCH = "application/json-patch+json"
@@ -16,14 +17,17 @@ STRATEGIC = "application/strategic-merge-patch+json"
 
 
 @pytest.fixture
-def core(fake_kube: FakeKube) -> client.CoreV1Api:
-    fake_kube.add_node("n1", labels={"a": "1", "example.com/rack": "r1"})
-    return client.CoreV1Api(fake_kube.api_client())
+def core(api: Kube) -> client.CoreV1Api:
+    api.add_node("n1", labels={"a": "1", "example.com/rack": "r1"})
+    return client.CoreV1Api(api.api_client())
 
 
-def test_default_patch_content_type_of_client_37(fake_kube: FakeKube, core) -> None:
+def test_default_patch_content_type_of_client_37(fake_kube: FakeKube) -> None:
     """kubernetes client 37: patch_node with a dict body sends strategic-merge-patch (rest.py
-    swaps its json-patch default for non-list bodies); a list body sends JSON patch."""
+    swaps its json-patch default for non-list bodies); a list body sends JSON patch.
+    Fake only: what the client sent is seen only in the fake's journal of requests."""
+    fake_kube.add_node("n1")
+    core = client.CoreV1Api(fake_kube.api_client())
     core.patch_node("n1", {"metadata": {"labels": {"b": "2"}}})
     assert fake_kube.journal[-1].content_type == STRATEGIC
     core.patch_node("n1", [{"op": "add", "path": "/metadata/labels/c", "value": "3"}])
@@ -91,23 +95,25 @@ def test_json_patch_test_on_resource_version(core) -> None:
 
 def test_strategic_merge_patch_maps_merge(core) -> None:
     """Strategic merge patch ("Update API Objects in Place Using kubectl patch"): maps merge
-    like a merge patch, null deletes; lists with a patchMergeKey merge by that key."""
+    like a merge patch, null deletes; lists with a patchMergeKey merge by that key (through
+    .../status: a write of the node itself keeps its status, nodeStrategy.PrepareForUpdate)."""
+    custom = {"status": {"conditions": [{"type": "Custom", "status": "True"}]}}
     out = core.patch_node(
         "n1",
-        {
-            "metadata": {"labels": {"a": None, "z": "9"}},
-            "status": {"conditions": [{"type": "Custom", "status": "True"}]},
-        },
+        {"metadata": {"labels": {"a": None, "z": "9"}}, **custom},
         _content_type=STRATEGIC,
     )
     assert "a" not in out.metadata.labels and out.metadata.labels["z"] == "9"
+    assert [c.type for c in out.status.conditions] == ["Ready"]  # status is not written here
+    out = core.patch_node_status("n1", custom, _content_type=STRATEGIC)
     assert {c.type for c in out.status.conditions} == {"Ready", "Custom"}
 
 
-def test_strategic_merge_patch_unsupported_on_custom_resources(fake_kube: FakeKube) -> None:
+def test_strategic_merge_patch_unsupported_on_custom_resources(api: Kube) -> None:
     """Custom resources do not support strategic merge patch: 415 UnsupportedMediaType."""
-    co = client.CustomObjectsApi(fake_kube.api_client())
-    fake_kube.add_object("Topology", {"metadata": {"name": "t"}, "spec": {"levels": []}})
+    co = client.CustomObjectsApi(api.api_client())
+    levels = [{"nodeLabel": "kubernetes.io/hostname"}]
+    api.add_object("Topology", {"metadata": {"name": "t"}, "spec": {"levels": levels}})
     with pytest.raises(ApiException) as exc:
         co.patch_cluster_custom_object(
             "kueue.x-k8s.io", "v1beta2", "topologies", "t", {"spec": {}}, _content_type=STRATEGIC
@@ -123,15 +129,16 @@ def test_unsupported_content_type_is_415(core) -> None:
     assert json.loads(exc.value.body)["reason"] == "UnsupportedMediaType"
 
 
-def test_server_side_apply_merges_and_takes_ownership(fake_kube: FakeKube, core) -> None:
-    """Server-side apply (minimal): apply-patch+yaml needs fieldManager; fields the manager
-    stops declaring are removed; another manager's different value conflicts (409) unless
-    force=true."""
+def test_server_side_apply_merges_and_takes_ownership(api: Kube, core) -> None:
+    """Server-side apply (minimal): apply-patch+yaml needs fieldManager (422 from PatchOptions
+    validation); fields the manager stops declaring are removed; another manager's different
+    value conflicts (409) unless force=true."""
     cfg = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"t/a": "1"}}}
     apply = "application/apply-patch+yaml"
     with pytest.raises(ApiException) as exc:
         core.patch_node("n1", cfg, _content_type=apply)
-    assert exc.value.status == 400
+    assert exc.value.status == 422
+    assert json.loads(exc.value.body)["details"]["causes"][0]["field"] == "fieldManager"
     core.patch_node("n1", cfg, field_manager="labeler", _content_type=apply)
     cfg2 = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"t/b": "2"}}}
     out = core.patch_node("n1", cfg2, field_manager="labeler", _content_type=apply)
@@ -147,10 +154,11 @@ def test_server_side_apply_merges_and_takes_ownership(fake_kube: FakeKube, core)
 
 
 def test_node_status_subresource_merges_conditions_by_type_and_ignores_the_rest(
-    fake_kube: FakeKube, core
+    api: Kube, core
 ) -> None:
     """PATCH nodes/{name}/status (strategic merge): conditions merge by ``type`` (the
-    kubelet's Ready stays), and only .status changes through the subresource."""
+    kubelet's Ready stays); the spec does not change through the subresource, but metadata
+    does (nodeStatusStrategy keeps only the old spec)."""
     core.patch_node_status("n1", {"status": {"conditions": [{"type": "Ready", "status": "True"}]}})
     out = core.patch_node_status(
         "n1",
@@ -163,12 +171,13 @@ def test_node_status_subresource_merges_conditions_by_type_and_ignores_the_rest(
     )
     kinds = {c.type: c.status for c in out.status.conditions}
     assert kinds == {"Ready": "True", "TopologyLabeled": "False"}
-    assert "sneaky" not in out.metadata.labels and not out.spec.unschedulable
-    assert fake_kube.journal[-1].path == "/api/v1/nodes/n1/status"
-    assert core.read_node_status("n1").status.conditions[1].type == "TopologyLabeled"
+    assert out.metadata.labels["sneaky"] == "1" and not out.spec.unschedulable
+    # A new item goes before the server's (strategic merge's normalizeElementOrder).
+    conditions = core.read_node_status("n1").status.conditions
+    assert [c.type for c in conditions] == ["TopologyLabeled", "Ready"]
 
 
-def test_json_patch_test_op_guards_a_taint_removal(fake_kube: FakeKube, core) -> None:
+def test_json_patch_test_op_guards_a_taint_removal(api: Kube, core) -> None:
     """A failed ``test`` answers 422 and changes nothing: the removal of a taint by index
     cannot remove another taint that moved into its place."""
     taints = [{"key": "a", "effect": "NoSchedule"}, {"key": "b", "effect": "NoSchedule"}]

@@ -1,4 +1,7 @@
-"""Contract: the fake runs as a process (`python -m tests.fakekube`)."""
+"""Contract: the fake runs as a process (`python -m tests.fakekube`).
+
+Fake only: it is about the fake's own command line.
+"""
 
 from __future__ import annotations
 

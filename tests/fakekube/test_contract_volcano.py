@@ -9,15 +9,15 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import NotFoundException
 
-from tests.fakekube import FakeKube
+from tests.realkube.adapter import Kube
 
 SCHEDULING = ("scheduling.volcano.sh", "v1beta1")
 BATCH = ("batch.volcano.sh", "v1alpha1")
 
 
 @pytest.fixture
-def co(fake_kube: FakeKube) -> client.CustomObjectsApi:
-    return client.CustomObjectsApi(fake_kube.api_client())
+def co(api: Kube) -> client.CustomObjectsApi:
+    return client.CustomObjectsApi(api.api_client())
 
 
 def podgroup(name: str, ns: str) -> dict:
@@ -29,7 +29,7 @@ def podgroup(name: str, ns: str) -> dict:
     }
 
 
-def test_queue_is_cluster_scoped(fake_kube: FakeKube, co) -> None:
+def test_queue_is_cluster_scoped(api: Kube, co) -> None:
     """A Queue is created and listed without a namespace; items keep kind and apiVersion
     (unstructured); a namespaced path for it is 404, as for any cluster-scoped CRD."""
     q = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
@@ -44,12 +44,12 @@ def test_queue_is_cluster_scoped(fake_kube: FakeKube, co) -> None:
         co.list_namespaced_custom_object(*SCHEDULING, "default", "queues")
 
 
-def test_podgroups_list_all_namespaces_or_one(fake_kube: FakeKube, co) -> None:
+def test_podgroups_list_all_namespaces_or_one(api: Kube, co) -> None:
     """PodGroups are namespaced: listed across namespaces at the group path, per namespace
     under namespaces/{ns}, read by name; a missing one is 404 naming the group and kind."""
-    fake_kube.add_object("Namespace", {"metadata": {"name": "ml"}})
-    fake_kube.add_object("podgroups.scheduling.volcano.sh", podgroup("a", "default"))
-    fake_kube.add_object("podgroups.scheduling.volcano.sh", podgroup("b", "ml"))
+    api.add_object("Namespace", {"metadata": {"name": "ml"}})
+    api.add_object("podgroups.scheduling.volcano.sh", podgroup("a", "default"))
+    api.add_object("podgroups.scheduling.volcano.sh", podgroup("b", "ml"))
     every = co.list_cluster_custom_object(*SCHEDULING, "podgroups")
     assert sorted(i["metadata"]["name"] for i in every["items"]) == ["a", "b"]
     ml = co.list_namespaced_custom_object(*SCHEDULING, "ml", "podgroups")
@@ -66,7 +66,7 @@ def test_podgroups_list_all_namespaces_or_one(fake_kube: FakeKube, co) -> None:
     )
 
 
-def test_volcano_job_is_namespaced_custom_object(fake_kube: FakeKube, co) -> None:
+def test_volcano_job_is_namespaced_custom_object(api: Kube, co) -> None:
     """batch.volcano.sh Jobs: created in a namespace, generation 1, listed by label."""
     job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
            "metadata": {"name": "llm", "labels": {"team": "a"}},
@@ -77,10 +77,10 @@ def test_volcano_job_is_namespaced_custom_object(fake_kube: FakeKube, co) -> Non
     assert [i["metadata"]["name"] for i in lst["items"]] == ["llm"]
 
 
-def test_discovery_lists_volcano_groups(fake_kube: FakeKube) -> None:
+def test_discovery_lists_volcano_groups(api: Kube) -> None:
     """/apis names scheduling.volcano.sh and batch.volcano.sh with their short names."""
-    groups = client.ApisApi(fake_kube.api_client()).get_api_versions()
+    groups = client.ApisApi(api.api_client()).get_api_versions()
     assert {"scheduling.volcano.sh", "batch.volcano.sh"} <= {g.name for g in groups.groups}
-    res = client.CustomObjectsApi(fake_kube.api_client()).get_api_resources(*SCHEDULING)
-    short = {r.name: r.short_names for r in res.resources}
+    res = client.CustomObjectsApi(api.api_client()).get_api_resources(*SCHEDULING)
+    short = {r.name: r.short_names for r in res.resources if "/" not in r.name}
     assert short == {"queues": ["q", "queue-v1beta1"], "podgroups": ["pg", "podgroup-v1beta1"]}

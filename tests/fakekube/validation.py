@@ -55,6 +55,12 @@ def max_len_error(n: int) -> str:
     return f"must be no more than {n} characters"
 
 
+def max_bytes_error(n: int) -> str:
+    # Label keys and values count bytes (the wording of Kubernetes 1.37); names count
+    # characters.
+    return f"must be no more than {n} bytes"
+
+
 def is_dns1123_label(value: str) -> list[str]:
     errs = []
     if len(value) > 63:
@@ -82,18 +88,23 @@ def is_qualified_name(value: str) -> list[str]:
         prefix, name = parts
         if not prefix:
             errs.append("prefix part must be non-empty")
-        else:
-            errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
+        elif len(prefix.encode()) > 253:
+            errs.append("prefix part " + max_bytes_error(253))
+        elif not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
+            errs.append(
+                "prefix part "
+                + regex_error(DNS1123_SUBDOMAIN_ERR, DNS1123_SUBDOMAIN_FMT, "example.com")
+            )
     else:
         return [
-            "a qualified name "
+            "a valid label key "
             + regex_error(QUALIFIED_NAME_ERR, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
     if not name:
         errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part " + max_len_error(63))
+    elif len(name.encode()) > 63:
+        errs.append("name part " + max_bytes_error(63))
     if not _QUALIFIED_NAME_RE.fullmatch(name):
         errs.append(
             "name part "
@@ -104,8 +115,8 @@ def is_qualified_name(value: str) -> list[str]:
 
 def is_valid_label_value(value: str) -> list[str]:
     errs = []
-    if len(value) > 63:
-        errs.append(max_len_error(63))
+    if len(value.encode()) > 63:
+        errs.append(max_bytes_error(63))
     if not _LABEL_VALUE_RE.fullmatch(value):
         errs.append(regex_error(LABEL_VALUE_ERR, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
     return errs

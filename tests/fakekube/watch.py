@@ -8,7 +8,9 @@
   starts matching -> ADDED, keeps matching -> MODIFIED, stops matching -> DELETED carrying
   the previous state at the new resourceVersion.
 - sendInitialEvents=true: ADDED for all, then a BOOKMARK annotated
-  `k8s.io/initial-events-end: "true"` (KEP-3157 "watch-list").
+  `k8s.io/initial-events-end: "true"` (KEP-3157 "watch-list"). A watch that allows
+  bookmarks gets that BOOKMARK after its synthetic ADDED events too (resourceVersion unset
+  or "0"), as a 1.37 API server sends it.
 """
 
 from __future__ import annotations
@@ -80,7 +82,8 @@ def stream(
     with store.cond:
         expired_status: Obj | None = None
         initial: list[Obj] = []
-        if resource_version in (None, "", "0") or send_initial:
+        from_now = resource_version in (None, "", "0") or send_initial
+        if from_now:
             pos = store.rv
             initial = [o for o in matching(store, res, flt.ns) if flt(o)]
         else:
@@ -97,7 +100,7 @@ def stream(
         return
     for obj in initial:
         yield "ADDED", obj
-    if send_initial:
+    if send_initial or (from_now and bookmarks):
         yield "BOOKMARK", bookmark(res, pos, {"k8s.io/initial-events-end": "true"})
     last_bookmark = time.monotonic()
     while True:

@@ -206,6 +206,25 @@ def test_a_patch_applied_whose_reply_was_lost_is_reported_as_written(
     assert fake_kube.count("patch") == 1
 
 
+def test_a_lost_reply_settled_only_by_the_retrys_409_is_reported_as_written(
+    fake_kube: FakeKube,
+) -> None:
+    """The server applied the PATCH and went away before answering; the node cannot be
+    read then either. The retry, once the server is back, gets 409 (the write itself moved
+    the resourceVersion): the node is read, has the planned labels, and the write counts as
+    written, not as "unchanged" (as the real API server killed mid-apply showed)."""
+    fake_kube.add_node("n1", labels={"team": "a"})
+    api = fake_kube.cluster()
+    node = get_node(api, "n1")
+    fake_kube.faults.add(method="PATCH", drop_reply=True, times=1)
+    # Every attempt of the re-read that follows the lost reply goes unanswered.
+    fake_kube.faults.add(method="GET", path="/api/v1/nodes/n1", drop=True, times=5)
+    result = LabelWriter(api).write(node, Desired(set={ISLAND: "i1"}, prune=SCOPE))
+    assert result.written
+    assert labels(fake_kube)[ISLAND] == "i1"
+    assert fake_kube.count("patch") == 2  # the second one met the 409
+
+
 def test_a_lost_patch_that_did_not_apply_is_still_a_failure(fake_kube: FakeKube) -> None:
     """No answer and the node does not have the labels: an error, never "written"."""
     fake_kube.add_node("n1")

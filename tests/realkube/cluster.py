@@ -5,6 +5,7 @@ with the real kubectl, and the agent's identity as a pod-bound ServiceAccount to
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -78,9 +79,16 @@ def ready_status(allocatable: dict[str, str] | None = None) -> dict[str, Any]:
 def add_node(
     plane: ControlPlane, name: str, allocatable: dict[str, str] | None = None, **kw: Any
 ) -> None:
+    """A node as it stands once registered and Ready: its status set, and the
+    ``node.kubernetes.io/not-ready`` taint that the API server's TaintNodesByCondition
+    admission gives every new node taken off again, as the node lifecycle controller of
+    kube-controller-manager (which this control plane does not run) would."""
     api = core(plane)
-    api.create_node(node_body(name, **kw))
+    body = node_body(name, **kw)
+    api.create_node(body)
     api.patch_node_status(name, ready_status(allocatable))
+    # Taints have no merge key: the patch sets the whole list, the one the node was made with.
+    api.patch_node(name, {"spec": {"taints": body["spec"]["taints"] or None}})
 
 
 def get_node(plane: ControlPlane, name: str) -> dict[str, Any]:
@@ -96,6 +104,23 @@ def labels_of(plane: ControlPlane, name: str) -> dict[str, str]:
 def delete_nodes(plane: ControlPlane, *names: str) -> None:
     if names:
         plane.kubectl("delete", "node", "--ignore-not-found", "--wait=false", *names)
+
+
+# Nodes made in bulk carry this label, so that one LIST-and-delete removes them: naming
+# each node makes kubectl read it first, which costs minutes for a thousand.
+SET_LABEL = "test.topology-labeler.io/set"
+
+
+def create_nodes(plane: ControlPlane, names: list[str], work: Path, group: str) -> None:
+    """Bare nodes (no status), created in one kubectl call, labeled as ``group``."""
+    items = [node_body(name, labels={SET_LABEL: group}) for name in names]
+    listing = work / f"nodes-{group}.json"
+    listing.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    plane.kubectl("create", "-f", str(listing))
+
+
+def delete_set(plane: ControlPlane, group: str) -> None:
+    plane.kubectl("delete", "nodes", "-l", f"{SET_LABEL}={group}", "--wait=false")
 
 
 def deploy_agent(plane: ControlPlane, kustomization: str = "manifests") -> None:
@@ -141,6 +166,13 @@ def agent_kubeconfig(plane: ControlPlane, node: str) -> Path:
     return plane.token_kubeconfig(f"agent-{node}", token)
 
 
+def resource_of(obj: dict[str, Any]) -> str:
+    """The kind as kubectl names it without doubt: ``workload`` alone is Kubernetes' own
+    Workload (scheduling.k8s.io) on 1.37, not Kueue's, so the group goes with it."""
+    group, _, version = obj["apiVersion"].rpartition("/")
+    return f"{obj['kind'].lower()}.{version}.{group}" if group else obj["kind"].lower()
+
+
 def load_snapshot(plane: ControlPlane, path: Path, work: Path) -> list[tuple[str, str, str | None]]:
     """Create every object of a snapshot file (``kubectl get … -o yaml``) in the cluster,
     then set the status of those that carry one through the status subresource, as their
@@ -167,7 +199,7 @@ def load_snapshot(plane: ControlPlane, path: Path, work: Path) -> list[tuple[str
             )
             plane.kubectl(
                 "patch",
-                item["kind"].lower(),
+                resource_of(item),
                 item["metadata"]["name"],
                 *where,
                 "--subresource=status",
@@ -175,12 +207,32 @@ def load_snapshot(plane: ControlPlane, path: Path, work: Path) -> list[tuple[str
                 "-p",
                 json.dumps({"status": item["status"]}),
             )
-    return [(i["kind"], i["metadata"]["name"], i["metadata"].get("namespace")) for i in items]
+        if item["kind"] == "Node":  # the lifecycle controller's part, as in add_node
+            taints = (item.get("spec") or {}).get("taints") or None
+            plane.kubectl(
+                "patch", "node", item["metadata"]["name"], "--type=merge",
+                "-p", json.dumps({"spec": {"taints": taints}}),
+            )  # fmt: skip
+    return [(resource_of(i), i["metadata"]["name"], i["metadata"].get("namespace")) for i in items]
 
 
 def delete_loaded(plane: ControlPlane, made: list[tuple[str, str, str | None]]) -> None:
-    for kind, name, namespace in made:
+    for resource, name, namespace in made:
         where = ["-n", namespace] if namespace else []
         plane.kubectl(
-            "delete", kind.lower(), name, *where, "--ignore-not-found", "--wait=false", check=False
+            "delete", resource, name, *where, "--ignore-not-found", "--wait=false", check=False
         )
+
+
+def wait_established(plane: ControlPlane, crd: str) -> None:
+    """Until the CRD is served (at most a minute). Polled with `get` rather than `kubectl
+    wait`, which once failed at once here with the CRD just created; the last answer is
+    the message."""
+    deadline = time.monotonic() + 60
+    condition = "{.status.conditions[?(@.type=='Established')].status}"
+    while True:
+        done = plane.kubectl("get", "crd", crd, "-o", f"jsonpath={condition}", check=False)
+        if done.returncode == 0 and done.stdout.strip() == "True":
+            return
+        assert time.monotonic() < deadline, f"{crd} not established: {done.stdout}{done.stderr}"
+        time.sleep(0.2)

@@ -283,15 +283,20 @@ class ControlPlane:
         check: bool = True,
         kubeconfig: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """The real kubectl, as the admin unless another kubeconfig is given."""
-        return subprocess.run(
+        """The real kubectl, as the admin unless another kubeconfig is given; with
+        ``check``, a failure raises with kubectl's own message."""
+        done = subprocess.run(
             [str(self.bin / "kubectl"), f"--kubeconfig={kubeconfig or self.kubeconfig}", *args],
             input=input,
             capture_output=True,
             text=True,
-            check=check,
             timeout=120,
         )
+        if check and done.returncode != 0:
+            raise RuntimeError(
+                f"kubectl {' '.join(args)} failed ({done.returncode}):\n{done.stderr}"
+            )
+        return done
 
 
 def _end(pid: int, proc: subprocess.Popen[bytes] | None = None, grace: float = 10.0) -> None:

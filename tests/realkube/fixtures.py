@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
+from tests.realkube import cluster, upstream
 from tests.realkube.controlplane import ControlPlane
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,3 +69,18 @@ def own_real_kube(real_kube_bin: Path, tmp_path: Path) -> Iterator[ControlPlane]
     plane.start()
     yield plane
     plane.stop()
+
+
+@pytest.fixture(scope="session")
+def crds(real_kube: ControlPlane) -> ControlPlane:
+    """The session's control plane with the released Kueue and Volcano CRDs installed and
+    Volcano's HyperNode admission policy enforced."""
+    files = [*upstream.kueue_crds(), *upstream.volcano_crds()]
+    real_kube.kubectl("apply", "--server-side", *(f"--filename={f}" for f in files))
+    names = [
+        next(d for d in yaml.safe_load_all(f.read_text()) if d)["metadata"]["name"] for f in files
+    ]
+    for name in names:
+        cluster.wait_established(real_kube, name)
+    real_kube.kubectl("apply", "--server-side", "-f", "-", input=upstream.hypernode_policy())
+    return real_kube

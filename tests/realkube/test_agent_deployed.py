@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,8 +18,8 @@ import pytest
 from labeler.core.profiles import oci_rdma
 from labeler.sources.oci_imds import ROLES
 from tests.e2e.fake_imds import RDMA, FakeImds, rdma_doc
-from tests.helpers import cli_env, wait_for
-from tests.realkube import cluster
+from tests.helpers import wait_for
+from tests.realkube import cluster, processes
 from tests.realkube.controlplane import ControlPlane
 
 K = SimpleNamespace(**oci_rdma().keys_for(ROLES))
@@ -47,7 +46,7 @@ def node(deployed: ControlPlane, request: pytest.FixtureRequest) -> Iterator[str
     """A node of this test's own, registered with a foreign label, a foreign taint, the
     readiness gate's taint, an ownerReference and a finalizer: everything the agent must
     leave alone."""
-    name = "rk-" + request.node.name.removeprefix("test_").replace("_", "-")[:40]
+    name = "rk-" + request.node.name.removeprefix("test_").replace("_", "-")[:40].strip("-")
     cluster.add_node(
         deployed,
         name,
@@ -57,36 +56,25 @@ def node(deployed: ControlPlane, request: pytest.FixtureRequest) -> Iterator[str
         finalizers=["example.com/keep"],
     )
     yield name
-    # The finalizer would hold the node forever: take it off as its owner would.
-    deployed.kubectl(
-        "patch",
-        "node",
-        name,
-        "--type=json",
-        "-p",
-        '[{"op":"remove","path":"/metadata/finalizers"}]',
-        check=False,
-    )
+    release(deployed, name, check=False)  # a replaced node has no finalizer left
     cluster.delete_nodes(deployed, name)
+
+
+def release(plane: ControlPlane, node: str, check: bool = True) -> None:
+    """Take the node's finalizer off as its owner would, so that it can be deleted."""
+    ops = '[{"op":"remove","path":"/metadata/finalizers"}]'
+    plane.kubectl("patch", "node", node, "--type=json", "-p", ops, check=check)
+
+
+def agent_args(node: str, imds: FakeImds, profile: str = "oci-rdma") -> tuple[str, ...]:
+    return ("agent", "--profile", profile, "--node-name", node, "--imds-url", imds.url_for(node),
+            "--imds-timeout", "2", "--imds-attempts", "1")  # fmt: skip
 
 
 def run_agent(
     kubeconfig: Path, node: str, imds: FakeImds, *extra: str
 ) -> subprocess.CompletedProcess[str]:
-    env = cli_env()
-    env.pop("KUBECONFIG", None)
-    return subprocess.run(
-        [
-            *(sys.executable, "-m", "labeler", "agent", "--profile", "oci-rdma", "--once"),
-            *("--kubeconfig", str(kubeconfig), "--node-name", node),
-            *("--imds-url", imds.url_for(node), "--imds-timeout", "2", "--imds-attempts", "1"),
-            *extra,
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return processes.cli(*agent_args(node, imds), "--once", *extra, kubeconfig=kubeconfig)
 
 
 def condition(node: dict[str, Any]) -> dict[str, Any] | None:
@@ -105,12 +93,7 @@ def test_agent_labels_its_own_node_and_leaves_everything_else(
     labels = obj["metadata"]["labels"]
     assert all(labels.get(k) for k in (*LEVELS, K.host)), labels
     assert labels["team.example.com/owner"] == "ml-infra"
-    # The gate went, the foreign taint stayed. (The API server's TaintNodesByCondition
-    # admission gives every new node node.kubernetes.io/not-ready too, until a kubelet or
-    # the node lifecycle controller clears it; that one is not ours either.)
-    assert [t for t in obj["spec"]["taints"] if not t["key"].startswith("node.kubernetes.io/")] == [
-        OTHER
-    ]
+    assert obj["spec"]["taints"] == [OTHER]  # the gate went, the foreign taint stayed
     assert obj["metadata"]["ownerReferences"][0]["uid"] == OWNER["uid"]
     assert obj["metadata"]["finalizers"] == ["example.com/keep"]
     cond = condition(obj)
@@ -172,26 +155,40 @@ def test_agent_reports_a_denial_clearly_and_writes_nothing(
         cluster.delete_nodes(deployed, other)
 
 
+FOREIGN_PROFILE = """
+name: own-keys
+source: oci-imds
+levels:
+  - {key: oci.oraclecloud.com/rdma.hpc_island_id, name: hpc_island}
+  - {key: example.com/network-block, name: network_block}
+"""
+
+
+def test_agent_reports_a_key_the_policy_does_not_give_it(
+    deployed: ControlPlane, node: str, imds: FakeImds, tmp_path: Path
+) -> None:
+    """A profile with a label key the deployed policy does not list: the API server refuses
+    the agent's write; the agent names the node and the policy's reason, and writes none of
+    its labels (one patch carries them all)."""
+    profile = tmp_path / "own-keys.yaml"
+    profile.write_text(FOREIGN_PROFILE)
+    imds.set(node, RDMA, rdma_doc("island", "nb", "lb", "host"))
+    identity = cluster.agent_kubeconfig(deployed, node)
+    result = processes.cli(*agent_args(node, imds, str(profile)), "--once", kubeconfig=identity)
+    assert result.returncode != 0
+    assert "only its own label keys" in result.stderr, result.stderr
+    assert node in result.stderr
+    labels = cluster.labels_of(deployed, node)
+    assert "example.com/network-block" not in labels and K.hpc_island not in labels
+
+
 def test_agent_repairs_drift_and_relabels_a_replaced_node(
     deployed: ControlPlane, node: str, imds: FakeImds, tmp_path: Path
 ) -> None:
     imds.set(node, RDMA, rdma_doc("island", "nb", "lb", "host"))
     identity = cluster.agent_kubeconfig(deployed, node)
-    env = cli_env()
-    env.pop("KUBECONFIG", None)
-    log = (tmp_path / "agent.log").open("w")
-    agent = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "labeler", "agent", "--profile", "oci-rdma"),
-            *("--kubeconfig", str(identity), "--node-name", node, "--port", "0"),
-            *("--imds-url", imds.url_for(node), "--imds-timeout", "2", "--imds-attempts", "1"),
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
+    log = tmp_path / "agent.log"
+    with processes.running(log, *agent_args(node, imds), "--port", "0", kubeconfig=identity):
         want = wait_for(
             lambda: (lb := cluster.labels_of(deployed, node).get(K.local_block)) and lb,
             timeout=30,
@@ -205,14 +202,7 @@ def test_agent_repairs_drift_and_relabels_a_replaced_node(
             what="the drift repaired",
         )
         # Replacement: the node object goes and comes back under the same name, bare.
-        deployed.kubectl(
-            "patch",
-            "node",
-            node,
-            "--type=json",
-            "-p",
-            '[{"op":"remove","path":"/metadata/finalizers"}]',
-        )
+        release(deployed, node)
         deployed.kubectl("delete", "node", node)
         cluster.add_node(deployed, node, labels=FOREIGN)
         wait_for(
@@ -220,21 +210,10 @@ def test_agent_repairs_drift_and_relabels_a_replaced_node(
             timeout=30,
             what="the replaced node labeled again",
         )
-        events = json.loads(
-            deployed.kubectl(
-                "get",
-                "events",
-                "-A",
-                "--field-selector",
-                f"involvedObject.name={node}",
-                "-o",
-                "json",
-            ).stdout
-        )["items"]
-        assert any(
-            e.get("source", {}).get("component", e.get("reportingComponent", "")) for e in events
-        ), events
-    finally:
-        agent.terminate()
-        agent.wait(timeout=30)
-        log.close()
+        # The labeling was told as an Event on the node, posted under the agent's identity
+        # (repairs right after it are rate-limited by reason, so they may add none).
+        listed = deployed.kubectl(
+            "get", "events", "-A", "--field-selector", f"involvedObject.name={node}", "-o", "json"
+        )
+        reasons = [e["reason"] for e in json.loads(listed.stdout)["items"]]
+        assert "TopologyLabelsUpdated" in reasons, reasons

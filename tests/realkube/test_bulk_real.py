@@ -8,15 +8,14 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import cli_env
-from tests.realkube import cluster
+from tests.helpers import wait_for
+from tests.realkube import cluster, processes
 from tests.realkube.controlplane import ControlPlane
 
 N = 1000
@@ -35,13 +34,9 @@ def nodes(
     """N bare nodes of this test's own, created in one kubectl call."""
     prefix = "rb" + str(abs(hash(request.node.name)) % 10_000)
     made = names(prefix)
-    items = [cluster.node_body(name) for name in made]
-    listing = tmp_path / "nodes.json"
-    listing.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
-    real_kube.kubectl("create", "-f", str(listing))
+    cluster.create_nodes(real_kube, made, tmp_path, prefix)
     yield made
-    for start in range(0, len(made), 200):
-        cluster.delete_nodes(real_kube, *made[start : start + 200])
+    cluster.delete_set(real_kube, prefix)
 
 
 def write_csv(path: Path, made: list[str]) -> Path:
@@ -54,22 +49,7 @@ def write_csv(path: Path, made: list[str]) -> Path:
 def bulk(
     plane: ControlPlane, *args: str, kubeconfig: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = cli_env()
-    env.pop("KUBECONFIG", None)
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "labeler",
-            *args,
-            "--kubeconfig",
-            str(kubeconfig or plane.kubeconfig),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return processes.cli(*args, kubeconfig=kubeconfig or plane.kubeconfig)
 
 
 def summary(out: str) -> tuple[int, dict[str, int], int]:
@@ -77,6 +57,19 @@ def summary(out: str) -> tuple[int, dict[str, int], int]:
     assert match, out[-2000:]
     counts = {what: int(n) for n, what in re.findall(r"(\d+) ([a-z ]+?)(?:,|$)", match.group(2))}
     return int(match.group(1)), counts, int(match.group(3))
+
+
+def requests_answered(plane: ControlPlane, code: str) -> float:
+    """How many node PATCHes the API server answered with ``code`` so far (its metric)."""
+    metrics = plane.kubectl("get", "--raw", "/metrics").stdout
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in metrics.splitlines()
+        if line.startswith("apiserver_request_total{")
+        and f'code="{code}"' in line
+        and 'resource="nodes"' in line
+        and 'verb="PATCH"' in line
+    )
 
 
 def all_labels(plane: ControlPlane, made: list[str]) -> dict[str, dict[str, str]]:
@@ -124,17 +117,28 @@ def test_a_concurrent_writer_is_never_overwritten(
     server answers the tool's stale writes with 409, the tool re-reads and reports those
     keys as conflicts (not its own), and every row is counted once."""
     csv = write_csv(tmp_path / "cluster.csv", nodes)
-    raced = nodes[::10]
+    # The rival writes the last nodes of the CSV, from the last back, once the tool has
+    # begun to write (so after its LIST): the tool's patches of those carry a stale
+    # resourceVersion.
+    raced = nodes[-100:][::-1]
     api = cluster.core(real_kube)
 
     def rival() -> None:
+        wait_for(
+            lambda: KEYS[0] in cluster.labels_of(real_kube, nodes[0]),
+            timeout=60,
+            what="apply under way",
+            interval=0.05,
+        )
         for name in raced:
             api.patch_node(name, {"metadata": {"labels": {KEYS[0]: "rival"}}})
 
+    conflicts = requests_answered(real_kube, "409")
     writer = threading.Thread(target=rival)
     writer.start()
-    result = bulk(real_kube, "apply", "--config-path", str(csv), "--concurrency", "4")
+    result = bulk(real_kube, "apply", "--config-path", str(csv), "--concurrency", "2")
     writer.join()
+    assert requests_answered(real_kube, "409") > conflicts, "no write of the tool met a 409"
     rows, counts, _ = summary(result.stdout + result.stderr)
     assert rows == N and sum(counts.values()) == N, counts
     labels = all_labels(real_kube, nodes)
@@ -146,6 +150,21 @@ def test_a_concurrent_writer_is_never_overwritten(
 
 
 FLOW = """
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: bulk-tool}
+rules:
+  - apiGroups: [""]
+    resources: [nodes]
+    verbs: [get, list, watch, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: bulk-tool}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: bulk-tool}
+subjects:
+  - {apiGroup: rbac.authorization.k8s.io, kind: User, name: bulk-tool}
+---
 apiVersion: flowcontrol.apiserver.k8s.io/v1
 kind: PriorityLevelConfiguration
 metadata: {name: topology-labeler-squeeze}
@@ -191,7 +210,8 @@ def test_squeezed_by_priority_and_fairness_every_row_is_accounted_for(
     it cannot queue: the real server answers 429 with Retry-After. The run retries, and its
     summary counts each of the 1,000 rows exactly once, true to the cluster."""
     real_kube.kubectl("apply", "-f", "-", input=FLOW)
-    user = real_kube.user_kubeconfig("bulk-tool", "bulk-tool", ("system:masters",))
+    # Not in system:masters: the API server exempts that group from every priority level.
+    user = real_kube.user_kubeconfig("bulk-tool", "bulk-tool")
     csv = write_csv(tmp_path / "cluster.csv", nodes)
     try:
         result = bulk(
@@ -202,6 +222,7 @@ def test_squeezed_by_priority_and_fairness_every_row_is_accounted_for(
         real_kube.kubectl(
             "delete", "flowschema,prioritylevelconfiguration", "topology-labeler-squeeze"
         )
+        real_kube.kubectl("delete", "clusterrole,clusterrolebinding", "bulk-tool")
     assert refused > 0, "the squeeze never made the server answer 429"
     rows, counts, patches = summary(result.stdout + result.stderr)
     assert rows == N and sum(counts.values()) == N, counts

@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import cli_env, free_port, http_get, wait_for
-from tests.realkube import cluster
+from tests.helpers import cli_env, wait_for
+from tests.kube.test_audit_fake import scrape, series
+from tests.realkube import cluster, processes
 from tests.realkube.controlplane import ControlPlane
 
 GPU = {"nvidia.com/gpu": "8"}
+UNLABELED = series("topology_labeler_nodes", profile="oci-rdma", state="unlabeled")
 LEVELS = (
     "oci.oraclecloud.com/rdma.hpc_island_id",
     "oci.oraclecloud.com/rdma.network_block_id",
@@ -89,77 +91,35 @@ def test_kubectl_topology_advise_from_the_cluster(
     )
     fits = kubectl_topology(plugin_env, *job)
     assert fits.returncode == 0, fits.stdout + fits.stderr
-    assert "Verdict: fits" in fits.stdout, fits.stdout
-    too_big = kubectl_topology(plugin_env, *job[:4], "3", *job[5:])
+    assert "Verdict: FITS now" in fits.stdout, fits.stdout
+    too_big = kubectl_topology(plugin_env, *job[:5], "3", *job[6:])
     assert too_big.returncode != 0
     assert "does NOT fit" in too_big.stdout, too_big.stdout
     assert "rg-bare" in too_big.stdout  # outside the topology, said by name
 
 
-def metric(body: str, name: str) -> dict[str, float]:
-    """Samples of one metric: label text → value."""
-    out = {}
-    for line in body.splitlines():
-        if line.startswith(name + "{") or line.startswith(name + " "):
-            labels, _, value = line.rpartition(" ")
-            out[labels[len(name) :]] = float(value)
-    return out
+def unlabeled(url: str) -> float | None:
+    """The exporter's count of unlabeled nodes, or None while it does not answer."""
+    try:
+        return scrape(url).get(UNLABELED)
+    except OSError:
+        return None
 
 
 def test_exporter_counts_follow_nodes_coming_and_going(
     real_kube: ControlPlane, gpus: list[str], tmp_path: Path
 ) -> None:
-    port = free_port()
-    env = cli_env()
-    env.pop("KUBECONFIG", None)
-    log = (tmp_path / "audit.log").open("w")
-    serve = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "labeler",
-            "audit",
-            "--profile",
-            "oci-rdma",
-            "--serve",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--kubeconfig",
-            str(real_kube.kubeconfig),
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}/metrics"
-
-    def unlabeled() -> float | None:
-        status, body = http_get(url)
-        if status != 200:
-            return None
-        samples = {
-            k: v
-            for k, v in metric(body, "topology_labeler_nodes").items()
-            if 'state="unlabeled"' in k
-        }
-        return sum(samples.values()) if samples else None
-
     try:
-        wait_for(lambda: unlabeled() == 1, timeout=30, what="one unlabeled node exported")
-        cluster.add_node(real_kube, "rg-late", allocatable=GPU)
-        wait_for(lambda: unlabeled() == 2, timeout=15, what="a new unlabeled node counted")
-        real_kube.kubectl(
-            "label", "node", "rg-late", *(f"{k}={v}" for k, v in placed("lb2").items())
-        )
-        wait_for(lambda: unlabeled() == 1, timeout=15, what="the labeled node no longer counted")
-        cluster.delete_nodes(real_kube, "rg-bare")
-        wait_for(lambda: unlabeled() == 0, timeout=15, what="the deleted node gone from the count")
+        with processes.exporter(tmp_path / "audit.log", real_kube.kubeconfig) as url:
+            wait_for(lambda: unlabeled(url) == 1, timeout=30, what="one unlabeled node exported")
+            cluster.add_node(real_kube, "rg-late", allocatable=GPU)
+            wait_for(lambda: unlabeled(url) == 2, timeout=15, what="a new unlabeled node counted")
+            late = (f"{k}={v}" for k, v in placed("lb2").items())
+            real_kube.kubectl("label", "node", "rg-late", *late)
+            wait_for(lambda: unlabeled(url) == 1, timeout=15, what="the labeled node left out")
+            cluster.delete_nodes(real_kube, "rg-bare")
+            wait_for(lambda: unlabeled(url) == 0, timeout=15, what="the deleted node gone")
     finally:
-        serve.terminate()
-        serve.wait(timeout=30)
-        log.close()
         cluster.delete_nodes(real_kube, "rg-late")
         if real_kube.kubectl("get", "node", "rg-bare", check=False).returncode != 0:
             cluster.add_node(real_kube, "rg-bare", allocatable=GPU)

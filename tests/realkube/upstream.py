@@ -9,8 +9,6 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
-import yaml
-
 # The releases whose CRDs the emitted objects are checked against.
 KUEUE = ("sigs.k8s.io/kueue", "v0.19.2")
 VOLCANO = ("volcano.sh/volcano", "v1.15.0")
@@ -43,29 +41,13 @@ def kueue_crds() -> list[Path]:
 
 def volcano_crds() -> list[Path]:
     bases = module_dir(*VOLCANO) / "config" / "crd" / "volcano" / "bases"
-    return [
-        bases / name
-        for name in ("topology.volcano.sh_hypernodes.yaml", "scheduling.volcano.sh_podgroups.yaml")
-    ]
+    names = ("topology.volcano.sh_hypernodes", "scheduling.volcano.sh_podgroups",
+             "scheduling.volcano.sh_queues", "batch.volcano.sh_jobs")  # fmt: skip
+    return [bases / f"{name}.yaml" for name in names]
 
 
 def hypernode_policy() -> str:
-    """Volcano's ValidatingAdmissionPolicy for HyperNodes, with a binding that enforces it
-    (Volcano's chart installs the binding beside it)."""
-    path = (
-        module_dir(*VOLCANO)
-        / "installer"
-        / "helm"
-        / "chart"
-        / "volcano"
-        / "policy"
-        / "hypernodes-validating.yaml"
-    )
-    policy = yaml.safe_load(path.read_text())
-    binding = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": policy["metadata"]["name"] + "-binding"},
-        "spec": {"policyName": policy["metadata"]["name"], "validationActions": ["Deny"]},
-    }
-    return yaml.safe_dump_all([policy, binding])
+    """Volcano's ValidatingAdmissionPolicy for HyperNodes and its binding, as its chart
+    installs them."""
+    chart = module_dir(*VOLCANO) / "installer" / "helm" / "chart" / "volcano"
+    return (chart / "policy" / "hypernodes-validating.yaml").read_text()

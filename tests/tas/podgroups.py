@@ -77,6 +77,7 @@ def gang(name: str, key: str | None, min_count: int, parent: str | None = None) 
     spec: Obj = {"schedulingPolicy": {"gang": {"minCount": min_count}}, **_constraints(key)}
     if parent:
         spec["parentCompositePodGroupName"] = parent
+        spec["workloadRef"] = {"workloadName": "workload", "templateName": name}
     return {
         "apiVersion": "scheduling.k8s.io/v1beta1",
         "kind": "PodGroup",

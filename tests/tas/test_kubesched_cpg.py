@@ -231,7 +231,7 @@ def test_second_hierarchy_stays_pending_when_no_rack_is_left() -> None:
     second = run([*cluster, *bound_as(first)], _root("cpg-root2", ("pg2-1", "pg2-2")))
     assert not second.fits and set(nodes_of(second).values()) == {None}
     assert second.results[0].message == (
-        "0/1 placements are available, first placement status: "
+        "pod group is unschedulable, 0/1 placements are available, first placement status: "
         "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"
     )
 

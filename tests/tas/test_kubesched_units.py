@@ -108,9 +108,7 @@ def test_filter_messages_in_the_schedulers_words() -> None:
     ok, message = feasible(nodes, free, p)
     assert ok == [] and message == (
         "0/5 nodes are available: 1 Insufficient cpu, 1 Too many pods, "
-        "1 node(s) had untolerated taint {gpu: x}, "
-        "1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, "
-        "1 node(s) were unschedulable."
+        "1 node(s) were unschedulable, 2 node(s) had untolerated taint(s)."
     )
 
 
@@ -195,7 +193,7 @@ def test_a_child_whose_key_its_parents_domain_lacks_has_no_placement() -> None:
     advice = run(cluster, asked)
     root = advice.results[0]
     assert root.message == (
-        "0/2 placements are available, first placement status: "
+        "pod group is unschedulable, 0/2 placements are available, first placement status: "
         "minCount (1) cannot be satisfied: 0 scheduled, 0 remaining"
     )
     (child,) = root.children  # the first placement's (zone-1's) try

@@ -147,12 +147,16 @@ def test_the_namespaces_default_queue_and_no_queue_at_all() -> None:
     assert queue_of(job) == "q"
 
 
-def test_missing_queues_and_no_usable_flavor_are_errors() -> None:
+def test_missing_queues_are_errors_and_no_usable_flavor_is_kueues_pending_message() -> None:
     with pytest.raises(InputError, match="no LocalQueue ns/nope"):
         choose(objects(flavor("a")), workload(queue="nope"))
     objs = objects(flavor("a"))
     objs = [o for o in objs if o["kind"] != "ClusterQueue"]
     with pytest.raises(InputError, match="points to ClusterQueue 'cq', which is not in"):
         choose(objs, workload())
-    with pytest.raises(InputError, match="has no TAS flavor this Workload can use"):
-        choose(objects(flavor("plain", None)), workload())
+    none = choose(objects(flavor("plain", None)), workload())
+    assert none is not None and none.candidates == ()
+    assert none.message == (
+        'couldn\'t assign flavors to pod set main: Flavor "plain" does not support '
+        "TopologyAwareScheduling"
+    )

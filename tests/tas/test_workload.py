@@ -13,7 +13,7 @@ from labeler.base.errors import InputError
 from labeler.tas.admit import WorkloadResult, place_workload
 from labeler.tas.cluster import snapshot_from_objects
 from labeler.tas.tree import Tree, build_tree_for_levels
-from labeler.tas.usage import admitted_usage, assignment_domains, tas_flavor
+from labeler.tas.usage import admitted_usage, assignment_domains, sharing_usage, tas_flavor
 from labeler.tas.workload import Workload, workloads_from_object
 from tests.tas.objects import as_list, node, pod
 
@@ -303,6 +303,32 @@ def admitted_main(name: str, pods: int, flavor: str, assignment: dict[str, Any])
     )
 
 
+def test_flavors_whose_topology_ends_at_the_hostname_share_their_usage() -> None:
+    def topology(name: str, *levels: str) -> dict[str, Any]:
+        spec = {"levels": [{"nodeLabel": lv} for lv in levels]}
+        return {"kind": "Topology", "metadata": {"name": name}, "spec": spec}
+
+    def rf(name: str, topo: str) -> dict[str, Any]:
+        return {
+            "kind": "ResourceFlavor",
+            "metadata": {"name": name},
+            "spec": {"topologyName": topo},
+        }
+
+    objects = [
+        topology("hosts", RACK, HOST),
+        topology("racks", RACK),
+        rf("a", "hosts"),
+        rf("b", "hosts"),
+        rf("r", "racks"),
+        {"kind": "ResourceFlavor", "metadata": {"name": "plain"}, "spec": {}},
+    ]
+    # Kueue sums per node what every hostname-level TAS flavor holds (overlapping flavors)
+    assert sharing_usage(objects, tas_flavor(objects, "a", "test")) == {"a", "b"}
+    # a topology that ends above the hostname keeps its own flavor's usage
+    assert sharing_usage(objects, tas_flavor(objects, "r", "test")) == {"r"}
+
+
 def test_admitted_workloads_hold_capacity_v1beta1_and_v1beta2() -> None:
     nodes = [node(f"h{i}", {RACK: "r1"}, allocatable=res("4")) for i in (1, 2)]
     domains = {"levels": [HOST], "domains": [{"values": ["h1"], "count": 3}]}
@@ -320,7 +346,7 @@ def test_admitted_workloads_hold_capacity_v1beta1_and_v1beta2() -> None:
     new = admitted_main("new", 2, "tas", slices)
     elsewhere = {"levels": [HOST], "domains": [{"values": ["h2"], "count": 4}]}
     other = admitted_main("other-flavor", 4, "other", elsewhere)
-    held = admitted_usage([old, new, other], flavor="tas")
+    held = admitted_usage([old, new, other], flavors={"tas"})
     assert held.workloads == 2
     assert held.by_leaf["h1"] == {"cpu": 4000, "pods": 4}
     assert held.by_leaf["h2"] == {"cpu": 1000, "pods": 1}

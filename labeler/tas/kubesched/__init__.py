@@ -7,3 +7,6 @@ pod-group cycle, with ``pick`` and ``memo`` its exact shortcuts (per-node caches
 reused for identical children) and ``results`` what it found; ``report`` prints it and
 ``overlay`` is what ``advise --html`` draws. All pure: the command reads the cluster.
 """
+
+KUBERNETES = "v1.37.2"
+"""The kube-scheduler release modelled, the one the oracle in tests/oracles/kubesched runs."""

@@ -27,6 +27,8 @@ NOT_READY_TAINT = Taint("node.kubernetes.io/not-ready", "", "NoSchedule")
 UNSCHEDULABLE = "node(s) were unschedulable"
 AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 TOO_MANY_PODS = "Too many pods"
+UNTOLERATED = "node(s) had untolerated taint(s)"
+"""TaintToleration's reason in Kubernetes 1.37 (earlier releases named the taint)."""
 
 
 def _taints(node: Node) -> tuple[Taint, ...]:
@@ -41,9 +43,8 @@ def static_reasons(node: Node, pod: GroupPod) -> list[str]:
     shape = pod.shape
     if node.unschedulable and not any(t.tolerates(UNSCHEDULABLE_TAINT) for t in shape.tolerations):
         return [UNSCHEDULABLE]
-    taint = first_untolerated(_taints(node), shape.tolerations)
-    if taint is not None:
-        return [f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"]
+    if first_untolerated(_taints(node), shape.tolerations) is not None:
+        return [UNTOLERATED]
     labels = node.labels
     if any(labels.get(k) != v for k, v in shape.node_selector.items()) or (
         shape.affinity is not None and not shape.affinity.matches(node.name, labels)

@@ -63,6 +63,7 @@ def _rebind(
         group=groups[r.group],
         ok=r.ok,
         message=r.message,
+        cause=r.cause,
         error=r.error,
         domain=r.domain,
         pods=[PodResult(pods[p.pod], p.node, p.message) for p in r.pods],

@@ -148,6 +148,11 @@ def group_from_object(obj: Mapping[str, Any], where: str) -> Group:
     parent = spec.get("parentCompositePodGroupName")
     if parent is not None and (not isinstance(parent, str) or not parent):
         raise InputError(f"{where}: spec.parentCompositePodGroupName must be a name")
+    if parent is not None and kind == PODGROUP and not spec.get("workloadRef"):
+        raise InputError(
+            f"{where}: spec.workloadRef is required when spec.parentCompositePodGroupName is "
+            "set (the API server refuses such a PodGroup): name the Workload and its template"
+        )
     return Group(kind, namespace, name, gang, count, key, parent)
 
 

@@ -31,6 +31,11 @@ class GroupResult:
     group: Group
     ok: bool
     message: str = ""
+    """The group's status as kube-scheduler writes it (``Status.Message()``)."""
+    cause: str = ""
+    """The same status as an error (``Status.AsError()``), what a parent quotes as the
+    ``first placement status``: ``pod group is unschedulable`` where the status carries
+    that error, the message itself where it does not."""
     error: bool = False  # a scheduler error, not "unschedulable"
     domain: str | None = None
     pods: list[PodResult] = field(default_factory=list)

@@ -18,10 +18,13 @@ scope has the key, or the bound pods' domain lies outside the parent's) the fram
 ``no feasible placements found``; a child's scheduler error stops its parent with
 ``composite pod group evaluation failed due to child error: ...``.
 
-A gang waits until ``minCount`` of its pods exist. A basic PodGroup of its own is scheduled
-pod by pod: its first pod picks the domain, the next ones are held to it. Every assumed pod
-stays counted for the groups advised after it. Preemption is not modelled: a group that
-does not fit is reported as kube-scheduler reports it before preemption runs.
+A gang waits until ``minCount`` of its pods exist. A basic PodGroup goes through the same
+cycle as a gang of minCount 1 (kube-scheduler 1.37 queues every member of a PodGroup as
+one entity): all its pending pods are tried on each placement, and the best-scoring
+placement takes them. Every assumed pod stays counted for the groups advised after it.
+Preemption is not modelled beyond its message: every pod has the default priority, so
+DefaultPreemption finds no victim, and says so after the status of every group of a
+hierarchy whose root does not fit.
 """
 
 from __future__ import annotations
@@ -39,7 +42,11 @@ from labeler.tas.kubesched.score import FIT, PODS_COUNT, fit_placement_score, po
 from labeler.tas.kubesched.state import State
 
 GANG_WAITING = "waiting for minCount pods from a gang to appear in scheduling queue"
-NONE_SCHEDULED = "no pods were schedulable"
+UNSCHEDULABLE = "pod group is unschedulable"
+"""``errPodGroupUnschedulable``: a status made with it says it first (``Status.Reasons``)."""
+NO_VICTIMS = "pod group preemption: No preemption victims found for incoming preemptor"
+"""What DefaultPreemption's PodGroupPostFilter adds to every group's status when the root
+is unschedulable: every pod has the same (default) priority, so none is a victim."""
 NO_PLACEMENTS = "no feasible placements found"
 """The framework's status when the placement generators produce no placement
 (``RunPlacementGeneratePlugins``); TopologyPlacement itself returns an empty list."""
@@ -63,6 +70,11 @@ def _gang_check(min_count: int, remaining: int, scheduled: int) -> tuple[bool, b
             f"{remaining} remaining",
         )
     return True, True, ""
+
+
+def _wrapped(reason: str) -> str:
+    """A status made ``WithError(errPodGroupUnschedulable)`` with ``reason``."""
+    return f"{UNSCHEDULABLE}, {reason}"
 
 
 HELD_ERROR = "cannot determine domain for already scheduled pods: "
@@ -105,29 +117,23 @@ def _domains(
     return list(by.items()), "", ""
 
 
-Pickers = dict[int, tuple[list[Node], Picker]]
-"""Per placement's node list (by id, the list kept alive): the Picker that served it."""
-
-
 def _pod_group_default(
     group: Group,
     todo: Sequence[GroupPod],
     nodes: list[Node],
     state: State,
-    pickers: Pickers | None = None,
 ) -> GroupResult:
-    """podGroupSchedulingDefaultAlgorithm on one placement; leaves its pods assumed.
-    ``pickers`` carries the Pickers of a basic group's earlier pods: between them only the
-    nodes those pods took have changed, which a Picker expects."""
+    """podGroupSchedulingDefaultAlgorithm on one placement; leaves its pods assumed."""
     scheduled = len(state.scheduled(group.namespace, [group.name]))
     remaining = len(todo)
     ok, go_on, message = _gang_check(group.min_count, remaining, scheduled)
     result = GroupResult(group, ok=False)
-    kept = pickers.get(id(nodes)) if pickers is not None else None
-    picker = kept[1] if kept is not None and kept[0] is nodes else Picker(nodes, state)
-    if pickers is not None:
-        pickers[id(nodes)] = (nodes, picker)
-    for pod in todo if go_on else ():
+    if not go_on:
+        # refused before the first pod: the status is re-made with the group's error
+        result.message, result.cause = _wrapped(message), UNSCHEDULABLE
+        return result
+    picker = Picker(nodes, state)
+    for pod in todo:
         if not state.caches.remember:  # every pod on every node afresh, as upstream does
             picker = Picker(nodes, state)
         node, why = picker.pick(pod)
@@ -140,8 +146,18 @@ def _pod_group_default(
         ok, go_on, message = _gang_check(group.min_count, remaining, scheduled)
         if not go_on:
             break
-    result.ok, result.message = ok, message
+    _settle(result, ok, go_on, message)
     return result
+
+
+def _settle(result: GroupResult, ok: bool, go_on: bool, message: str) -> None:
+    """The status a default algorithm ends with: the plugin's own when it stopped the loop,
+    re-made with the group's error when minCount is still not satisfied (Wait)."""
+    result.ok = ok
+    if not go_on:
+        result.message = result.cause = message
+    elif not ok:
+        result.message, result.cause = _wrapped(message), UNSCHEDULABLE
 
 
 def _composite_default(group: Group, nodes: list[Node], state: State, objs: Objects) -> GroupResult:
@@ -155,14 +171,16 @@ def _composite_default(group: Group, nodes: list[Node], state: State, objs: Obje
         result.children.append(sub)
         result.assignments += sub.assignments
         if sub.error:
-            result.error, message = True, CHILD_ERROR + sub.message
-            break
+            result.error = True
+            result.message = result.cause = CHILD_ERROR + sub.cause
+            return result
         remaining -= 1
         scheduled += sub.ok
         ok, go_on, message = _gang_check(group.min_count, remaining, scheduled)
         if not go_on:
             break
-    result.ok, result.message = ok and not result.error, message
+    # unlike a PodGroup's, a refusal before the first child keeps the plugin's status
+    _settle(result, ok, go_on, message)
     return result
 
 
@@ -181,32 +199,17 @@ def _try(group: Group, nodes: list[Node], state: State, objs: Objects) -> GroupR
 def place(group: Group, nodes: list[Node], state: State, objs: Objects) -> GroupResult:
     """The placement algorithm for one (composite) group within ``nodes``; the best
     placement's pods stay assumed in ``state``."""
-    return _place(group, nodes, state, objs, todo=None)
-
-
-def _place(
-    group: Group,
-    nodes: list[Node],
-    state: State,
-    objs: Objects,
-    todo: Sequence[GroupPod] | None,
-    pickers: Pickers | None = None,
-) -> GroupResult:
     under = ob.pod_groups_under(objs, group)
     candidates, error, note = _domains(group, nodes, state, under)
     if error:
         held = error.startswith(HELD_ERROR)
-        return GroupResult(group, ok=False, message=error, error=held, note=note)
+        return GroupResult(group, ok=False, message=error, cause=error, error=held, note=note)
     tried: list[tuple[Placement, GroupResult]] = []
     for domain, members in candidates:
-        if todo is None and state.caches.remember:
+        if state.caches.remember:
             result = remembered_try(group, members, state, objs, _try)
-        elif todo is None:
-            result = _try(group, members, state, objs)
         else:
-            result = _pod_group_default(group, todo, members, state, pickers)
-            state.revert(result.assignments)
-            result.assignments = result.assignments if result.ok else []
+            result = _try(group, members, state, objs)
         if result.error:
             return result
         tried.append((Placement(domain, len(members), result.ok, result.message), result))
@@ -215,9 +218,10 @@ def _place(
     good = [(p, r) for p, r in tried if r.ok]
     if not good:
         first = tried[0][1]
-        first.message = (
-            f"0/{len(tried)} placements are available, first placement status: {first.message}"
+        first.message = _wrapped(
+            f"0/{len(tried)} placements are available, first placement status: {first.cause}"
         )
+        first.cause = UNSCHEDULABLE
         first.domain, first.placements = None, infos
         return first
     best, tie = _best(good, candidates, state, under)
@@ -279,38 +283,15 @@ def _waiting(root: Group, state: State, objs: Objects) -> str:
     return ""
 
 
-def _pod_by_pod(root: Group, state: State, objs: Objects) -> GroupResult:
-    """A basic PodGroup of its own: each pod its own cycle, held to the first one's domain."""
-    combined = GroupResult(root, ok=False)
-    pickers: Pickers | None = {} if state.caches.remember else None
-    for pod in ob.pending(objs, root):
-        r = _place(root, state.every, state, objs, todo=[pod], pickers=pickers)
-        if r.ok and not r.assignments:
-            r.ok, r.message = False, NONE_SCHEDULED
-        own = r.pods[0].message if r.pods else ""
-        node = r.assignments[0][1] if r.assignments else None
-        combined.pods.append(PodResult(pod, node, "" if node else own or r.message))
-        combined.assignments += r.assignments
-        if node is not None and combined.domain is None:
-            combined.domain, combined.placements, combined.tie = r.domain, r.placements, r.tie
-        if node is None and not combined.message:
-            combined.message, combined.error = r.message, r.error
-            combined.placements = combined.placements or r.placements
-    # the group ran if any pod was bound; the others keep their own reasons
-    combined.ok = bool(combined.assignments)
-    return combined
-
-
 def schedule_root(root: Group, state: State, objs: Objects) -> GroupResult:
     """RunRootSchedulingAlgorithm for one hierarchy; its pods stay assumed in ``state``."""
     waiting = _waiting(root, state, objs)
     if waiting:
         return GroupResult(root, ok=False, message=waiting)
-    if root.kind == ob.PODGROUP and not root.gang:
-        return _pod_by_pod(root, state, objs)
     result = place(root, state.every, state, objs)
     if result.ok and not result.assignments:
-        result.ok, result.message = False, NONE_SCHEDULED
+        # the framework wants at least one pod scheduled
+        result.ok, result.message, result.cause = False, UNSCHEDULABLE, UNSCHEDULABLE
     return result
 
 
@@ -331,27 +312,37 @@ class Advice:
 
 
 def _outcomes(
-    result: GroupResult | None, group: Group, objs: Objects, failure: str | None
+    result: GroupResult | None, group: Group, objs: Objects, above: GroupResult | None, after: str
 ) -> list[PodResult]:
-    """Each pending pod of ``group``'s subtree: bound only when every group above it
-    succeeded; otherwise its own reason, or the nearest failed group's message."""
-    if result is not None and not result.ok and failure is None:
-        failure = result.message
+    """Each pending pod of ``group``'s subtree, as ``submitPodGroupAlgorithmResult`` writes
+    it. A group missing from the results, or successful under a failed parent, takes the
+    parent's status with no pod tried (``completeCompositePodGroupAlgorithmResultMap``); a
+    pod not tried gets a copy of its group's status; a pod that fitted in a failed group
+    gets the group's status (with ``after``, what the post-filter added) behind the
+    group's error; a pod that did not fit, its own reason."""
+    if above is not None and (result is None or result.ok):
+        result = None
+    status = above if result is None else (None if result.ok else result)
     if group.kind == ob.COMPOSITE:
         out: list[PodResult] = []
-        subs = {r.group: r for r in result.children} if result is not None else {}
+        # a scheduler error returns before the children's results are copied up
+        subs = {r.group: r for r in result.children} if result and not result.error else {}
         for child in ob.children(objs, group):
-            out += _outcomes(subs.get(child), child, objs, failure)
+            out += _outcomes(subs.get(child), child, objs, status, after)
         return out
     tried = {r.pod: r for r in result.pods} if result is not None else {}
+    said = status.message if status is not None else UNSCHEDULABLE
     out = []
     for pod in ob.pending(objs, group):
         r = tried.get(pod)
-        if failure is None and r is not None and r.node:
+        if r is None or (status is not None and status.error):
+            out.append(PodResult(pod, None, said))
+        elif r.node and status is None:
             out.append(PodResult(pod, r.node))
+        elif r.node:
+            out.append(PodResult(pod, None, _wrapped(said + after)))
         else:
-            own = r.message if r is not None else ""
-            out.append(PodResult(pod, None, own or failure or NONE_SCHEDULED))
+            out.append(PodResult(pod, None, r.message or said))
     return out
 
 
@@ -370,7 +361,8 @@ def advise(objs: Objects, nodes: Sequence[Node], origin: str, *, remember: bool 
     for root in ob.roots(objs, origin):
         result = schedule_root(root, state, objs)
         results.append(result)
-        pods += _outcomes(result, root, objs, None)
+        after = "" if result.ok or result.error else f", {NO_VICTIMS}"
+        pods += _outcomes(result, root, objs, None, after)
     for pod in objs.orphans:
         waiting = f'waiting for pods\'s pod group "{pod.group}" to appear in scheduling queue'
         pods.append(PodResult(pod, None, waiting))

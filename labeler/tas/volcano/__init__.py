@@ -22,3 +22,7 @@ lists what is modelled and what is not. The modules, in the order a question flo
 - ``tiers``, ``traps``: the per-tier table of copies, and the traps in plain words.
 - ``advice``, ``report``, ``overlay``: the answer, its text and JSON, the map overlay.
 """
+
+# The Volcano release the simulator is checked against: the differential oracle
+# (tests/oracles/volcano) runs this release's own scheduler, and a test keeps the two equal.
+VOLCANO_VERSION = "v1.15.0"

@@ -33,6 +33,7 @@ from labeler.tas.volcano.scoring import best_of, binpack, nodeorder
 from labeler.tas.volcano.session import JobState, NodeState, Op, Statement, SubJob, TaskState
 
 Saved = list[tuple[str, TaskState, NodeState]]
+Failed = dict[str, dict[str, list[str]]]  # role -> node -> the reasons it failed there
 
 
 @dataclass
@@ -270,6 +271,7 @@ class Allocator:
             return None
         stmt = self.statement()
         allocated = sj.allocated_hypernode
+        failed: Failed = {}  # the predicate error cache of this call, by role
         if self.multilevel is not None:
             self.multilevel.chosen = None  # chosen again among this HyperNode's nodes
         while tasks:
@@ -282,7 +284,7 @@ class Allocator:
                     err=f"Task {ts.name} with role spec {role} has already predicated failed, skip"
                 )
                 continue
-            fits, errors = self._feasible(ts, nodes)
+            fits, errors = self._feasible(ts, nodes, failed)
             fits = self._ascend(ts, fits, errors)
             if not fits:
                 if hn != TOP:
@@ -304,15 +306,22 @@ class Allocator:
         return None
 
     def _feasible(
-        self, ts: TaskState, nodes: Sequence[NodeState]
+        self, ts: TaskState, nodes: Sequence[NodeState], failed: Failed
     ) -> tuple[list[NodeState], FitErrors]:
         """``PredicateNodes``: nodes where the task fits now or once releasing ends.
 
         Like Volcano, the search starts where the previous one stopped and ends once enough
         nodes are found (``percentageOfNodesToFind``): on a big cluster only those are
         scored. Counting copies takes the first node that fits, remembering per task shape
-        where the search got to (nodes only fill up while counting)."""
+        where the search got to (nodes only fill up while counting).
+
+        Volcano's predicate error cache: once a task of a role (``volcano.sh/task-spec``)
+        failed on a node, later tasks of that role in the same HyperNode attempt are
+        refused there with the same reasons, unchecked, even when their own nodeSelector,
+        tolerations or requests differ; tasks without a role are always checked."""
         cy, task = self.cy, ts.task
+        role = task.role if not self.first_fit else ""
+        cached = failed.get(role) if role else None
         switches, static = cy.static.switches, cy.static.for_task(task)
         order = R.order(task.requests)
         fits: list[NodeState] = []
@@ -329,6 +338,9 @@ class Allocator:
         for i in span:
             ns = nodes[i % total]
             seen += 1
+            if cached is not None and ns.name in cached:
+                errors.nodes[ns.name] = cached[ns.name]
+                continue
             short = ns.short(order)
             reason = static(ns.node)
             if short is not None:
@@ -341,6 +353,9 @@ class Allocator:
                 fits.append(ns)
                 if len(fits) >= want:
                     break
+                continue
+            if role:
+                failed.setdefault(role, {})[ns.name] = errors.nodes[ns.name]
         if self.first_fit:
             self.cursor[key] = start + seen - (1 if fits else 0)
         else:

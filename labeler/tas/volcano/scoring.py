@@ -8,8 +8,9 @@ The score of a node is the sum of the enabled plugins' scores (``util.Prioritize
 - ``nodeorder`` (``leastrequested.weight`` 1, ``mostrequested.weight`` 0,
   ``balancedresource.weight`` 1, ``nodeaffinity.weight`` 2, ``tainttoleration.weight`` 3):
   kube-scheduler's LeastAllocated (cpu/memory 50/50), MostAllocated, BalancedAllocation
-  (cpu, memory, nvidia.com/gpu), preferred node affinity and PreferNoSchedule taints, each
-  0–100 times its weight. Pod affinity, topology spread and image locality are not scored.
+  (cpu, memory, nvidia.com/gpu) and PreferNoSchedule taints, each 0–100 times its weight,
+  and preferred node affinity: the sum of the matching terms' weights (1–100 each, not
+  normalized) times its weight. Pod affinity, topology spread and image locality are not scored.
 - ``network-topology-aware`` (``weight`` 1, ``hypernode.binpack.*``): for a pod of a job
   with a network topology, how low the common ancestor of the node's HyperNode and the
   HyperNode the job already uses is, ``(maxTier − tier) / (maxTier − minTier)``, ties
@@ -201,12 +202,11 @@ def nodeorder(task: Task, nodes: Sequence[NodeState], w: Weights) -> dict[str, f
             score += w.balanced * _balanced(task, n)
         out[n.name] = float(score)
     if w.node_affinity and task.preferred:
-        raw = {
-            n.name: sum(wt for wt, term in task.preferred if term.matches(n.name, n.node.labels))
-            for n in nodes
-        }
-        for k, v in _normalized(raw, reverse=False).items():
-            out[k] += w.node_affinity * v
+        # NodeOrderFn calls NodeAffinity's Score alone, never its NormalizeScore: the raw
+        # sum of the matching preferred terms' weights counts (weight 10: 10, not 100)
+        for n in nodes:
+            pref = sum(wt for wt, term in task.preferred if term.matches(n.name, n.node.labels))
+            out[n.name] += w.node_affinity * pref
     if w.taints and any(t.effect == PREFER_NO_SCHEDULE for n in nodes for t in n.node.taints):
         prefer = [t for t in task.tolerations if t.effect in ("", PREFER_NO_SCHEDULE)]
         raw = {

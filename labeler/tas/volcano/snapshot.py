@@ -1,10 +1,10 @@
 """Sort the objects of a snapshot (or the cluster) into what the Volcano simulator reads.
 
-``kubectl get nodes,pods,hypernodes,queues,podgroups -A -o yaml`` gives one List; Nodes and
-Pods become nodes with their usage (``labeler.tas.cluster``, the same accounting the map and
-the Kueue advisor use), the rest is read by kind and API group. Two kinds share the name
-PodGroup: only ``scheduling.volcano.sh`` ones are Volcano's (``scheduling.k8s.io`` is
-kube-scheduler's gang API and is left alone here).
+``kubectl get nodes,pods,hypernodes,queues,podgroups.scheduling.volcano.sh -A -o yaml``
+gives one List; Nodes and Pods become nodes with their usage (``labeler.tas.cluster``, the
+same accounting the map and the Kueue advisor use), the rest is read by kind and API group.
+Two kinds share the name PodGroup: only ``scheduling.volcano.sh`` ones are Volcano's
+(``scheduling.k8s.io`` is kube-scheduler's gang API and is left alone here).
 """
 
 from __future__ import annotations

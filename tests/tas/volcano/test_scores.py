@@ -125,3 +125,26 @@ def test_prefer_no_schedule_taint_and_preferred_affinity_score() -> None:
         queue(),
     ]
     assert bound(simulate(items, plain)) == {"c1/p1": "a"}
+
+
+def test_preferred_affinity_counts_its_weight_unnormalized() -> None:
+    """nodeorder scores preferred node affinity with NodeAffinity's Score alone: a term of
+    weight 10 adds 10 × nodeaffinity.weight (2), not the 100 a normalized score would give;
+    so here the emptier node's resource scores win over a weight-10 preference and lose to
+    a weight-100 one."""
+    plain = parse_conf(
+        "actions: allocate\ntiers:\n- plugins:\n  - name: predicates\n  - name: nodeorder\n", "t"
+    )
+    term = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}
+
+    def wanting(weight: int) -> list[dict[str, object]]:
+        p = pod("p1", cpu="2", memory="2Gi")
+        preferred = [{"weight": weight, "preference": term}]
+        p["spec"]["affinity"] = {
+            "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": preferred}
+        }
+        small = node("small", "4", "8Gi", labels={"zone": "z1"})
+        return [podgroup(1), p, small, node("big", "16", "32Gi"), queue()]
+
+    assert bound(simulate(wanting(10), plain)) == {"c1/p1": "big"}
+    assert bound(simulate(wanting(100), plain)) == {"c1/p1": "small"}

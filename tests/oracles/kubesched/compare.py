@@ -1,0 +1,234 @@
+"""Run ``advise`` and the real kube-scheduler on generated scenarios and compare them.
+
+The rules (tests/oracles/README.md, "kube-scheduler", says why):
+- every pending pod: bound or not, the same on both sides;
+- a pod left unbound: kube-scheduler's message is ``advise``'s, except that the two
+  domains of ``more than 1 domain found for pod group: A, B`` come in either order, and in ``0/N
+  placements are available, first placement status: S`` kube-scheduler tries the
+  placements in no set order, so S must be the status ``advise`` found for one of the
+  group's placements; a pod kube-scheduler never tried (a gang short of its minCount)
+  must be one ``advise`` says is waiting;
+- every group with a topology constraint whose pods were bound: the domain, which must be
+  ``advise``'s, or where ``advise`` reports a tie between placements, one of the tied ones;
+- the pods per node, as the sorted list of counts (kube-scheduler picks at random among
+  equal nodes, so which of them takes a pod is not compared, how many each takes is).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.oracles.kubesched import oracle
+from tests.oracles.kubesched.build import control_plane_bin
+from tests.oracles.kubesched.scenarios import generate
+
+Obj = dict[str, Any]
+ROOT = Path(__file__).resolve().parents[3]
+PLACEMENTS = re.compile(r"^0/(\d+) placements are available, first placement status: (.*)$", re.S)
+WAITING = ("waiting for minCount pods", "waiting for composite pod group", "waiting for pods's")
+REPRO = """#!/bin/sh
+# Reproduce one scenario: advise's answer, then the real kube-scheduler's (the oracle starts
+# a control plane of its own: etcd, kube-apiserver, kube-scheduler and KWOK v1.37.2).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+# the repository holding this folder, else the one that wrote it
+cd "$(git -C "$here" rev-parse --show-toplevel 2>/dev/null || echo "{root}")"
+. scripts/venv.sh >/dev/null
+topology-labeler advise --from-snapshot "$here/snapshot.yaml" -f "$here/podgroups.yaml" \
+    -o json || echo "(advise exited $?: 3 means some pod stays pending)"
+python -m tests.oracles.kubesched.oracle "$here"
+"""
+
+
+@dataclass
+class Disagreement:
+    name: str
+    kind: str
+    detail: str
+    folder: Path
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.kind}: {self.detail}\n  reproduce: {self.folder}/repro.sh"
+
+
+@dataclass
+class Result:
+    agree: int = 0
+    disagreements: list[Disagreement] = field(default_factory=list)
+    by_kind: Counter[str] = field(default_factory=Counter)
+    seconds: list[float] = field(default_factory=list)
+    """Per scenario, the oracle's time (create, decide, read, delete)."""
+
+
+def run_advise(folder: Path) -> tuple[int, Obj | str]:
+    """advise's exit code and JSON answer (or its error), run in this process."""
+    from labeler.cli import main
+
+    args = ["advise", "--from-snapshot", str(folder / "snapshot.yaml")]
+    args += ["-f", str(folder / "podgroups.yaml"), "-o", "json"]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(args)
+        except SystemExit as stop:
+            code = int(stop.code or 0)
+    if code not in (0, 3):
+        return code, err.getvalue().strip() or out.getvalue().strip()
+    answer: Obj = json.loads(out.getvalue())
+    return code, answer
+
+
+def _walk(groups: list[Obj]) -> Iterator[Obj]:
+    for g in groups:
+        yield g
+        yield from _walk(g.get("children") or [])
+
+
+def _pods_under(group: Obj, pod_groups: dict[str, str]) -> list[str]:
+    """The pending pods (ns/name) of ``group``'s subtree in advise's answer."""
+    names = {g["name"] for g in _walk([group]) if g["kind"] == "PodGroup"}
+    return [pod for pod, pg in pod_groups.items() if pg in names]
+
+
+def _tied(group: Obj) -> set[str]:
+    feasible = [p for p in group.get("placements") or [] if p["feasible"]]
+    top = max((p["scores"].get("total", 0) for p in feasible), default=0)
+    return {p["domain"] for p in feasible if p["scores"].get("total", 0) == top}
+
+
+TWO_DOMAINS = "more than 1 domain found for pod group: "
+
+
+def _message_agrees(ours: str, theirs: str, statuses: set[str]) -> bool:
+    if ours == theirs:
+        return True
+    if TWO_DOMAINS in ours and TWO_DOMAINS in theirs:
+        # kube-scheduler names the two domains in the order it met them (a set's)
+        x, y = ours.split(TWO_DOMAINS), theirs.split(TWO_DOMAINS)
+        return x[0] == y[0] and set(x[1].split(", ")) == set(y[1].split(", "))
+    a, b = PLACEMENTS.match(ours), PLACEMENTS.match(theirs)
+    return bool(a and b and a.group(1) == b.group(1) and b.group(2) in statuses)
+
+
+def compare(ours: Obj, theirs: Obj, labels: dict[str, dict[str, str]]) -> tuple[str, str] | None:
+    """The first difference as (class, detail), or None when they agree."""
+    real = {p["name"]: p for p in theirs["pods"]}
+    statuses = {p["message"] for g in _walk(ours["groups"]) for p in g.get("placements") or []}
+    statuses |= {g["message"] for g in _walk(ours["groups"])}
+    for pod in ours["pods"]:
+        r = real[pod["name"]]
+        if bool(pod["node"]) != (r["state"] == "bound"):
+            said = r["message"] or r["state"]
+            return "verdict", f"{pod['name']}: advise {pod['node'] or pod['message']!r}; " + (
+                f"kube-scheduler {r['node'] or said!r}"
+            )
+        if pod["node"]:
+            continue
+        if r["state"] == "queued":
+            if not pod["message"].startswith(WAITING):
+                return (
+                    "message",
+                    f"{pod['name']}: advise {pod['message']!r}; kube-scheduler: queued",
+                )
+        elif not _message_agrees(pod["message"], r["message"], statuses):
+            return (
+                "message",
+                f"{pod['name']}: advise {pod['message']!r}; kube-scheduler {r['message']!r}",
+            )
+    pod_groups = {p["name"]: p["group"] for p in ours["pods"]}
+    for group in _walk(ours["groups"]):
+        key = group.get("topology_key")
+        bound = [real[p]["node"] for p in _pods_under(group, pod_groups) if real[p]["node"]]
+        if not key or not bound or not group["fits"] or group["domain"] is None:
+            continue
+        domains = {labels[n].get(key) for n in bound}
+        want = group["domain"][key]
+        allowed = _tied(group) if group.get("tie") else {want}
+        if len(domains) != 1 or not domains <= allowed:
+            return "domain", (
+                f"{group['kind']} {group['name']} ({key}): advise {want}"
+                f"{' (a tie among ' + ', '.join(sorted(allowed)) + ')' if group.get('tie') else ''}"
+                f"; kube-scheduler {', '.join(sorted(map(str, domains)))}"
+            )
+    ours_counts = sorted(Counter(p["node"] for p in ours["pods"] if p["node"]).values())
+    real_counts = sorted(Counter(p["node"] for p in theirs["pods"] if p["node"]).values())
+    if ours_counts != real_counts:
+        return "spread", f"pods per node: advise {ours_counts}; kube-scheduler {real_counts}"
+    return None
+
+
+def _labels(folder: Path) -> dict[str, dict[str, str]]:
+    items = yaml.safe_load((folder / "snapshot.yaml").read_text())["items"]
+    return {o["metadata"]["name"]: o["metadata"]["labels"] for o in items if o["kind"] == "Node"}
+
+
+def write_repro(folder: Path, kind: str, detail: str) -> None:
+    (folder / "README").write_text(
+        f"advise and kube-scheduler v{oracle.KUBERNETES.lstrip('v')} disagree: {kind}\n"
+        f"{detail}\n\noracle.json is the real scheduler's answer (advise.json, where present, "
+        "advise's); repro.sh runs both again.\n"
+    )
+    script = folder / "repro.sh"
+    script.write_text(REPRO.replace("{root}", str(ROOT)))
+    script.chmod(0o755)
+
+
+def one(api: oracle.Api, folder: Path) -> tuple[str, str] | None:
+    """One scenario folder through the oracle (again once if it bound a pod to a node of
+    an earlier scenario that the scheduler had not yet seen go) and advise."""
+    labels = _labels(folder)
+    for _attempt in range(2):
+        theirs = oracle.run(api, folder)
+        stray = [p["node"] for p in theirs["pods"] if p["node"] and p["node"] not in labels]
+        if not stray:
+            break
+        time.sleep(1.0)
+    else:
+        return "oracle", f"kube-scheduler bound pods to nodes of another scenario: {stray}"
+    (folder / "oracle.json").write_text(json.dumps(theirs, indent=2) + "\n")
+    code, ours = run_advise(folder)
+    if isinstance(ours, str):
+        return "advise-error", f"advise exited {code}: {ours}"
+    (folder / "advise.json").write_text(json.dumps(ours, indent=2) + "\n")
+    return compare(ours, theirs, labels)
+
+
+def batch(n: int, seed: int, out_dir: Path) -> Result:
+    """``n`` scenarios of ``seed`` through one control plane; the folders of those that
+    disagree stay in ``out_dir`` with a README and repro.sh."""
+    result = Result()
+    with tempfile.TemporaryDirectory(prefix="kubesched-oracle-") as tmp:
+        plane = oracle.OraclePlane(Path(tmp) / "plane", control_plane_bin())
+        try:
+            plane.start()
+            api = oracle.Api(plane.kubeconfig)
+            for i in range(n):
+                sc = generate(seed, i)
+                folder = sc.write(out_dir / sc.name)
+                started = time.monotonic()
+                found = one(api, folder)
+                result.seconds.append(time.monotonic() - started)
+                if found is None:
+                    result.agree += 1
+                    shutil.rmtree(folder)
+                    continue
+                kind, detail = found
+                write_repro(folder, kind, detail)
+                result.disagreements.append(Disagreement(sc.name, kind, detail, folder))
+                result.by_kind[kind] += 1
+        finally:
+            plane.stop()
+    return result

@@ -1,0 +1,67 @@
+"""The kube-scheduler oracle: a fixed-seed batch through the real kube-scheduler (the
+realkube tier: it skips locally without Go, fails under CI=true), the recorded
+disagreements through advise's CLI (no Go, no control plane), and one pinned release."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from labeler.tas.kubesched import KUBERNETES
+from tests.oracles.kubesched import build, oracle
+from tests.oracles.kubesched.compare import batch, compare, run_advise
+
+REGRESSIONS = Path(__file__).with_name("regressions")
+CI_SEED = 1
+CI_N = 200
+"""About 0.7-0.8 s a scenario on two shared cores: 2.5 minutes (tests/oracles/README.md)."""
+
+
+def test_simulator_and_oracle_model_one_release() -> None:
+    assert KUBERNETES == oracle.KUBERNETES == build.script_version()
+
+
+# Not every scenario agrees yet (docs/compatibility.md lists the open classes: the second
+# pod-group cycle after a gang's Permit, pods per node inside a domain, some verdicts). Until
+# they are closed the batch is a ratchet: agreement may not fall below what the simulator
+# reached (147 of 200 on seed 1; the real scheduler's own answer varies by a few scenarios
+# from run to run, hence the margin). Raise it with every class closed; at 200 it is the bar.
+AGREE_AT_LEAST = 142
+
+
+def test_fixed_seed_batch_agrees_at_least_as_much_as_before(
+    real_kube_bin: Path, tmp_path: Path
+) -> None:
+    result = batch(CI_N, CI_SEED, tmp_path)
+    found = "\n".join(str(d) for d in result.disagreements)
+    assert result.agree >= AGREE_AT_LEAST, f"{result.agree} of {CI_N} agree:\n{found}"
+
+
+def _cases() -> list[object]:
+    out: list[object] = []
+    for folder in sorted(p for p in REGRESSIONS.iterdir() if p.is_dir()):
+        still = folder / "OPEN"
+        marks = (
+            [pytest.mark.xfail(strict=True, reason=still.read_text().strip())]
+            if still.exists()
+            else []
+        )
+        out.append(pytest.param(folder, id=folder.name, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("folder", _cases())
+def test_recorded_disagreement_answers_as_kube_scheduler(folder: Path) -> None:
+    """advise, through its CLI on the checked-in files, gives kube-scheduler's recorded
+    answer (oracle.json) by the batch's comparison rules."""
+    code, ours = run_advise(folder)
+    assert isinstance(ours, dict), ours
+    theirs = json.loads((folder / "oracle.json").read_text())
+    nodes = yaml.safe_load((folder / "snapshot.yaml").read_text())["items"]
+    labels = {n["metadata"]["name"]: n["metadata"]["labels"] for n in nodes if n["kind"] == "Node"}
+    assert compare(ours, theirs, labels) is None
+    bound = all(p["state"] == "bound" for p in theirs["pods"])
+    assert code == (0 if bound else 3)

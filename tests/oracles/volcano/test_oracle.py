@@ -1,0 +1,71 @@
+"""advise against Volcano's own scheduler: the recorded regressions (no Go needed) and a
+fixed-seed batch run against the oracle built from the Go module proxy."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from labeler.tas.volcano import VOLCANO_VERSION
+from tests.oracles.volcano import build, compare
+
+REGRESSIONS = Path(__file__).parent / "regressions"
+CASES = sorted(p for p in REGRESSIONS.iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_advise_answers_as_volcano_did(case: Path) -> None:
+    recorded = json.loads((case / "oracle.json").read_text())
+    answer = compare.advise(case)
+    assert compare.differences(case, answer, recorded) == []
+
+
+def test_running_members_of_a_podgroup_are_counted_with_f_and_podgroup(tmp_path: Path) -> None:
+    case = REGRESSIONS / "running-members-in-snapshot"
+    expected = "1/2 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 Running"
+    assert compare.advise(case)["message"].startswith(expected)
+    snap = yaml.safe_load((case / "snapshot.yaml").read_text())
+    snap["items"] += [
+        o for o in yaml.safe_load_all((case / "job.yaml").read_text()) if o["kind"] == "Pod"
+    ]
+    (tmp_path / "snap.yaml").write_text(yaml.safe_dump(snap))
+    cmd = [sys.executable, "-m", "labeler", "advise", "--podgroup", "team/train"]
+    cmd += ["--from-snapshot", str(tmp_path / "snap.yaml"), "-o", "json"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert json.loads(out.stdout)["message"].startswith(expected)
+
+
+def test_a_roles_failed_node_is_refused_to_its_later_pods() -> None:
+    """Volcano's predicate error cache: the second pod of the role is refused the node the
+    first one failed on, though its own nodeSelector matches it; the gang is not placed."""
+    answer = compare.advise(REGRESSIONS / "predicate-error-cache-per-role")
+    assert answer["pods"] == []
+    assert answer["message"].startswith(
+        "1/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable; "
+        "Pending: 1 Schedulable, 1 Unschedulable"
+    )
+
+
+def test_preferred_affinity_weighs_its_raw_weight() -> None:
+    answer = compare.advise(REGRESSIONS / "preferred-affinity-unnormalized")
+    assert [p["node"] for p in answer["pods"]] == ["big"]
+
+
+def test_oracle_pins_the_version_advise_models() -> None:
+    assert build.version() == VOLCANO_VERSION
+
+
+def test_fixed_seed_batch_agrees(tmp_path: Path) -> None:
+    if shutil.which("go") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Go is needed to build the Volcano oracle")
+        pytest.skip("Go is not installed; run scripts/oracle.sh volcano --n 200 --seed 1")
+    result = compare.batch(200, 1, tmp_path)
+    assert result.disagreements == [], "\n".join(map(str, result.disagreements))
