@@ -34,7 +34,7 @@ from labeler.agent.decide import ReconcileResult, Status, unknown_levels
 from labeler.agent.events import AgentEvents, short
 from labeler.agent.health import Heartbeats
 from labeler.agent.reconcile import AgentConfig, Reconciler, error
-from labeler.base.backoff import Backoff
+from labeler.base.backoff import Backoff, Reconnect
 from labeler.base.errors import Exit
 from labeler.base.metrics import AgentMetrics
 from labeler.core.node import NodeInfo
@@ -286,7 +286,7 @@ class Agent:
     def _watch_loop(self) -> None:
         cfg = self.config
         selector = f"metadata.name={cfg.node}"
-        failures = 0
+        reconnect = Reconnect(self._api_backoff, clock=self._clock)
         while not self.stop.is_set():
             self.heartbeats.beat("watch")
             rv = self._watch_rv
@@ -296,8 +296,9 @@ class Agent:
                     resource_version=rv,
                     field_selector=selector,
                     timeout_seconds=cfg.watch_timeout,
+                    opened=reconnect.opened,
                 ):
-                    failures = 0
+                    reconnect.delivered()
                     self.heartbeats.beat("watch")
                     if node.resource_version:
                         self._watch_rv = node.resource_version
@@ -308,20 +309,22 @@ class Agent:
                         self._queue.put(("deleted", None))
                     if self.stop.is_set():
                         return
+                reconnect.ended()
+                continue
             except KubeError as e:
                 if self.stop.is_set():
                     return
-                failures += 1
-                delay = self._api_backoff.delay(failures)
+                delay = reconnect.failed()
                 log.info("watch ended node=%s error=%s retry_in=%.1fs", cfg.node, e, delay)
-                if self._wait("watch", delay):
-                    return
-                # The events since rv may be gone (410) or missed: start from a fresh GET.
-                node_now = self._get_node_until_ok("watch")
-                if node_now is None:
-                    return
-                self._watch_rv = node_now.resource_version
-                self._queue.put(("node", node_now))
+            # Outside the handler, so the re-read's errors are its own, not the watch's.
+            if self._wait("watch", delay):
+                return
+            # The events since rv may be gone (410) or missed: start from a fresh GET.
+            node_now = self._get_node_until_ok("watch")
+            if node_now is None:
+                return
+            self._watch_rv = node_now.resource_version
+            self._queue.put(("node", node_now))
 
     def _get_node_until_ok(self, thread: str) -> NodeInfo | None:
         """GET this node, retrying with backoff until it works or stop is set."""

@@ -148,6 +148,7 @@ class KueueWatch(ListWatch):
     ``errors`` counts the failed calls by kind."""
 
     what = "Workload"
+    resource = "workloads.kueue.x-k8s.io"
     optional = True  # without Kueue: nodes only
 
     def __init__(self, api: Any, loop: Loop, store: KueueStore, errors: Counter) -> None:
@@ -170,6 +171,7 @@ class KueueWatch(ListWatch):
             version=self.version,
             resource_version=resource_version,
             timeout_seconds=self.loop.watch_timeout,
+            opened=self.opened,
         )
         for kind, obj in events:
             self.store.apply_workload(kind, obj)

@@ -25,8 +25,8 @@ from labeler.audit.hotswap import Compute, HotSwapExporter
 from labeler.audit.listwatch import ListWatch, Loop
 from labeler.audit.slices import SliceWatch
 from labeler.audit.store import NodeStore
-from labeler.base.backoff import Backoff
-from labeler.base.metrics import AuditFigures, audit_metrics, slice_watch_errors
+from labeler.base.backoff import STALE_AFTER, Backoff
+from labeler.base.metrics import AuditFigures, audit_metrics, slice_watch_errors, watch_staleness
 from labeler.core.hotswap import HotSwapView
 from labeler.core.profiles import Profile
 from labeler.core.scope import Scope
@@ -43,6 +43,7 @@ class ExporterOptions:
     page_size: int = 500
     first_backoff: float = 1.0  # after a failed LIST or WATCH; doubles up to max_backoff
     max_backoff: float = 30.0
+    stale_after: float = STALE_AFTER  # seconds the node watch may be down: then not ready
 
 
 def audit_figures(report: AuditReport, last_sync: float | None) -> AuditFigures:
@@ -74,13 +75,16 @@ class AuditExporter:
         options: ExporterOptions | None = None,
         registry: CollectorRegistry | None = None,
         clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
         page: Callable[[Sequence[NodeFacts], HotSwapView | None], str] | None = None,
         hotswap: Compute | None = None,
         hotswap_interval: float = 15.0,
     ) -> None:
         """``page`` renders the watched facts (and the hot-swap view) as the ``/topology``
         page; ``hotswap`` computes the hot-swap view from the watched nodes and Kueue's
-        objects. The command hands both in; without them there is no page, no view."""
+        objects. The command hands both in; without them there is no page, no view.
+        ``clock`` stamps what is published; ``monotonic`` times the watches (how long one
+        was open, how long one has been down)."""
         self.api = api
         self.page = page
         self.profile = profile
@@ -100,6 +104,7 @@ class AuditExporter:
             self.stop_event,
             Backoff(self.options.first_backoff, self.options.max_backoff),
             self.options.watch_timeout,
+            clock=monotonic,
         )
         self.hot = (
             HotSwapExporter(
@@ -114,6 +119,7 @@ class AuditExporter:
             for driver in scope.dra_drivers
         ]
         self._node_watch = NodeWatch(self)
+        watch_staleness(self.registry, self.staleness)
 
     # --- what the HTTP side reads ----------------------------------------------------
 
@@ -134,6 +140,13 @@ class AuditExporter:
         _, facts = self.store.snapshot()
         return True, self.page(facts, self.hot.view if self.hot else None)
 
+    def staleness(self) -> list[tuple[str, str, float]]:
+        """(resource, DRA driver or "", seconds since last in sync) of every watch."""
+        watches: list[ListWatch] = [self._node_watch, *self._slice_watches]
+        if self.hot:
+            watches.append(self.hot.watch)
+        return [(w.resource, w.driver, w.fresh.stale()) for w in watches]
+
     def healthz(self) -> tuple[bool, str]:
         dead = [t.name for t in self._threads if not t.is_alive()]
         if dead and not self.stop_event.is_set():
@@ -141,7 +154,17 @@ class AuditExporter:
         return True, "ok"
 
     def readyz(self) -> tuple[bool, str]:
+        """Ready once the first report is made, and while the node watch has not been down
+        longer than ``stale_after``: past that, the figures are stale (the process is
+        fine, so /healthz stays 200: a restart would not bring the API server back)."""
         if self._report is not None:
+            down, limit = self._node_watch.fresh.stale(), self.options.stale_after
+            if down > limit:
+                why = self._last_error or "no answer yet"
+                return False, (
+                    f"not ready: the node watch has been down for {down:.0f} s (more than "
+                    f"--stale-after {limit:g} s), so the figures are stale: {why}"
+                )
             return True, "ok"
         why = self._last_error or next((w.error for w in self._slice_watches if w.error), "")
         if not why and self._last_sync is not None:
@@ -216,6 +239,7 @@ class NodeWatch(ListWatch):
     """The exporter's node watch: every node into its store (and the hot-swap view's)."""
 
     what = "node"
+    resource = "nodes"
 
     def __init__(self, exporter: AuditExporter) -> None:
         super().__init__(exporter.api, exporter.loop)
@@ -235,7 +259,10 @@ class NodeWatch(ListWatch):
     def watch(self, resource_version: str) -> Iterator[str]:
         exp = self.exp
         events = watch_nodes(
-            self.api, resource_version=resource_version, timeout_seconds=self.loop.watch_timeout
+            self.api,
+            resource_version=resource_version,
+            timeout_seconds=self.loop.watch_timeout,
+            opened=self.opened,
         )
         for kind, node in events:
             exp.store.apply(kind, node)

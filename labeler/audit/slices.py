@@ -28,6 +28,7 @@ class SliceWatch(ListWatch):
     failure, until the next success. ``errors`` counts failures by driver and kind."""
 
     optional = True
+    resource = RESOURCE
 
     def __init__(
         self, api: Any, loop: Loop, store: NodeStore, driver: str, errors: Counter
@@ -54,6 +55,7 @@ class SliceWatch(ListWatch):
             self.driver,
             resource_version=resource_version,
             timeout_seconds=self.loop.watch_timeout,
+            opened=self.opened,
         )
         for kind, s, version in events:
             if s is not None:

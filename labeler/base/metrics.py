@@ -294,3 +294,34 @@ def hotswap_metrics(
         ["error"],
         registry=registry,
     )
+
+
+# --- audit: how fresh each watched resource is --------------------------------------
+
+
+class StalenessCollector(Collector):
+    """Publishes, per watched resource, the seconds since it was last in sync."""
+
+    def __init__(self, read: Callable[[], Iterable[tuple[str, str, float]]]) -> None:
+        self._read = read  # (resource, DRA driver or "", seconds) per watch
+
+    def describe(self) -> Iterable[Metric]:
+        return ()  # no fixed series: the watches depend on the scope
+
+    def collect(self) -> Iterable[Metric]:
+        family = GaugeMetricFamily(
+            f"{PREFIX}_audit_stale_seconds",
+            "Seconds since the exporter's view of each watched resource was last in sync "
+            "with the API server: 0 while its watch is open, counting from the failure that "
+            "broke it (from the start, before the first LIST)",
+            labels=["resource", "driver"],
+        )
+        for resource, driver, seconds in self._read():
+            family.add_metric([resource, driver], seconds)
+        yield family
+
+
+def watch_staleness(
+    registry: CollectorRegistry, read: Callable[[], Iterable[tuple[str, str, float]]]
+) -> None:
+    registry.register(StalenessCollector(read))

@@ -12,7 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from labeler.base.backoff import STALE_AFTER
 from labeler.base.errors import Exit, UsageError
+from labeler.base.flags import positive_number
 from labeler.commands._base import (
     add_command,
     add_profile,
@@ -66,6 +68,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         type=int,
         default=300,
         help="seconds before each WATCH request is renewed (default 300)",
+    )
+    g.add_argument(
+        "--stale-after",
+        type=positive_number,
+        default=STALE_AFTER,
+        metavar="SECONDS",
+        help="/readyz answers 503 while the node watch has been down longer than this: the "
+        f"figures are stale (default {STALE_AFTER:g})",
     )
     g.add_argument("--debounce", type=float, default=0.1, help=argparse.SUPPRESS)
     h = p.add_argument_group("hot swap (Kueue)")
@@ -176,7 +186,11 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
         cluster(args),
         profile,
         scope,
-        options=ExporterOptions(debounce=args.debounce, watch_timeout=args.watch_timeout),
+        options=ExporterOptions(
+            debounce=args.debounce,
+            watch_timeout=args.watch_timeout,
+            stale_after=args.stale_after,
+        ),
         page=live_map(profile, scope),
         hotswap=None if args.no_hotswap else hot_swap_of(kueue_gates(args)),
         hotswap_interval=args.hotswap_interval,

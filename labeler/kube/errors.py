@@ -126,14 +126,18 @@ def _short(text: str) -> str:
 
 def _found(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
     """``exc`` or the error inside it of ``kind``: urllib3 wraps what http.client raised
-    (``MaxRetryError.reason``, ``ProtocolError.args``, ``__cause__``)."""
+    (``MaxRetryError.reason``, ``ProtocolError.args``, ``__cause__``).
+
+    Only what an error was made from counts, never ``__context__``: that is whatever
+    exception was being handled when it was raised. A call made in an ``except`` block (the
+    agent's re-read after a broken watch) would otherwise be judged by the old failure."""
     seen: list[BaseException] = [exc]
     for err in seen:
         if isinstance(err, kind):
             return err
         if len(seen) > 16:
             break
-        inner = [getattr(err, "reason", None), err.__cause__, err.__context__, *err.args]
+        inner = [getattr(err, "reason", None), err.__cause__, *err.args]
         seen.extend(e for e in inner if isinstance(e, BaseException) and e not in seen)
     return None
 

@@ -89,9 +89,15 @@ def list_workloads(api: Api, *, page_size: int = 500) -> tuple[list[dict[str, An
 
 
 def watch_workloads(
-    api: Api, *, version: str, resource_version: str, timeout_seconds: int = 300
+    api: Api,
+    *,
+    version: str,
+    resource_version: str,
+    timeout_seconds: int = 300,
+    opened: Callable[[], None] | None = None,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(event type, Workload) from one WATCH of every namespace; Expired on 410."""
+    """(event type, Workload) from one WATCH of every namespace; Expired on 410.
+    ``opened``: see :func:`labeler.kube.raw.watch_events`."""
     path = f"/apis/{GROUP}/{version}/workloads"
     events = watch_events(
         api,
@@ -100,6 +106,7 @@ def watch_workloads(
         kind="Workload",
         resource_version=resource_version,
         timeout_seconds=timeout_seconds,
+        opened=opened,
     )
     for kind, obj in events:
         yield kind, {**obj, "kind": "Workload"}

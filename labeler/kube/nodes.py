@@ -198,12 +198,14 @@ def watch_nodes(
     field_selector: str | None = None,
     label_selector: str | None = None,
     timeout_seconds: int = 300,
+    opened: Callable[[], None] | None = None,
 ) -> Iterator[tuple[str, NodeInfo]]:
     """Yield (event type, node) from one watch request until the server ends it.
 
     Raises ``Expired`` when the resourceVersion is too old (410): the caller re-lists.
     BOOKMARK events are yielded too (with a node carrying only the resourceVersion) so the
-    caller can remember the newest version.
+    caller can remember the newest version. ``opened``: see
+    :func:`labeler.kube.raw.watch_events`.
     """
     events = watch_events(
         api,
@@ -213,6 +215,7 @@ def watch_nodes(
         resource_version=resource_version,
         query={"fieldSelector": field_selector, "labelSelector": label_selector},
         timeout_seconds=timeout_seconds,
+        opened=opened,
     )
     for kind, obj in events:
         yield kind, NodeInfo.from_dict(obj) if kind == "BOOKMARK" else node_info(obj, "watch")

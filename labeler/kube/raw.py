@@ -238,6 +238,7 @@ def watch_events(
     resource_version: str,
     query: Mapping[str, str | None] | None = None,
     timeout_seconds: int = 300,
+    opened: Callable[[], None] | None = None,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield (event type, object) from one WATCH of ``path`` until the server ends it.
 
@@ -246,6 +247,8 @@ def watch_events(
     caller can remember the newest version. ``query`` entries with no value are left out.
     An event that is not the API's (see :func:`_event`) ends the watch with a KubeError.
     The whole answer must end within ``timeout_seconds`` + :data:`WATCH_MARGIN` seconds.
+    ``opened`` is called once the server has accepted the watch (its answer has begun),
+    which may be long before the first event: a caller's sign that the watch is up.
     """
     params: dict[str, Any] = {k: v for k, v in (query or {}).items() if v}
     params.update(
@@ -260,6 +263,8 @@ def watch_events(
         raise translate(exc, "watch", resource) from exc
     finished = False
     try:
+        if opened is not None:
+            opened()
         for line in iter_lines(resp):
             if line.strip():
                 yield _event(line, resource, kind)

@@ -10,7 +10,7 @@ that as "no slices"; the exporter's watch looks again later.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from labeler.core.dra import SliceDevices, read_slice
 from labeler.kube.client import Api
@@ -68,10 +68,16 @@ def read_resource_slices(api: Api, drivers: Iterable[str]) -> list[SliceDevices]
 
 
 def watch_slices(
-    api: Api, driver: str, *, resource_version: str, timeout_seconds: int = 300
+    api: Api,
+    driver: str,
+    *,
+    resource_version: str,
+    timeout_seconds: int = 300,
+    opened: Callable[[], None] | None = None,
 ) -> Iterator[tuple[str, SliceDevices | None, str]]:
     """(event type, slice, resourceVersion) from one watch request of one driver's slices;
-    BOOKMARK events carry no slice. Raises ``Expired`` (410) when the caller must re-list."""
+    BOOKMARK events carry no slice. Raises ``Expired`` (410) when the caller must re-list.
+    ``opened``: see :func:`labeler.kube.raw.watch_events`."""
     events = watch_events(
         api,
         PATH,
@@ -80,6 +86,7 @@ def watch_slices(
         resource_version=resource_version,
         query={"fieldSelector": _selector(driver)},
         timeout_seconds=timeout_seconds,
+        opened=opened,
     )
     for kind, obj in events:
         version = str((obj.get("metadata") or {}).get("resourceVersion") or "")

@@ -7,6 +7,7 @@ import copy
 import json
 import select
 import socket
+import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -95,6 +96,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # quiet: the journal records requests
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.fake.connections.opened(self.connection)
+
+    def finish(self) -> None:
+        self.server.fake.connections.closed(self.connection)
+        super().finish()
 
     def do_GET(self) -> None:
         self._handle("GET")
@@ -385,6 +394,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache, private")
         self.end_headers()
         self.wfile.flush()
+        fake.connections.watching(self.connection, rt.res.plural)
         try:
             if first is not None:
                 self._chunk(first)
@@ -498,3 +508,10 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True  # a hung client must not block interpreter exit
     allow_reuse_address = True
     fake: FakeKube
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A connection cut on purpose (cut_watches, go_away, a fault) fails the handler's
+        # last write: expected, so not printed as a server error.
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)

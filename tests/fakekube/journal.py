@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -58,6 +60,12 @@ class Journal:
     def clear(self) -> None:
         with self._lock:
             self._records.clear()
+
+    def take(self) -> list[Record]:
+        """The records so far, removed: a long run reads them in turns, with flat memory."""
+        with self._lock:
+            taken, self._records = self._records, []
+        return taken
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -146,3 +154,39 @@ class Faults:
 
 def now() -> float:
     return time.time()
+
+
+class Connections:
+    """The server's open client connections, and which of them carry a watch (by the
+    resource's plural), so a test can break them as a network would."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[socket.socket, str] = {}  # connection -> watched plural, or ""
+
+    def opened(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._open[conn] = ""
+
+    def watching(self, conn: socket.socket, plural: str) -> None:
+        with self._lock:
+            if conn in self._open:
+                self._open[conn] = plural
+
+    def closed(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._open.pop(conn, None)
+
+    def cut(self, plural: str | None = None, *, watches_only: bool = True) -> int:
+        """Shut down the matching connections at once (no last chunk, no FIN handshake
+        left to the handler); how many were cut."""
+        with self._lock:
+            hit = [
+                c
+                for c, watched in self._open.items()
+                if (watched or not watches_only) and plural in (None, watched)
+            ]
+        for conn in hit:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        return len(hit)

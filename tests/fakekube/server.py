@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from .http import Handler, _Server
-from .journal import Faults, Journal, Record
+from .journal import Connections, Faults, Journal, Record
 from .resources import NODES, PODS, lookup
 from .store import Obj, Store, now_rfc3339
 
@@ -43,6 +43,7 @@ class FakeKube:
         self.unserved: set[str] = set()
         self.store = Store(history)
         self.faults = Faults()
+        self.connections = Connections()
         self._journal = Journal()
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -70,6 +71,27 @@ class FakeKube:
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._httpd = None
+
+    def cut_watches(self, plural: str | None = None) -> int:
+        """Break every open watch (of ``plural``, e.g. "nodes"; None: all) mid-stream, as
+        a network cut or a load balancer's reset does: the connection closes between two
+        events, without the chunked answer's last chunk. How many were cut."""
+        return self.connections.cut(plural)
+
+    def go_away(self) -> None:
+        """The API server is gone (a restart, an outage): new connections are refused and
+        every open one is cut. The state is kept; :meth:`come_back` listens again."""
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = self._thread = None
+        self.connections.cut(watches_only=False)
+
+    def come_back(self) -> FakeKube:
+        """Listen again on the same port after :meth:`go_away`."""
+        return self.start()
 
     def __enter__(self) -> FakeKube:
         return self.start()
@@ -125,6 +147,10 @@ class FakeKube:
 
     def clear_journal(self) -> None:
         self._journal.clear()
+
+    def take_journal(self) -> list[Record]:
+        """The requests so far, removed from the journal (see ``Journal.take``)."""
+        return self._journal.take()
 
     def requests(
         self, method: str | None = None, path_prefix: str | None = None, verb: str | None = None

@@ -135,3 +135,50 @@ def test_journal_counts_audit_verbs(fake_kube: FakeKube, core) -> None:
     assert patch.body == {"metadata": {"labels": {"x": "1"}}} and patch.status == 200
     fake_kube.clear_journal()
     assert fake_kube.journal == []
+
+
+def _open_watch(fake: FakeKube, plural: str = "nodes") -> urllib3.BaseHTTPResponse:
+    http = urllib3.PoolManager()
+    resp = http.request(
+        "GET",
+        f"{fake.url}/api/v1/{plural}?watch=true&resourceVersion=0",
+        preload_content=False,
+        retries=False,
+    )
+    assert resp.status == 200
+    return resp
+
+
+def test_cut_watches_breaks_an_open_watch_between_two_events(fake_kube: FakeKube, core) -> None:
+    """cut_watches(plural) closes the connection of every open watch of that resource
+    without the chunked answer's last chunk, as a network cut between the client and the
+    API server does; other watches and the state are untouched."""
+    fake_kube.add_pod("p1")  # the fake sends a watch's head with its first event
+    nodes, pods = _open_watch(fake_kube), _open_watch(fake_kube, "pods")
+    lines = nodes.stream(1024, decode_content=False)
+    assert b'"ADDED"' in next(lines)  # the watch is streaming
+    deadline = time.monotonic() + 5
+    while fake_kube.cut_watches("nodes") == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)  # the handler registers the stream just after its headers
+    with pytest.raises(urllib3.exceptions.ProtocolError):
+        for _ in lines:
+            pass
+    assert b'"p1"' in next(pods.stream(1024, decode_content=False))
+    assert core.read_node("n1").metadata.name == "n1"
+
+
+def test_go_away_refuses_connections_and_come_back_keeps_the_state(
+    fake_kube: FakeKube, core
+) -> None:
+    """go_away() is an API server outage: open connections are cut, new ones refused;
+    come_back() listens on the same port again, with every object kept."""
+    lines = _open_watch(fake_kube).stream(1024, decode_content=False)
+    next(lines)
+    fake_kube.go_away()
+    with pytest.raises(urllib3.exceptions.ProtocolError):
+        for _ in lines:
+            pass
+    with pytest.raises(urllib3.exceptions.NewConnectionError, match="Connection refused"):
+        urllib3.PoolManager().request("GET", f"{fake_kube.url}/api/v1/nodes", retries=False)
+    fake_kube.come_back()
+    assert core.read_node("n1").metadata.name == "n1"

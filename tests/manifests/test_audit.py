@@ -11,7 +11,12 @@ import pytest
 import yaml
 
 from labeler.audit.serve import audit_figures
-from labeler.base.metrics import AuditCollector, HotSwapCollector, HotSwapFigures
+from labeler.base.metrics import (
+    AuditCollector,
+    HotSwapCollector,
+    HotSwapFigures,
+    StalenessCollector,
+)
 from labeler.core.profiles import oci_rdma
 from labeler.core.states import build_report
 from tests.manifests.helpers import MANIFESTS, by_kind, render, validate_all
@@ -110,6 +115,7 @@ def test_prometheus_rule_is_separate_and_names_published_metrics() -> None:
     published = {m.name for m in AuditCollector(prof.name, lambda: fig).collect()}
     hot = HotSwapFigures({"gpu": {"not_replaceable": 1}}, 1, 1.0, True)
     published |= {m.name for m in HotSwapCollector(lambda: hot).collect()}
+    published |= {m.name for m in StalenessCollector(lambda: [("nodes", "", 0.0)]).collect()}
     published |= {name for name in exported() if name.endswith("watch_errors_total")}
     for alert in alerts.values():
         used = {w for w in _words(alert["expr"]) if w.startswith("topology_labeler_")}

@@ -18,6 +18,7 @@ from labeler.base.metrics import (
     audit_metrics,
     hotswap_metrics,
     slice_watch_errors,
+    watch_staleness,
 )
 from tests.manifests.helpers import MANIFESTS, ROOT, by_kind, render
 
@@ -56,6 +57,7 @@ def families() -> dict[str, tuple[set[str], set[str]]]:
     slice_watch_errors(audit_registry).labels("gpu.nvidia.com", "Forbidden").inc()
     hot = HotSwapFigures({"gpu": {"replaceable": 1}}, at_risk_nodes=0, computed=1.0, kueue=True)
     hotswap_metrics(audit_registry, lambda: hot).labels("expired").inc()
+    watch_staleness(audit_registry, lambda: [("nodes", "", 0.0)])
     out: dict[str, tuple[set[str], set[str]]] = {}
     for reg in (registry, audit_registry):
         for family in reg.collect():

@@ -2,7 +2,8 @@
 (``promtool``, Debian's ``prometheus`` package; .ci/run installs it): the rules parse, the
 hot-swap alert fires on a ClusterQueue with an at-risk Workload after 30 minutes, not
 before, and not for a replaceable one; the watch alerts fire on errors that go on for 15
-minutes, per DRA driver, and never for 410s alone."""
+minutes, per DRA driver, and never for 410s alone; the staleness alert fires for a watch
+down more than a minute for 5 minutes, not for one cut now and then."""
 
 from __future__ import annotations
 
@@ -80,6 +81,28 @@ tests:
       - eval_time: 30m
         alertname: TopologyLabelerWorkloadWatchFailing
         exp_alerts: []
+  - interval: 1m
+    input_series:
+      # the node watch down from minute 5 on: the gauge counts the seconds
+      - series: 'topology_labeler_audit_stale_seconds{resource="nodes",driver=""}'
+        values: '0x4 60+60x30'
+      # one driver's slices: a cut now and then, open again within seconds
+      - series: 'topology_labeler_audit_stale_seconds{
+          resource="resourceslices.resource.k8s.io", driver="gpu.nvidia.com"}'
+        values: '0 2 0 0 3 0 0x30'
+    alert_rule_test:
+      - eval_time: 9m
+        alertname: TopologyLabelerAuditStale
+        exp_alerts: []
+      - eval_time: 12m
+        alertname: TopologyLabelerAuditStale
+        exp_alerts:
+          - exp_labels: {severity: warning, resource: nodes}
+            exp_annotations:
+              summary: The topology audit's figures are stale
+              description: >-
+                The audit exporter's watch of nodes has been down for 8m 0s, so its figures
+                are that old. Check the pod's logs for the failing verb and resource.
   - interval: 1m
     input_series:
       - series: 'topology_labeler_hotswap_watch_errors_total{error="Forbidden"}'
