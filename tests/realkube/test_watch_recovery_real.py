@@ -4,44 +4,29 @@ watch is open again within seconds, the gauge is 0 and a change is counted."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.helpers import cli_env, free_port, http_get, wait_for
-from tests.realkube import cluster
+from tests.helpers import http_get, wait_for
+from tests.kube.test_audit_fake import scrape, series
+from tests.realkube import cluster, processes
 from tests.realkube.controlplane import ControlPlane
-from tests.realkube.test_plugin_audit_real import GPU, metric
+from tests.realkube.test_plugin_audit_real import GPU, unlabeled
+
+STALE = series("topology_labeler_audit_stale_seconds", driver="", resource="nodes")
 
 
 def test_exporter_across_an_api_server_restart(own_real_kube: ControlPlane, tmp_path: Path) -> None:
     plane = own_real_kube
     cluster.add_node(plane, "wr-gpu-1", allocatable=GPU)
-    env = cli_env()
-    env.pop("KUBECONFIG", None)
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    log = (tmp_path / "audit.log").open("w")
-    argv = ["audit", "--profile", "oci-rdma", "--serve", "--port", str(port)]
-    argv += ["--bind", "127.0.0.1", "--stale-after", "3", "--kubeconfig", str(plane.kubeconfig)]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "labeler", *argv], env=env, stdout=log, stderr=subprocess.STDOUT
-    )
+    log = tmp_path / "audit.log"
+    with processes.exporter(log, plane.kubeconfig, "--stale-after", "3") as base:
 
-    def stale() -> float | None:
-        status, body = http_get(base + "/metrics")
-        if status != 200:
-            return None
-        found = [v for k, v in metric(body, "topology_labeler_audit_stale_seconds").items()
-                 if 'resource="nodes"' in k]  # fmt: skip
-        return found[0] if found else None
+        def stale() -> float | None:
+            try:
+                return scrape(base).get(STALE)
+            except OSError:
+                return None
 
-    def unlabeled() -> float:
-        body = http_get(base + "/metrics")[1]
-        return sum(v for k, v in metric(body, "topology_labeler_nodes").items()
-                   if 'state="unlabeled"' in k)  # fmt: skip
-
-    try:
         wait_for(lambda: http_get(base + "/readyz")[0] == 200, timeout=60, what="ready")
         assert stale() == 0.0
         plane.kill("kube-apiserver")
@@ -56,9 +41,4 @@ def test_exporter_across_an_api_server_restart(own_real_kube: ControlPlane, tmp_
         wait_for(lambda: stale() == 0.0, timeout=40, what="the node watch open again")
         assert http_get(base + "/readyz")[0] == 200
         cluster.add_node(plane, "wr-gpu-2", allocatable=GPU)
-        wait_for(lambda: unlabeled() == 2, timeout=20, what="the new node counted")
-        assert proc.poll() is None
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
+        wait_for(lambda: unlabeled(base) == 2, timeout=20, what="the new node counted")
