@@ -76,10 +76,12 @@ def test_the_chart_version_is_the_projects() -> None:
 
 
 def test_the_data_files_are_the_manifests_own() -> None:
-    """The dashboard and the alerts exist once in substance: the chart's copies are
-    byte for byte those of manifests/audit/."""
+    """The dashboard and the alerts exist once: the chart's files are links to those of
+    manifests/audit/ (helm reads through them), so a change to one is a change to both."""
     for name in ("grafana-dashboard.json", "prometheusrule.yaml"):
-        assert (CHART / "files" / name).read_bytes() == (MANIFESTS / "audit" / name).read_bytes()
+        link = CHART / "files" / name
+        assert link.is_symlink(), f"{link} must link to manifests/audit/{name}, not copy it"
+        assert link.resolve() == (MANIFESTS / "audit" / name).resolve()
 
 
 # Maps whose content is Kubernetes' own type or the user's data: listed as one value.
