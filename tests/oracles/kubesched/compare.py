@@ -16,8 +16,6 @@ The rules (tests/oracles/README.md, "kube-scheduler", says why):
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 import shutil
@@ -31,6 +29,8 @@ from typing import Any
 
 import yaml
 
+from tests.oracles import batch as batch_
+from tests.oracles.batch import Disagreement
 from tests.oracles.kubesched import oracle
 from tests.oracles.kubesched.build import control_plane_bin
 from tests.oracles.kubesched.scenarios import generate
@@ -54,41 +54,15 @@ python -m tests.oracles.kubesched.oracle "$here"
 
 
 @dataclass
-class Disagreement:
-    name: str
-    kind: str
-    detail: str
-    folder: Path
-
-    def __str__(self) -> str:
-        return f"{self.name}: {self.kind}: {self.detail}\n  reproduce: {self.folder}/repro.sh"
-
-
-@dataclass
-class Result:
-    agree: int = 0
-    disagreements: list[Disagreement] = field(default_factory=list)
-    by_kind: Counter[str] = field(default_factory=Counter)
+class Result(batch_.Result):
     seconds: list[float] = field(default_factory=list)
     """Per scenario, the oracle's time (create, decide, read, delete)."""
 
 
 def run_advise(folder: Path) -> tuple[int, Obj | str]:
-    """advise's exit code and JSON answer (or its error), run in this process."""
-    from labeler.cli import main
-
+    """advise's exit code and JSON answer (or its error) on the scenario's files."""
     args = ["advise", "--from-snapshot", str(folder / "snapshot.yaml")]
-    args += ["-f", str(folder / "podgroups.yaml"), "-o", "json"]
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(args)
-        except SystemExit as stop:
-            code = int(stop.code or 0)
-    if code not in (0, 3):
-        return code, err.getvalue().strip() or out.getvalue().strip()
-    answer: Obj = json.loads(out.getvalue())
-    return code, answer
+    return batch_.run_advise([*args, "-f", str(folder / "podgroups.yaml"), "-o", "json"])
 
 
 def _walk(groups: list[Obj]) -> Iterator[Obj]:

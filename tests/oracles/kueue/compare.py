@@ -11,74 +11,40 @@ What is compared (tests/oracles/README.md, "Kueue", says why):
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import shlex
 import subprocess
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.oracles.batch import Disagreement, Result, run_advise
 from tests.oracles.kueue import build
 from tests.oracles.kueue.scenarios import Scenario, generate
 
 
-@dataclass
-class Disagreement:
-    name: str
-    kind: str  # the class: what differs
-    detail: str
-    folder: Path
-
-
-@dataclass
-class Result:
-    agree: int = 0
-    disagreements: list[Disagreement] = field(default_factory=list)
-    by_kind: Counter[str] = field(default_factory=Counter)
+def _scenario(folder: Path, sc: Scenario) -> list[str]:
+    """The Workload to place, or the admitted one and its failed nodes: the same flags for
+    advise and the oracle."""
+    if sc.kind == "place":
+        return ["-f", str(folder / "workload.json")]
+    return ["--workload", sc.admitted, *(a for node in sc.failed for a in ("--failed-node", node))]
 
 
 def advise_args(folder: Path, sc: Scenario) -> list[str]:
     args = ["advise", "--from-snapshot", str(folder / "snapshot.json"), "-o", "json"]
-    if sc.kind == "place":
-        args += ["-f", str(folder / "workload.json")]
-    else:
-        args += ["--workload", sc.admitted]
-        for node in sc.failed:
-            args += ["--failed-node", node]
-    if sc.gates:
-        args += ["--kueue-feature-gates", sc.gates]
-    return args
+    gates = ["--kueue-feature-gates", sc.gates] if sc.gates else []
+    return [*args, *_scenario(folder, sc), *gates]
 
 
 def oracle_args(binary: Path, folder: Path, sc: Scenario) -> list[str]:
-    args = [str(binary), "--snapshot", str(folder / "snapshot.json")]
-    if sc.kind == "place":
-        args += ["-f", str(folder / "workload.json")]
-    else:
-        args += ["--workload", sc.admitted]
-        for node in sc.failed:
-            args += ["--failed-node", node]
-    if sc.gates:
-        args += ["--feature-gates", sc.gates]
-    return args
-
-
-def run_advise(args: list[str]) -> tuple[int, dict[str, Any] | str]:
-    """advise's exit code and JSON answer (or its error text), run in this process."""
-    from labeler.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(args)
-        except SystemExit as stop:
-            code = int(stop.code or 0)
-    if code not in (0, 3):
-        return code, err.getvalue().strip() or out.getvalue().strip()
-    return code, json.loads(out.getvalue())
+    gates = ["--feature-gates", sc.gates] if sc.gates else []
+    return [
+        str(binary),
+        "--snapshot",
+        str(folder / "snapshot.json"),
+        *_scenario(folder, sc),
+        *gates,
+    ]
 
 
 def run_oracle(args: list[str]) -> dict[str, Any] | str:

@@ -17,36 +17,17 @@ import re
 import subprocess
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from tests.oracles.batch import Disagreement, Result
 from tests.oracles.volcano import build, scenarios
 
 ROOT = Path(__file__).resolve().parents[3]
 SEEDS = 8  # oracle runs, each with its own seed, before a difference counts
 Obj = dict[str, Any]
-
-
-@dataclass
-class Disagreement:
-    name: str
-    kind: str  # the class: what differs (binds, pipelined, message, error)
-    detail: str
-    folder: Path
-
-    def __str__(self) -> str:
-        return f"{self.folder}: {self.detail}"
-
-
-@dataclass
-class Result:
-    """A batch's outcome: how many agreed, and each disagreement."""
-
-    agree: int = 0
-    disagreements: list[Disagreement] = field(default_factory=list)
 
 
 def advise(folder: Path) -> Obj:
