@@ -61,17 +61,21 @@ def summary(out: str) -> tuple[int, dict[str, int], int]:
     return int(match.group(1)), counts, int(match.group(3))
 
 
-def requests_answered(plane: ControlPlane, code: str) -> float:
-    """How many node PATCHes the API server answered with ``code`` so far (its metric)."""
+def server_metric(plane: ControlPlane, name: str, *labels: str) -> float:
+    """The API server's own counter ``name``, summed over its series that carry every one
+    of ``labels`` (``'code="409"'``)."""
     metrics = plane.kubectl("get", "--raw", "/metrics").stdout
     return sum(
         float(line.rsplit(" ", 1)[1])
         for line in metrics.splitlines()
-        if line.startswith("apiserver_request_total{")
-        and f'code="{code}"' in line
-        and 'resource="nodes"' in line
-        and 'verb="PATCH"' in line
+        if line.startswith(name + "{") and all(label in line for label in labels)
     )
+
+
+def requests_answered(plane: ControlPlane, code: str) -> float:
+    """How many node PATCHes the API server answered with ``code`` so far."""
+    node_patches = ('resource="nodes"', 'verb="PATCH"')
+    return server_metric(plane, "apiserver_request_total", f'code="{code}"', *node_patches)
 
 
 def all_labels(plane: ControlPlane, made: list[str]) -> dict[str, dict[str, str]]:
@@ -195,14 +199,9 @@ spec:
 
 
 def rejected(plane: ControlPlane) -> float:
-    """How many requests the squeeze's priority level refused (the API server's metric)."""
-    metrics = plane.kubectl("get", "--raw", "/metrics").stdout
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in metrics.splitlines()
-        if line.startswith("apiserver_flowcontrol_rejected_requests_total")
-        and 'priority_level="topology-labeler-squeeze"' in line
-    )
+    """How many requests the squeeze's priority level refused."""
+    level = 'priority_level="topology-labeler-squeeze"'
+    return server_metric(plane, "apiserver_flowcontrol_rejected_requests_total", level)
 
 
 def test_squeezed_by_priority_and_fairness_every_row_is_accounted_for(
