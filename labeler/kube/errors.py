@@ -15,8 +15,9 @@ from typing import Any, TypeVar
 
 from labeler.base.backoff import Backoff
 from labeler.base.errors import LabelerError
+from labeler.base.httpclient import AnswerTooLarge
 from labeler.kube import steps
-from labeler.kube.answer import AnswerTooLarge, BadAnswer
+from labeler.kube.answer import WrongAnswer
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -178,7 +179,7 @@ def translate(exc: BaseException, verb: str, resource: str) -> KubeError:
             "something in between did: check the server address (--kubeconfig, --context)",
             **kw,
         )
-    bad = _found(exc, BadAnswer)
+    bad = _found(exc, WrongAnswer)
     if bad is not None:
         return Retryable(
             f"{what}: an answer that is not the API server's{_no_answer(exc, where_only=True)}"
