@@ -12,8 +12,9 @@ fails with the deadline's :class:`TimeoutError` (:meth:`Deadline.timed_out`). Be
 the reads of a body the deadline is looked at too (:func:`read_capped`).
 
 Only public names of urllib3 and the socket module are used: a pool's
-``pool_classes_by_scheme`` and ``ConnectionCls``, a connection's ``request`` and ``sock``,
-a response's ``read``, ``headers`` and ``length_remaining``.
+``pool_classes_by_scheme`` and ``ConnectionCls``; a connection's ``request``, ``sock``,
+``is_connected`` and ``close``; a response's ``read``, ``connection`` and
+``length_remaining``.
 """
 
 from __future__ import annotations
@@ -136,14 +137,34 @@ def sending(deadline: Deadline) -> Iterator[Deadline]:
 
 def _connection_class(base: type) -> type:
     class Connection(base):  # type: ignore[misc]
+        # Set when an answer on it was for another request (:func:`out_of_step`): the pool
+        # takes it for dropped and closes it rather than sending on it again.
+        out_of_step = False
+
         def request(self, *args: Any, **kwargs: Any) -> None:
             super().request(*args, **kwargs)
             deadline = getattr(_current, "deadline", None)
             if deadline is not None and self.sock is not None:
                 _WATCHDOG.watch(deadline, self.sock)
 
+        @property
+        def is_connected(self) -> bool:
+            return not self.out_of_step and bool(super().is_connected)
+
+        def close(self) -> None:
+            self.out_of_step = False  # a new socket, when it is used again
+            super().close()
+
     Connection.__name__ = f"Deadline{base.__name__}"
     return Connection
+
+
+def out_of_step(conn: Any) -> None:
+    """Never send on ``conn`` again: an answer read on it was not the one asked for, so the
+    one that was may still come. It may be back in its pool already (a body read to the end
+    gives it back), so it is marked, and the pool closes it before its next use."""
+    if conn is not None:
+        conn.out_of_step = True
 
 
 @functools.lru_cache(maxsize=16)

@@ -24,7 +24,14 @@ from urllib.parse import urlencode
 
 from labeler.base.errors import InputError, UsageError
 from labeler.base.files import read_text
-from labeler.base.httpclient import Deadline, deadline_pools, read_capped, read_some, sending
+from labeler.base.httpclient import (
+    Deadline,
+    deadline_pools,
+    out_of_step,
+    read_capped,
+    read_some,
+    sending,
+)
 from labeler.base.version import __version__
 from labeler.kube import official
 from labeler.kube.answer import ERROR_KEPT, WrongAnswer, body_limit, check_object
@@ -78,9 +85,20 @@ class Api:
         self._prefix = urllib3.util.parse_url(self.host).path or ""
         self.request_timeout = request_timeout
         self.timeout = urllib3.Timeout(connect=request_timeout[0], read=request_timeout[1])
-        # One attempt per call: retries are labeler.kube.errors' (with backoff, and a write
-        # whose answer was lost is looked at before it is sent again); 3xx is an answer.
-        self._retries = urllib3.Retry(0, redirect=False)
+        # Retries are labeler.kube.errors' (with backoff; a write whose answer was lost is
+        # looked at before it is sent again). urllib3 only sends a GET once more when its
+        # kept connection broke under it (the server's idle close racing with the request),
+        # never a write; 3xx is an answer.
+        self._retries = urllib3.Retry(
+            1,
+            connect=0,
+            read=1,
+            status=0,
+            other=0,
+            redirect=False,
+            respect_retry_after_header=False,
+            raise_on_status=False,
+        )
         self._headers = {"User-Agent": f"topology-labeler/{__version__}"}
 
     def headers(self) -> dict[str, str]:
@@ -121,12 +139,15 @@ class Api:
                 if deadline.expired:  # its socket was shut at the deadline
                     raise deadline.timed_out() from exc
                 raise
+            conn = resp.connection  # given back to the pool once the body is read
             try:
                 data = read_capped(resp, body_limit(name), deadline)
                 if name:
                     check_object(data, name)
             except Exception as exc:
                 _done_with(resp, whole=False)
+                if isinstance(exc, WrongAnswer):
+                    out_of_step(conn)
                 if not echo and not isinstance(exc, WrongAnswer):
                     return b""  # a cut-off echo of a write that took effect is no error
                 if deadline.expired:
