@@ -84,20 +84,12 @@ class Api:
         self._direct = self.pool.connection_from_url(self.host) if direct else None
         self._prefix = urllib3.util.parse_url(self.host).path or ""
         self.request_timeout = request_timeout
-        self.timeout = urllib3.Timeout(connect=request_timeout[0], read=request_timeout[1])
         # Retries are labeler.kube.errors' (with backoff; a write whose answer was lost is
         # looked at before it is sent again). urllib3 only sends a GET once more when its
         # kept connection broke under it (the server's idle close racing with the request),
         # never a write; 3xx is an answer.
         self._retries = urllib3.Retry(
-            1,
-            connect=0,
-            read=1,
-            status=0,
-            other=0,
-            redirect=False,
-            respect_retry_after_header=False,
-            raise_on_status=False,
+            1, connect=0, read=1, other=0, redirect=False, respect_retry_after_header=False
         )
         self._headers = {"User-Agent": f"topology-labeler/{__version__}"}
 
@@ -206,9 +198,7 @@ class Api:
         headers = {"Accept": accept, **self.headers()}
         if body is not None:
             headers["Content-Type"] = content_type
-        read = deadline.seconds
-        wait = self.timeout if (connect, read) == self.request_timeout else None
-        wait = wait or self._timeout_of(connect=connect, read=read)
+        wait = self._timeout_of(connect=connect, read=deadline.seconds)  # each socket op
         if self._direct is not None:
             send, target = self._direct.urlopen, self._prefix + path
             extra = {"assert_same_host": False}
