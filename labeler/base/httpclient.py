@@ -193,7 +193,7 @@ def read_capped(resp: Any, limit: int, deadline: Deadline) -> bytes:
         raise AnswerTooLarge(f"a body of {length} bytes, more than {limit}")
     parts: list[bytes] = []
     have = 0
-    while length is None or have < length:
+    while True:  # read at least once: a body of 0 bytes ends as any other
         deadline.check()
         data = resp.read(min(_STEP, limit + 1 - have))
         if not data:
@@ -202,6 +202,8 @@ def read_capped(resp: Any, limit: int, deadline: Deadline) -> bytes:
         have += len(data)
         if have > limit:
             raise AnswerTooLarge(f"a body of more than {limit} bytes")
+        if length is not None and have >= length:
+            break  # all of it: no read more to learn that
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 

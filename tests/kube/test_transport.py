@@ -244,12 +244,16 @@ def test_the_echo_of_another_object_is_refused_and_its_connection_dropped() -> N
 
 @pytest.mark.parametrize("status", [101, 199, 204, 301, 302, 304, 307, 399, 418, 600, 999])
 def test_only_a_2xx_status_is_success(status: int) -> None:
+    if status == 204:  # a 2xx: its (empty) body is the answer; the connection stays usable
+        server = Scripted([(b"HTTP/1.1 204 X\r\n\r\n", False), (ok(b"{}"), False)])
+        api = for_host(server.url)
+        assert api.send("GET", "/a") == b""
+        assert api.send("GET", "/b") == b"{}"
+        assert server.connections == 1
+        return
     head = b"HTTP/1.1 %d X\r\nContent-Length: 2\r\n\r\n{}" % status
     server = Scripted([(head, True)])
     api = for_host(server.url)
-    if status == 204:  # a 2xx: its (empty) body is the answer
-        assert api.send("GET", "/a", echo=True) == b""
-        return
     with pytest.raises(ApiStatus) as caught:
         api.send("GET", "/a")
     assert caught.value.status == status
@@ -282,6 +286,15 @@ def test_an_answer_must_hold_the_object_asked_for(body: bytes, name: str, fits: 
     else:
         with pytest.raises(WrongAnswer, match=f"not {name!r}"):
             check_object(body, name)
+
+
+@pytest.mark.parametrize("body", [b"", b"{}"])
+def test_a_kept_connection_serves_the_next_request_after_any_length_of_body(body: bytes) -> None:
+    server = Scripted([(ok(body), False), (ok(b"[]"), False)])
+    api = for_host(server.url)
+    assert api.send("GET", "/a") == body
+    assert api.send("GET", "/b") == b"[]"
+    assert server.connections == 1
 
 
 def test_many_threads_share_the_pool_and_each_reads_its_own_answer(fake_kube: FakeKube) -> None:
