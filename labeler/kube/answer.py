@@ -2,15 +2,17 @@
 
 How an answer is framed (status line, fields, chunks) is urllib3's and http.client's to
 read; the whole answer's deadline and the body's cap are labeler.base.httpclient's. Here
-are the bounds and the one check that needs the body: an answer that must hold a named
-object (a GET of a node, a PATCH's echo) holds that one, else the connection is out of step
-with its requests and is dropped.
+are the bounds, the one check of how an answer is framed that urllib3 leaves to us (that
+it says where it ends), and the one check that needs the body: an answer that must hold a
+named object (a GET of a node, a PATCH's echo) holds that one, else the connection is out
+of step with its requests and is dropped.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 # A LIST page of 500 full Nodes with 50 images each is ~30 MB; metadata only, ~1 MB.
 MAX_BODY = 64 << 20
@@ -21,10 +23,24 @@ ERROR_KEPT = 64 << 10  # a Status is < 1 KB; a 422 with many causes a few KB
 RECV = 65536
 
 
-class WrongAnswer(ConnectionError):
+class BadAnswer(ConnectionError):
+    """An answer no API server gives to this request; its connection is dropped. Like a
+    cut-off answer it says nothing about whether a write took effect."""
+
+
+class WrongAnswer(BadAnswer):
     """A whole answer, but for another object than the one asked for: the connection is out
-    of step with its requests and is dropped. Like a cut-off answer it says nothing about
-    whether a write took effect."""
+    of step with its requests."""
+
+
+def unframed(resp: Any) -> BadAnswer | None:
+    """An answer (as urllib3 read its head) with neither a length nor chunks: only the
+    connection's close would end it. The API server always says where an answer ends, so
+    this is something else answering (a proxy, a hostile endpoint), and waiting for the
+    close would hold the request until its deadline."""
+    if resp.length_remaining is None and not resp.chunked:
+        return BadAnswer(f"a {resp.status} answer with no Content-Length and not chunked")
+    return None
 
 
 def body_limit(name: str) -> int:

@@ -34,7 +34,7 @@ from labeler.base.httpclient import (
 )
 from labeler.base.version import __version__
 from labeler.kube import official
-from labeler.kube.answer import ERROR_KEPT, WrongAnswer, body_limit, check_object
+from labeler.kube.answer import ERROR_KEPT, WrongAnswer, body_limit, check_object, unframed
 from labeler.kube.errors import ApiStatus
 from labeler.kube.steps import Call
 
@@ -215,6 +215,10 @@ class Api:
                 preload_content=False,
                 **extra,
             )
+        bad = unframed(resp)
+        if bad is not None:
+            _done_with(resp, whole=False)
+            raise bad
         if not 200 <= resp.status < 300:
             whole = False
             try:

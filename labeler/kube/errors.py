@@ -17,7 +17,7 @@ from labeler.base.backoff import Backoff
 from labeler.base.errors import LabelerError
 from labeler.base.httpclient import AnswerTooLarge
 from labeler.kube import steps
-from labeler.kube.answer import WrongAnswer
+from labeler.kube.answer import BadAnswer
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -179,7 +179,7 @@ def translate(exc: BaseException, verb: str, resource: str) -> KubeError:
             "something in between did: check the server address (--kubeconfig, --context)",
             **kw,
         )
-    bad = _found(exc, WrongAnswer)
+    bad = _found(exc, BadAnswer)
     if bad is not None:
         return Retryable(
             f"{what}: an answer that is not the API server's{_no_answer(exc, where_only=True)}"

@@ -18,7 +18,7 @@ import urllib3
 
 from labeler.base.httpclient import AnswerTooLarge
 from labeler.core.plan import Desired
-from labeler.kube.answer import ERROR_KEPT, MAX_OBJECT, WrongAnswer, check_object
+from labeler.kube.answer import ERROR_KEPT, MAX_OBJECT, BadAnswer, WrongAnswer, check_object
 from labeler.kube.client import Api, for_host
 from labeler.kube.errors import ApiStatus, Conflict, KubeError, Retryable, translate
 from labeler.kube.nodes import LabelWriter, get_node, list_node_labels
@@ -240,6 +240,27 @@ def test_the_echo_of_another_object_is_refused_and_its_connection_dropped() -> N
     assert isinstance(err, Retryable) and "not the API server's" in str(err)
     assert api.send("GET", "/api/v1/nodes/n1", name="n1")
     assert server.connections == 2
+
+
+@pytest.mark.parametrize("status", [200, 500])
+def test_an_answer_that_does_not_say_where_it_ends_is_refused_at_once(status: int) -> None:
+    """No Content-Length, not chunked (or a length http.client cannot read, as ``0x2``):
+    only the close would end it, and the connection stays open. The API server always
+    frames its answers, so this is refused at once, not waited for until the deadline."""
+    server = Scripted(
+        [
+            (b"HTTP/1.1 %d X\r\nContent-Type: application/json\r\n\r\n{}" % status, False),
+            (b"HTTP/1.1 200 OK\r\nContent-Length: 0x2\r\n\r\n{}", False),
+        ]
+    )
+    api = for_host(server.url, request_timeout=(5.0, 30.0))
+    start = time.monotonic()
+    for _ in range(2):
+        with pytest.raises(BadAnswer, match="no Content-Length and not chunked") as caught:
+            api.send("GET", "/a")
+        err = translate(caught.value, "get", "nodes/n1")
+        assert isinstance(err, Retryable) and "not the API server's" in str(err)
+    assert time.monotonic() - start < 10.0
 
 
 @pytest.mark.parametrize("status", [101, 199, 204, 301, 302, 304, 307, 399, 418, 600, 999])
