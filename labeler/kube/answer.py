@@ -34,10 +34,8 @@ class WrongAnswer(BadAnswer):
 
 
 def unframed(resp: Any) -> BadAnswer | None:
-    """An answer (as urllib3 read its head) with neither a length nor chunks: only the
-    connection's close would end it. The API server always says where an answer ends, so
-    this is something else answering (a proxy, a hostile endpoint), and waiting for the
-    close would hold the request until its deadline."""
+    """An answer (urllib3's) with neither a length nor chunks, which only a close would end:
+    never the API server's, and waiting for the close would last until the deadline."""
     if resp.length_remaining is None and not resp.chunked:
         return BadAnswer(f"a {resp.status} answer with no Content-Length and not chunked")
     return None
@@ -54,25 +52,19 @@ def body_limit(name: str) -> int:
 _META_NAME = re.compile(rb'"metadata"\s*:\s*\{\s*"name"\s*:\s*"([^"\\]*)"')
 
 
-def object_name(body: bytes) -> str | None:
-    """``metadata.name`` of the object in ``body``; None if it is not an object with one."""
-    try:
-        doc = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-    meta = doc.get("metadata") if isinstance(doc, dict) else None
-    name = meta.get("name") if isinstance(meta, dict) else None
-    return name if isinstance(name, str) else None
-
-
 def check_object(body: bytes, name: str) -> None:
     """WrongAnswer unless ``body`` is the object named ``name``."""
     found = _META_NAME.search(body)
     if found is not None and found.group(1) == name.encode():
         return
-    actual = object_name(body)  # parsed only when the quick look did not find the name
+    try:  # parsed only when the quick look did not find the name
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        doc = None
+    meta = doc.get("metadata") if isinstance(doc, dict) else None
+    actual = meta.get("name") if isinstance(meta, dict) else None
     if actual != name:
-        what = f"object {actual!r}" if actual is not None else "no named object"
+        what = f"object {actual!r}" if isinstance(actual, str) else "no named object"
         raise WrongAnswer(
             f"the answer holds {what}, not {name!r}: the connection was out of step with "
             "its requests (a proxy or load balancer in between?) and was dropped"

@@ -4,8 +4,8 @@
 Requests whose answer is read whole go through ``Api.send``, which never leaves a
 connection half-read. A stream (``Api.stream``) is a urllib3 response we own, with the
 deadline of its whole answer: read to the end, its connection goes back to the pool; given
-up part-way (a watch closed early, a bad event), data is still coming, so ``abandon``
-closes the connection instead of returning it.
+up part-way (a watch closed early, a bad event), data is still coming, so the connection
+is closed instead.
 
 The transport bounds an answer (its deadline, its size); here is checked what it says. A
 LIST page is a list of the kind asked for, its items named objects of that kind; a GET's
@@ -35,14 +35,6 @@ JSON = "application/json"
 # the Accept header; a LIST page of them is a PartialObjectMetadataList).
 PARTIAL = "PartialObjectMetadata"
 EVENT_TYPES = ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR")
-
-
-def abandon(resp: Any) -> None:
-    """Close a streamed response whose body was not read to the end, and its connection."""
-    try:
-        resp.close()
-    finally:
-        resp.release_conn()  # the pool replaces the closed connection on its next use
 
 
 def call_json(fn: Callable[[], bytes], *, verb: str, resource: str, **retry: Any) -> Any:
@@ -284,10 +276,9 @@ def watch_events(
         # Read to the end, the connection is clean and goes back to the pool. Given up
         # part-way (the caller closed the generator, an error event, a broken stream), the
         # server is still sending: the connection must be closed, never reused.
-        if finished:
-            resp.release_conn()
-        else:
-            abandon(resp)
+        if not finished:
+            resp.close()  # the pool replaces the closed connection on its next use
+        resp.release_conn()
 
 
 def _event(line: bytes, resource: str, kind: str) -> tuple[str, dict[str, Any]]:

@@ -17,12 +17,13 @@ import pytest
 
 from labeler.bulk import apply as bulk
 from labeler.bulk import writes
+from labeler.core.plan import Desired
 from labeler.core.sheet import parse_label_csv
 from labeler.kube import many
 from labeler.kube.client import Api, for_host
 from labeler.kube.errors import KubeError, Retryable
 from labeler.kube.many import run_many
-from labeler.kube.nodes import get_node, list_node_labels
+from labeler.kube.nodes import LabelWriter, get_node, list_node_labels
 from labeler.kube.raw import list_pages
 from labeler.kube.steps import Call, Steps
 from tests.fakekube import FakeKube
@@ -212,3 +213,24 @@ def test_a_retry_is_not_waited_for_once_stopping(fake_kube: FakeKube) -> None:
     (result,) = results
     assert isinstance(result, KubeError) and "waiting to retry" in str(result)
     assert not isinstance(result, Retryable)
+
+
+def test_a_write_answered_early_hints_then_its_answer_counts_as_written(
+    fake_kube: FakeKube,
+) -> None:
+    """http.client takes a 103 Early Hints for the answer itself: a status no API server
+    answers with, so the writer looks at the node before it says anything, and finds the
+    write done."""
+    fake_kube.add_node("n0")
+
+    def hints(req: Request, forward: Forward) -> Script:
+        return [
+            answer("103 Early Hints", b"", "Link: </a>")[: -len(b"Content-Length: 0\r\n\r\n")]
+            + b"\r\n"
+            + forward(req)
+        ]
+
+    with Relay(fake_kube, [Rule("PATCH", "/api/v1/nodes/n0", hints)]) as relay:
+        result = LabelWriter(api_for(relay)).reconcile("n0", Desired(set={G: "1"}))
+    assert result.written
+    assert fake_kube.get_node("n0")["metadata"]["labels"][G] == "1"
