@@ -3,7 +3,7 @@
 The flags of both commands; ``run_advise`` hands the input to the advisor of the
 scheduler it names (``advise_input``), and this module answers the flag form (one Kueue
 PodSet) and ``domains`` itself. Parsing, reading and printing only: the simulations live
-in ``labeler.tas``.
+in ``labeler.sim``.
 """
 
 from __future__ import annotations
@@ -35,17 +35,18 @@ from labeler.commands._base import (
 )
 from labeler.commands.advise_flags import DESCRIPTION as KUEUE_DESCRIPTION
 from labeler.commands.advise_flags import add_kueue_options, kueue_gates, refuse_failed_nodes
-from labeler.tas.kubesched import KUBERNETES as KUBE_SCHEDULER_VERSION
+from labeler.sim.kubesched import KUBERNETES as KUBE_SCHEDULER_VERSION
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from labeler.commands.advise_input import Manifest
     from labeler.core.profiles import Profile
-    from labeler.tas.cluster import Snapshot
-    from labeler.tas.dra import DraNote
-    from labeler.tas.tree import PodShape, Tree
-    from labeler.tas.usage import HeldUsage
+    from labeler.sim.common.cluster import Snapshot
+    from labeler.sim.common.shape import PodShape
+    from labeler.sim.kueue.dra import DraNote
+    from labeler.sim.kueue.tree import Tree
+    from labeler.sim.kueue.usage import HeldUsage
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -222,8 +223,8 @@ def parse_requests(values: list[str]) -> dict[str, int]:
 
 
 def _shape(args: argparse.Namespace) -> PodShape:
-    from labeler.tas.cluster import Toleration
-    from labeler.tas.tree import PodShape
+    from labeler.sim.common.cluster import Toleration
+    from labeler.sim.common.shape import PodShape
 
     try:
         tolerations = tuple(Toleration.parse(t) for t in args.toleration)
@@ -259,7 +260,7 @@ def _dra(args: argparse.Namespace, snap: Snapshot, requests: Mapping[str, int]) 
     """What advise says about the nodes whose accelerators only DRA publishes."""
     from labeler.core.dra import device_counts
     from labeler.core.scope import DEFAULT_RESOURCES
-    from labeler.tas.dra import dra_note
+    from labeler.sim.kueue.dra import dra_note
 
     devices = device_counts(snap.slices, dra_drivers(args))
     extended = tuple(r for r in sorted(requests) if "/" in r)
@@ -273,8 +274,8 @@ def _load(args: argparse.Namespace) -> tuple[Profile, Tree, Snapshot, HeldUsage]
     the Workload path does."""
     from dataclasses import replace
 
-    from labeler.tas.tree import build_tree
-    from labeler.tas.usage import admitted_usage, with_held
+    from labeler.sim.kueue.tree import build_tree
+    from labeler.sim.kueue.usage import admitted_usage, with_held
 
     profile = profile_of(args)
     snap = read_nodes(args, kueue=True, kueue_optional=True)
@@ -347,9 +348,9 @@ def _advise_podset(args: argparse.Namespace) -> int:
     ]
     if missing:
         raise UsageError(f"give {', '.join(missing)} (or -f FILE / --workload NS/NAME)")
-    from labeler.tas.advice import advise, make_job
-    from labeler.tas.multilevel import check_affinity_flag
-    from labeler.tas.report import advice_dict, advice_text
+    from labeler.sim.kueue.advice import advise, make_job
+    from labeler.sim.kueue.multilevel import check_affinity_flag
+    from labeler.sim.kueue.report import advice_dict, advice_text
 
     gates = kueue_gates(args)
     shape = _shape(args)
@@ -376,7 +377,7 @@ def _advise_podset(args: argparse.Namespace) -> int:
         text, doc = "\n".join([text, *dra.lines()]), {**doc, "dra": dra.to_json()}
     print_report(args, text, doc)
     if args.html:
-        from labeler.tas.overlay import job_overlay
+        from labeler.sim.kueue.overlay import job_overlay
         from labeler.topomap.advice import advice_map
         from labeler.topomap.render import write_html
 
@@ -397,7 +398,7 @@ def _advise_podset(args: argparse.Namespace) -> int:
 
 def _mode(args: argparse.Namespace) -> tuple[str, str | None]:
     """The topology mode of --required / --preferred / --unconstrained, and its level."""
-    from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
+    from labeler.sim.kueue.assign import PREFERRED, REQUIRED, UNCONSTRAINED
 
     if args.required:
         return REQUIRED, args.required
@@ -407,11 +408,11 @@ def _mode(args: argparse.Namespace) -> tuple[str, str | None]:
 
 
 def run_domains(args: argparse.Namespace) -> int:
-    from labeler.tas.advice import resolve_level
-    from labeler.tas.assign import SliceLayer
-    from labeler.tas.inventory import inventory
-    from labeler.tas.report import inventory_dict, inventory_text, stats_dict
-    from labeler.tas.tree import leaf_capacity
+    from labeler.sim.kueue.advice import resolve_level
+    from labeler.sim.kueue.assign import SliceLayer
+    from labeler.sim.kueue.inventory import inventory
+    from labeler.sim.kueue.report import inventory_dict, inventory_text, stats_dict
+    from labeler.sim.kueue.tree import leaf_capacity
 
     shape = _shape(args)
     slices = _slices(args)

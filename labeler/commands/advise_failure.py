@@ -1,7 +1,7 @@
 """``advise --workload NS/NAME [--failed-node NODE …]``: what Kueue does when nodes fail.
 
 An admitted Workload is judged as Kueue's node controller and scheduler would
-(``labeler.tas.failure``): with ``--failed-node``, or when nodes of its assignment already
+(``labeler.sim.kueue.failure``): with ``--failed-node``, or when nodes of its assignment already
 failed in the snapshot or its ``status.unhealthyNodes`` lists one. Exit 0 when every failed
 node is replaced (or none touches the Workload), 3 when not.
 """
@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from labeler.base.errors import InputError
-from labeler.tas.admitted import (
+from labeler.sim.common.cluster import Snapshot
+from labeler.sim.kueue.admitted import (
     admitted_from_object,
     assigned_nodes,
     is_admitted,
@@ -21,10 +22,9 @@ from labeler.tas.admitted import (
     tas_flavor_names,
     what_if,
 )
-from labeler.tas.cluster import Snapshot
-from labeler.tas.failure import node_failures
-from labeler.tas.failure_report import failure_dict, failure_text
-from labeler.tas.gates import Gates
+from labeler.sim.kueue.failure import node_failures
+from labeler.sim.kueue.failure_report import failure_dict, failure_text
+from labeler.sim.kueue.gates import Gates
 
 
 def failure_mode(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from labeler.base.errors import UsageError
-from labeler.tas.gates import KUEUE_VERSION, Gates, gates_help, parse_gates
+from labeler.sim.kueue.gates import KUEUE_VERSION, Gates, gates_help, parse_gates
 
 DESCRIPTION = (
     f"Kueue is modelled as of {KUEUE_VERSION}: its feature gates' defaults are that version's "

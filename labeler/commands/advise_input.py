@@ -41,13 +41,13 @@ class Manifest:
 
 
 def _volcano(obj: Mapping[str, Any]) -> bool:
-    from labeler.tas.volcano.snapshot import is_volcano_job, is_volcano_podgroup
+    from labeler.sim.volcano.snapshot import is_volcano_job, is_volcano_podgroup
 
     return is_volcano_job(obj) or is_volcano_podgroup(obj)
 
 
 def _kube_scheduler(obj: Mapping[str, Any]) -> bool:
-    from labeler.tas.kubesched.objects import is_scheduling_k8s
+    from labeler.sim.kubesched.objects import is_scheduling_k8s
 
     return is_scheduling_k8s(obj)
 
@@ -67,8 +67,8 @@ OWNERS: tuple[tuple[str, Callable[[Mapping[str, Any]], bool]], ...] = (
 
 def read_manifest(path: str) -> Manifest:
     """Every object of ``path`` (a YAML stream, JSON, a List or typed List, one object)."""
-    from labeler.tas.cluster import items_of
-    from labeler.tas.inputs import load_file
+    from labeler.sim.common.cluster import items_of
+    from labeler.sim.common.inputs import load_file
 
     hint = f"give {WHAT_ADVISE_READS}"
     doc = load_file(path, what="manifest", hint=hint)

@@ -3,7 +3,7 @@
 The file (a List, a YAML stream or one object) holds ``scheduling.k8s.io`` PodGroups
 and/or CompositePodGroups and their pending Pods; the cluster's or the snapshot's nodes,
 pods and other groups are what kube-scheduler would see. The simulation is
-``labeler.tas.kubesched``; this module reads, checks the flags and prints.
+``labeler.sim.kubesched``; this module reads, checks the flags and prints.
 """
 
 from __future__ import annotations
@@ -52,14 +52,14 @@ def _known(args: argparse.Namespace) -> tuple[Any, list[tuple[Mapping[str, Any],
     """The nodes (with usage) and the objects kube-scheduler sees besides the file's."""
     if args.from_cluster:
         from labeler.kube.podgroups import list_pod_groups
-        from labeler.tas.inputs import read_cluster_objects
+        from labeler.sim.common.inputs import read_cluster_objects
 
         api = cluster(args)
         snap, pods = read_cluster_objects(api)
         groups = list_pod_groups(api)
         named: list[tuple[Mapping[str, Any], str]] = [(o, "the cluster") for o in [*groups, *pods]]
         return snap, named
-    from labeler.tas.inputs import read_snapshot_objects
+    from labeler.sim.common.inputs import read_snapshot_objects
 
     # kube-scheduler counts every bound pod, Kueue's TAS pods too (Kueue alone counts
     # those through their Workloads)
@@ -74,9 +74,9 @@ def _is_map(o: Any) -> bool:
 
 def run(args: argparse.Namespace, manifest: Manifest) -> int:
     """Advise every hierarchy the file names; 0 when every pending pod is bound, 3 if not."""
-    from labeler.tas.kubesched.objects import collect, roots
-    from labeler.tas.kubesched.report import advice_dict, advice_text
-    from labeler.tas.kubesched.schedule import advise
+    from labeler.sim.kubesched.objects import collect, roots
+    from labeler.sim.kubesched.report import advice_dict, advice_text
+    from labeler.sim.kubesched.schedule import advise
 
     _check_flags(args)
     snap, known = _known(args)
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace, manifest: Manifest) -> int:
 
 
 def _html(args: argparse.Namespace, nodes: Sequence[Any], advice: Any) -> None:
-    from labeler.tas.kubesched.overlay import podgroup_overlay
+    from labeler.sim.kubesched.overlay import podgroup_overlay
     from labeler.topomap.advice import advice_map
     from labeler.topomap.render import write_html
 

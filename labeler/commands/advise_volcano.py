@@ -4,7 +4,7 @@ Which scheduler an input means is read from its API group: a ``batch.volcano.sh`
 ``scheduling.volcano.sh`` PodGroup, is Volcano's (kube-scheduler's ``scheduling.k8s.io``
 PodGroup and Kubernetes' ``batch`` Job are not). This module reads what the simulator needs
 (the snapshot or the cluster: nodes, pods, HyperNodes, Queues, PodGroups, the scheduler's
-ConfigMap) and prints the answer; the simulation is ``labeler.tas.volcano``. When the
+ConfigMap) and prints the answer; the simulation is ``labeler.sim.volcano``. When the
 cluster has no HyperNodes and a profile is given, it makes the ones ``generate`` would
 (``labeler.emit.hypernodes``) and says so.
 """
@@ -24,10 +24,10 @@ if TYPE_CHECKING:
     from labeler.commands.advise_input import Manifest
     from labeler.core.profiles import Profile
     from labeler.kube.client import Api
-    from labeler.tas.volcano.advice import Advice
-    from labeler.tas.volcano.conf import SchedulerConf
-    from labeler.tas.volcano.model import Gang
-    from labeler.tas.volcano.snapshot import Objects
+    from labeler.sim.volcano.advice import Advice
+    from labeler.sim.volcano.conf import SchedulerConf
+    from labeler.sim.volcano.model import Gang
+    from labeler.sim.volcano.snapshot import Objects
 
 log = logging.getLogger(__name__)
 
@@ -50,17 +50,17 @@ def add_options(p: argparse.ArgumentParser) -> None:
 def _read_cluster(args: argparse.Namespace) -> tuple[Objects, Api | None]:
     """The snapshot's or the cluster's objects, and the client they were read with (None
     for a snapshot)."""
-    from labeler.tas.volcano.snapshot import from_parts, split
+    from labeler.sim.volcano.snapshot import from_parts, split
 
     if args.from_snapshot:
-        from labeler.tas.cluster import items_of
-        from labeler.tas.inputs import load_snapshot
+        from labeler.sim.common.cluster import items_of
+        from labeler.sim.common.inputs import load_snapshot
 
         path = args.from_snapshot
         return split(items_of(load_snapshot(path), path), path), None
     from labeler.kube.volcano import get_configmap, list_volcano_objects
-    from labeler.tas.inputs import read_cluster_objects
-    from labeler.tas.volcano.conf import CONFIGMAP_NAME, CONFIGMAP_NAMESPACE
+    from labeler.sim.common.inputs import read_cluster_objects
+    from labeler.sim.volcano.conf import CONFIGMAP_NAME, CONFIGMAP_NAMESPACE
 
     api = cluster(args)
     snap, pods = read_cluster_objects(api)
@@ -73,7 +73,7 @@ def _read_cluster(args: argparse.Namespace) -> tuple[Objects, Api | None]:
 
 def _named_gang(args: argparse.Namespace, objects: Objects, api: Api | None) -> Gang:
     """The gang of --podgroup NS/NAME, from the snapshot or the cluster."""
-    from labeler.tas.volcano.model import gang_of, podgroup_from_object
+    from labeler.sim.volcano.model import gang_of, podgroup_from_object
 
     ns, slash, name = args.podgroup.partition("/")
     if not slash or not ns or not name:
@@ -96,9 +96,9 @@ def _file_gang(args: argparse.Namespace, manifest: Manifest, objects: Objects) -
     """The gang of the -f file's one Volcano Job, or one PodGroup and its pods."""
     from dataclasses import replace
 
-    from labeler.tas.volcano.jobs import expand_job
-    from labeler.tas.volcano.model import gang_of, podgroup_from_object
-    from labeler.tas.volcano.snapshot import is_volcano_job, is_volcano_podgroup
+    from labeler.sim.volcano.jobs import expand_job
+    from labeler.sim.volcano.model import gang_of, podgroup_from_object
+    from labeler.sim.volcano.snapshot import is_volcano_job, is_volcano_podgroup
 
     items = manifest.objects
     jobs = [(manifest.where(i), o) for i, o in enumerate(items) if is_volcano_job(o)]
@@ -128,7 +128,7 @@ def _file_gang(args: argparse.Namespace, manifest: Manifest, objects: Objects) -
 
 def _conf(args: argparse.Namespace, objects: Objects) -> SchedulerConf:
     from labeler.base.files import read_text
-    from labeler.tas.volcano.conf import CONF_KEY, conf_from_configmap, default_conf, read_conf_text
+    from labeler.sim.volcano.conf import CONF_KEY, conf_from_configmap, default_conf, read_conf_text
 
     if args.scheduler_conf:
         return read_conf_text(
@@ -171,9 +171,9 @@ def _with_profile_hypernodes(
 
 def run(args: argparse.Namespace, manifest: Manifest | None) -> int:
     """Advise the Volcano Job or PodGroup of ``manifest`` (None: ``--podgroup``)."""
-    from labeler.tas.volcano.advice import advise
-    from labeler.tas.volcano.hypernodes import build_tree
-    from labeler.tas.volcano.report import advice_dict, advice_text
+    from labeler.sim.volcano.advice import advise
+    from labeler.sim.volcano.hypernodes import build_tree
+    from labeler.sim.volcano.report import advice_dict, advice_text
 
     objects, api = _read_cluster(args)
     gang = _file_gang(args, manifest, objects) if manifest else _named_gang(args, objects, api)
@@ -196,7 +196,7 @@ def run(args: argparse.Namespace, manifest: Manifest | None) -> int:
 def _html(
     args: argparse.Namespace, result: Advice, objects: Objects, profile: Profile | None
 ) -> None:
-    from labeler.tas.volcano.overlay import tier_profile, volcano_overlay
+    from labeler.sim.volcano.overlay import tier_profile, volcano_overlay
     from labeler.topomap.advice import advice_map
     from labeler.topomap.render import write_html
 

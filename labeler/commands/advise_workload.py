@@ -2,7 +2,7 @@
 
 Reads the Workload (or the Job, JobSet or LeaderWorkerSet Kueue makes it from), the nodes
 and pods, the admitted Workloads and the Kueue Topology and ResourceFlavor, then places
-every PodSet as Kueue would (``labeler.tas.admit``) and prints the answer.
+every PodSet as Kueue would (``labeler.sim.kueue.admit``) and prints the answer.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from labeler.base.errors import Exit, InputError, UsageError
 from labeler.commands._base import origin_of, parse_pairs, print_report, profile_of
 from labeler.commands.advise_flags import kueue_gates
 from labeler.commands.advise_input import KUEUE_KINDS, Manifest
-from labeler.tas.admit import WorkloadResult, add_usage, place_workload
-from labeler.tas.cluster import Snapshot
-from labeler.tas.dra import DraNote
-from labeler.tas.gates import Gates
-from labeler.tas.queues import FlavorChoice, choose_flavors
-from labeler.tas.tree import Tree, build_tree_for_levels
-from labeler.tas.usage import HeldUsage, TasFlavor, admitted_usage, sharing_usage, tas_flavor
-from labeler.tas.workload import Workload, with_tolerations, workloads_from_object
-from labeler.tas.workload_report import workload_dict, workload_text
+from labeler.sim.common.cluster import Snapshot
+from labeler.sim.kueue.admit import WorkloadResult, add_usage, place_workload
+from labeler.sim.kueue.dra import DraNote
+from labeler.sim.kueue.gates import Gates
+from labeler.sim.kueue.queues import FlavorChoice, choose_flavors
+from labeler.sim.kueue.tree import Tree, build_tree_for_levels
+from labeler.sim.kueue.usage import HeldUsage, TasFlavor, admitted_usage, sharing_usage, tas_flavor
+from labeler.sim.kueue.workload import Workload, with_tolerations, workloads_from_object
+from labeler.sim.kueue.workload_report import workload_dict, workload_text
 
 if TYPE_CHECKING:
     from labeler.kube.client import Api

@@ -234,7 +234,7 @@ def run_check(args: argparse.Namespace) -> int:
     if (args.affinity_config is None) != (args.replicas is None):
         raise UsageError("--affinity-config and --replicas go together")
     if args.affinity_config is not None:
-        from labeler.tas.multilevel import check_affinity_flag  # the simulator's rules
+        from labeler.sim.kueue.multilevel import check_affinity_flag  # the simulator's rules
 
         check_affinity_flag(args.affinity_config, args.replicas, profile.topology, profile.name)
     pset = _positions(args, profile)

@@ -19,7 +19,7 @@ from labeler.commands._base import (
 )
 
 if TYPE_CHECKING:
-    from labeler.tas.cluster import Snapshot
+    from labeler.sim.common.cluster import Snapshot
     from labeler.topomap.model import TopologyMap
 
 
@@ -61,7 +61,7 @@ def run_map(args: argparse.Namespace) -> int:
         scope = "every node of the CSV"
     else:
         from labeler.core.dra import device_counts
-        from labeler.tas.usage import admitted_usage, with_held
+        from labeler.sim.kueue.usage import admitted_usage, with_held
 
         in_scope = node_scope(args)
         snap = read_nodes(args, kueue=True, kueue_optional=True)
@@ -90,7 +90,7 @@ def run_map(args: argparse.Namespace) -> int:
 def _with_hotswap(topo: TopologyMap, snap: Snapshot) -> TopologyMap:
     """The map with the domains marked where one node failure would evict a Workload
     (judged on the nodes as read: the hot-swap view subtracts what Workloads hold itself)."""
-    from labeler.tas.hotswap import hot_swap
+    from labeler.sim.kueue.hotswap import hot_swap
     from labeler.topomap.risk import with_hotswap
 
     return with_hotswap(topo, hot_swap(snap.nodes, snap.kueue) if snap.workloads else None)

@@ -17,7 +17,7 @@ from labeler.audit.serve import AuditExporter
 from labeler.commands.audit import hot_swap_of, live_map
 from labeler.core.profiles import oci_rdma
 from labeler.core.scope import Scope
-from labeler.tas.gates import Gates
+from labeler.sim.kueue.gates import Gates
 from tests.fakekube import FakeKube
 from tests.helpers import wait_for
 from tests.kube.test_audit_fake import run_cli, scrape, series

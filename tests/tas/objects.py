@@ -14,8 +14,8 @@ from typing import Any
 import yaml
 
 from labeler.core.model import Level, Topology
-from labeler.tas.cluster import snapshot_from_objects
-from labeler.tas.tree import Tree, build_tree
+from labeler.sim.common.cluster import snapshot_from_objects
+from labeler.sim.kueue.tree import Tree, build_tree
 
 HOST = "kubernetes.io/hostname"
 BLOCK = "cloud.com/topology-block"

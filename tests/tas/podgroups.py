@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from labeler.tas.cluster import snapshot_from_objects
-from labeler.tas.kubesched.objects import collect
-from labeler.tas.kubesched.schedule import Advice, advise
+from labeler.sim.common.cluster import snapshot_from_objects
+from labeler.sim.kubesched.objects import collect
+from labeler.sim.kubesched.schedule import Advice, advise
 
 Obj = dict[str, Any]
 

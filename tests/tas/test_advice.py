@@ -9,15 +9,15 @@ import pytest
 
 from labeler.base.errors import UsageError
 from labeler.core.profiles import oci_rdma
-from labeler.tas.advice import (
+from labeler.sim.common.shape import PodShape
+from labeler.sim.kueue.advice import (
     SLICE_CONSTRAINTS_ANNOTATION,
     advise,
     make_job,
     resolve_level,
     volcano_network_topology,
 )
-from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
-from labeler.tas.tree import PodShape
+from labeler.sim.kueue.assign import PREFERRED, REQUIRED, UNCONSTRAINED
 from tests.tas.objects import gpu_nodes, node, tree_of
 
 OCI = oci_rdma().topology

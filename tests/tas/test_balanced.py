@@ -15,17 +15,17 @@ from typing import Any
 
 import pytest
 
-from labeler.tas.admit import WorkloadResult, place_workload
-from labeler.tas.assign import Job
-from labeler.tas.balanced import (
+from labeler.sim.kueue.admit import WorkloadResult, place_workload
+from labeler.sim.kueue.assign import Job
+from labeler.sim.kueue.balanced import (
     best_domains,
     by_capacity_and_entropy,
     optimal_set,
     place,
     prune,
 )
-from labeler.tas.gates import BALANCED, Gates
-from labeler.tas.tree import Domain, Tree
+from labeler.sim.kueue.gates import BALANCED, Gates
+from labeler.sim.kueue.tree import Domain, Tree
 from tests.tas.objects import node
 from tests.tas.test_workload import podset, tree, workload
 

@@ -8,7 +8,7 @@ import pytest
 
 from labeler.base.errors import InputError
 from labeler.core.node import Taint
-from labeler.tas.cluster import (
+from labeler.sim.common.cluster import (
     Toleration,
     first_untolerated,
     pod_requests,

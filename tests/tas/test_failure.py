@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from labeler.tas.admitted import what_if
-from labeler.tas.cluster import snapshot_from_objects
-from labeler.tas.failure import EVICTED, KEPT, REPLACED, UNAFFECTED, WAITING, FailureAnswer
-from labeler.tas.gates import FAIL_FAST, ON_NODE_TAINTS, ON_POD_TERMINATION, Gates
+from labeler.sim.common.cluster import snapshot_from_objects
+from labeler.sim.kueue.admitted import what_if
+from labeler.sim.kueue.failure import EVICTED, KEPT, REPLACED, UNAFFECTED, WAITING, FailureAnswer
+from labeler.sim.kueue.gates import FAIL_FAST, ON_NODE_TAINTS, ON_POD_TERMINATION, Gates
 from tests.tas.objects import as_list, node
 
 HOST = "kubernetes.io/hostname"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from labeler.base.errors import UsageError
-from labeler.tas.gates import (
+from labeler.sim.kueue.gates import (
     BALANCED,
     FAIL_FAST,
     GATES,

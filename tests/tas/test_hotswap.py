@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from labeler.core.hotswap import EXEMPT, NOT_REPLACEABLE, REPLACEABLE
-from labeler.tas.admitted import what_if
-from labeler.tas.cluster import snapshot_from_objects
-from labeler.tas.gates import FAIL_FAST, Gates
-from labeler.tas.hotswap import hot_swap
-from labeler.tas.inputs import read_snapshot
+from labeler.sim.common.cluster import snapshot_from_objects
+from labeler.sim.common.inputs import read_snapshot
+from labeler.sim.kueue.admitted import what_if
+from labeler.sim.kueue.gates import FAIL_FAST, Gates
+from labeler.sim.kueue.hotswap import hot_swap
 from tests.tas.objects import as_list, node
 from tests.tas.test_failure import HOST, admitted, kueue_objects, podset
 

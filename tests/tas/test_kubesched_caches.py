@@ -10,10 +10,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labeler.tas.cluster import snapshot_from_objects
-from labeler.tas.kubesched.objects import collect
-from labeler.tas.kubesched.results import GroupResult
-from labeler.tas.kubesched.schedule import Advice, advise
+from labeler.sim.common.cluster import snapshot_from_objects
+from labeler.sim.kubesched.objects import collect
+from labeler.sim.kubesched.results import GroupResult
+from labeler.sim.kubesched.schedule import Advice, advise
 from tests.tas.podgroups import basic, composite, gang, node, pod
 
 # per zone, per rack: the CPU already used on each node (of 2)

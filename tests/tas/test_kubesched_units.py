@@ -12,13 +12,13 @@ from labeler.base.errors import InputError
 from labeler.core.capacity import Node
 from labeler.core.node import Taint
 from labeler.core.profiles import oci_rdma
-from labeler.tas.advice import advise, make_job
-from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
-from labeler.tas.kubesched.filters import feasible
-from labeler.tas.kubesched.objects import group_from_object, pod_from_object
-from labeler.tas.kubesched.score import fit_placement_score, node_score, pods_count_scores
-from labeler.tas.report import advice_text
-from labeler.tas.tree import PodShape
+from labeler.sim.common.shape import PodShape
+from labeler.sim.kubesched.filters import feasible
+from labeler.sim.kubesched.objects import group_from_object, pod_from_object
+from labeler.sim.kubesched.score import fit_placement_score, node_score, pods_count_scores
+from labeler.sim.kueue.advice import advise, make_job
+from labeler.sim.kueue.assign import PREFERRED, REQUIRED, UNCONSTRAINED
+from labeler.sim.kueue.report import advice_text
 from tests.tas.objects import gpu_nodes, tree_of
 from tests.tas.podgroups import composite, gang, node, nodes_of, pod, run
 

@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from labeler.base.yamlsafe import FAST_LOADER
-from labeler.tas import kubeyaml
+from labeler.sim.common import kubeyaml
 
 KUBECTL = textwrap.dedent(
     """\

@@ -12,9 +12,10 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED, Job, SliceLayer
-from labeler.tas.place import simulate
-from labeler.tas.tree import PodShape, Tree, leaf_capacity
+from labeler.sim.common.shape import PodShape
+from labeler.sim.kueue.assign import PREFERRED, REQUIRED, UNCONSTRAINED, Job, SliceLayer
+from labeler.sim.kueue.place import simulate
+from labeler.sim.kueue.tree import Tree, leaf_capacity
 from tests.tas.objects import BLOCK, RACK, gpu_nodes, topology, tree_of
 
 KEYS = [BLOCK, RACK]

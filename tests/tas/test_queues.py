@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from labeler.base.errors import InputError
-from labeler.tas.queues import choose_flavors, queue_of
-from labeler.tas.workload import workloads_from_object
+from labeler.sim.kueue.queues import choose_flavors, queue_of
+from labeler.sim.kueue.workload import workloads_from_object
 
 RACK = "cloud.com/rack"
 HOST = "kubernetes.io/hostname"

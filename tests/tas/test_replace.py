@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from labeler.core.hotswap import incomplete_slice_domain, replacement_domain
-from labeler.tas.replace import Replacement, search
-from labeler.tas.workload import PodSet
+from labeler.sim.kueue.replace import Replacement, search
+from labeler.sim.kueue.workload import PodSet
 from tests.tas.objects import node
 from tests.tas.test_workload import tree, workload
 

@@ -8,7 +8,8 @@ rack → host, 64 pods). Failure texts follow kueue's ``notFitMessage`` and
 
 from __future__ import annotations
 
-from labeler.tas.assign import (
+from labeler.sim.common.shape import PodShape
+from labeler.sim.kueue.assign import (
     PREFERRED,
     REQUIRED,
     UNCONSTRAINED,
@@ -16,8 +17,8 @@ from labeler.tas.assign import (
     Outcome,
     SliceLayer,
 )
-from labeler.tas.place import simulate
-from labeler.tas.tree import PodShape, Tree, leaf_capacity
+from labeler.sim.kueue.place import simulate
+from labeler.sim.kueue.tree import Tree, leaf_capacity
 from tests.tas.objects import BLOCK, HOST, RACK, cpu_nodes, gpu_nodes, topology, tree_of
 
 GPU = PodShape({"nvidia.com/gpu": 1})

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from labeler.base.errors import InputError
-from labeler.tas.admit import WorkloadResult, place_workload
-from labeler.tas.cluster import snapshot_from_objects
-from labeler.tas.tree import Tree, build_tree_for_levels
-from labeler.tas.usage import admitted_usage, assignment_domains, sharing_usage, tas_flavor
-from labeler.tas.workload import Workload, workloads_from_object
+from labeler.sim.common.cluster import snapshot_from_objects
+from labeler.sim.kueue.admit import WorkloadResult, place_workload
+from labeler.sim.kueue.tree import Tree, build_tree_for_levels
+from labeler.sim.kueue.usage import admitted_usage, assignment_domains, sharing_usage, tas_flavor
+from labeler.sim.kueue.workload import Workload, workloads_from_object
 from tests.tas.objects import as_list, node, pod
 
 HOST = "kubernetes.io/hostname"

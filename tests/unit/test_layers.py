@@ -28,7 +28,7 @@ UNITS = {
     "bulk": FEATURE,
     "emit": FEATURE,
     "audit": FEATURE,
-    "tas": FEATURE,
+    "sim": FEATURE,
     "topomap": FEATURE,
     "commands": COMMANDS,
 }
@@ -141,7 +141,7 @@ def test_every_package_has_a_layer_and_the_top_holds_only_the_entry_points() -> 
 @pytest.mark.parametrize(
     ("source", "importer", "why"),
     [
-        ("from labeler.tas.tree import Tree\n", "labeler.topomap.model", "feature topomap"),
+        ("from labeler.sim.kueue.tree import Tree\n", "labeler.topomap.model", "feature topomap"),
         ("def f():\n    import labeler.emit.slurm\n", "labeler.agent.loop", "feature emit"),
         (
             "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
@@ -174,7 +174,7 @@ def test_the_check_catches_each_kind_of_import(
 
 
 def test_a_module_may_import_its_own_unit_and_lower_layers() -> None:
-    assert violation("labeler.tas.tree", "labeler.tas.cluster") is None
+    assert violation("labeler.sim.kueue.tree", "labeler.sim.common.cluster") is None
     assert violation("labeler.commands.map", "labeler.topomap.model") is None
     assert violation("labeler.kube.nodes", "labeler.core.plan") is None
     assert violation("labeler.cli", "labeler.commands") is None

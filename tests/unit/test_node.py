@@ -56,7 +56,7 @@ def test_pure_modules_do_not_import_the_client() -> None:
     """NodePosition, audit facts and the node model must work without the kubernetes package
     loaded (snapshot files, unit tests, tools)."""
     code = (
-        "import sys, labeler.core.node, labeler.core.quantity, labeler.tas.cluster, "
+        "import sys, labeler.core.node, labeler.core.quantity, labeler.sim.common.cluster, "
         "labeler.core.states, labeler.audit.jobview; "
         "sys.exit('kubernetes' in sys.modules)"
     )

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from labeler.tas.volcano.conf import SchedulerConf, parse_conf
-from labeler.tas.volcano.model import gang_of, podgroup_from_object
-from labeler.tas.volcano.simulate import Verdict, cluster_tree, run_cycle
-from labeler.tas.volcano.snapshot import split
+from labeler.sim.volcano.conf import SchedulerConf, parse_conf
+from labeler.sim.volcano.model import gang_of, podgroup_from_object
+from labeler.sim.volcano.simulate import Verdict, cluster_tree, run_cycle
+from labeler.sim.volcano.snapshot import split
 
 # The tiers Volcano's allocate tests open their sessions with.
 TEST_CONF = parse_conf(

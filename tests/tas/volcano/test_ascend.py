@@ -7,8 +7,8 @@ import json
 from collections import Counter
 from typing import Any
 
-from labeler.tas.volcano.ascend import TreeLevels, select_nodes, task_levels
-from labeler.tas.volcano.conf import parse_conf
+from labeler.sim.volcano.ascend import TreeLevels, select_nodes, task_levels
+from labeler.sim.volcano.conf import parse_conf
 from tests.tas.volcano.objects import node, pod, podgroup, queue, simulate
 
 NPU = "huawei.com/Ascend910"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from labeler.base.errors import InputError
-from labeler.tas.volcano.jobs import expand_job
+from labeler.sim.volcano.jobs import expand_job
 
 
 def task(name: str, replicas: int, cpu: str, **extra: Any) -> dict[str, Any]:

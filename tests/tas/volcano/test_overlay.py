@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from labeler.tas.volcano.advice import Advice, advise
-from labeler.tas.volcano.model import gang_of, podgroup_from_object
-from labeler.tas.volcano.overlay import TIER_KEY, tier_profile, volcano_overlay
-from labeler.tas.volcano.simulate import cluster_tree
-from labeler.tas.volcano.snapshot import split
+from labeler.sim.volcano.advice import Advice, advise
+from labeler.sim.volcano.model import gang_of, podgroup_from_object
+from labeler.sim.volcano.overlay import TIER_KEY, tier_profile, volcano_overlay
+from labeler.sim.volcano.simulate import cluster_tree
+from labeler.sim.volcano.snapshot import split
 from tests.tas.volcano.objects import TEST_CONF, node, pod, podgroup, queue, two_racks
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from labeler.tas.volcano.conf import parse_conf
+from labeler.sim.volcano.conf import parse_conf
 from tests.tas.volcano.objects import (
     TEST_CONF,
     bound,

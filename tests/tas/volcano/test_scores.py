@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from labeler.tas.volcano.conf import parse_conf
+from labeler.sim.volcano.conf import parse_conf
 from tests.tas.volcano.objects import bound, hypernode, node, pod, podgroup, queue, simulate
 
 BINPACK_NTA = parse_conf(
