@@ -25,7 +25,7 @@ from labeler.commands._base import (
     node_scope,
     profile_of,
 )
-from labeler.commands.advise_flags import add_gates_option, kueue_gates
+from labeler.commands.advise.kueue_flags import add_gates_option, kueue_gates
 
 if TYPE_CHECKING:
     from labeler.core.capacity import Node

@@ -13,9 +13,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
-from labeler.commands._base import origin_of, parse_pairs, print_report, profile_of
-from labeler.commands.advise_flags import kueue_gates
-from labeler.commands.advise_input import KUEUE_KINDS, Manifest
+from labeler.commands._base import (
+    cluster,
+    origin_of,
+    parse_pairs,
+    print_report,
+    profile_of,
+    read_nodes,
+)
+from labeler.commands.advise.input import KUEUE_KINDS, Manifest
+from labeler.commands.advise.kueue_flags import kueue_gates
+from labeler.commands.advise.kueue_podset import dra_note_of
 from labeler.sim.common.cluster import Snapshot
 from labeler.sim.kueue.admit import WorkloadResult, add_usage, place_workload
 from labeler.sim.kueue.dra import DraNote
@@ -74,7 +82,7 @@ def _workload_object(
     )
 
 
-def run(
+def advise_workload(
     args: argparse.Namespace,
     snap: Snapshot,
     manifest: Manifest | None,
@@ -89,8 +97,8 @@ def run(
     objects = list(snap.kueue)
     found, self_ref = _workload_object(args, manifest, objects, api)
     origin = origin_of(args)
-    # --- failed nodes: an admitted Workload (advise_failure.py) ---------------------------
-    from labeler.commands.advise_failure import failure_answer, failure_mode
+    # --- failed nodes: an admitted Workload (kueue_failure.py) ---------------------------
+    from labeler.commands.advise.kueue_failure import failure_answer, failure_mode
 
     failing = failure_mode(args, snap, found, gates, origin)
     if failing is not None:
@@ -251,3 +259,11 @@ def queue_lines(choice: FlavorChoice | None, tries: Sequence[Try]) -> list[str]:
             if t.flavor is not None
         ]
     return lines
+
+
+def run(args: argparse.Namespace, manifest: Manifest | None) -> int:
+    if args.html:
+        raise UsageError("--html draws one PodSet: use it without -f/--workload")
+    api = cluster(args) if args.from_cluster else None  # one client: --workload reads too
+    snap = read_nodes(args, kueue=True, api=api)
+    return advise_workload(args, snap, manifest, dra_note_of(args, snap, {}), api)

@@ -21,7 +21,7 @@ from labeler.base.prog import command
 from labeler.commands._base import cluster, origin_of, print_report, profile_of
 
 if TYPE_CHECKING:
-    from labeler.commands.advise_input import Manifest
+    from labeler.commands.advise.input import Manifest
     from labeler.core.profiles import Profile
     from labeler.kube.client import Api
     from labeler.sim.volcano.advice import Advice

@@ -18,7 +18,7 @@ from labeler.base.errors import Exit, InputError, UsageError
 from labeler.commands._base import cluster, origin_of, print_report, profile_of
 
 if TYPE_CHECKING:
-    from labeler.commands.advise_input import Manifest
+    from labeler.commands.advise.input import Manifest
 
 log = logging.getLogger(__name__)
 
