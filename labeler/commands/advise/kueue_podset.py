@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         from labeler.topomap.advice import advice_map
         from labeler.topomap.render import write_html
 
-        overlay = job_overlay(topology, tree, shape, result)
+        overlay = job_overlay(topology, tree, result)
         page = advice_map(
             profile,
             tree.nodes,

@@ -200,11 +200,17 @@ class Advice:
     annotations: Mapping[str, str]
     volcano: Mapping[str, Any] | None
     volcano_legacy: Mapping[str, Any] | None
-    stats: ExclusionStats
+    now: Capacity  # free pod slots per leaf now, which the simulation ran on
+    empty: Capacity  # the same on an empty cluster
     outside: tuple[Outside, ...] = field(default_factory=tuple)
     nodes_in_tree: int = 0
     ascend: Mapping[str, str] | None = None  # multilevel job annotations (Ascend trees)
     podgroup: Mapping[str, Any] | None = None  # kube-scheduler PodGroup spec part
+
+    @property
+    def stats(self) -> ExclusionStats:
+        """The nodes left out now, and why."""
+        return self.now.stats
 
 
 def advise(
@@ -251,7 +257,8 @@ def advise(
             and not tier_name_works(topology, suggested, volcano_version),
         ),
         volcano_legacy=volcano_network_topology(topology, job.mode, suggested, legacy=True),
-        stats=now.stats,
+        now=now,
+        empty=empty,
         outside=tuple(tree.outside),
         nodes_in_tree=len(tree.leaves),
         ascend=ascend_annotations(topology, job, suggested, affinity_config),

@@ -13,16 +13,15 @@ from collections import Counter
 
 from labeler.core.model import Topology
 from labeler.core.overlay import JobOverlay
-from labeler.sim.common.shape import PodShape
 from labeler.sim.kueue.advice import Advice, level_name
 from labeler.sim.kueue.inventory import inventory
-from labeler.sim.kueue.tree import Tree, leaf_capacity
+from labeler.sim.kueue.tree import Tree
 
 
-def job_overlay(topology: Topology, tree: Tree, shape: PodShape, advice: Advice) -> JobOverlay:
+def job_overlay(topology: Topology, tree: Tree, advice: Advice) -> JobOverlay:
     outcome = advice.outcome
     narrowest = len(topology.levels) - 1
-    now = leaf_capacity(tree, shape)
+    now = advice.now
     blocked = {
         leaf.node.name: why
         for leaf, why in zip(tree.leaves, now.blocked, strict=True)
@@ -44,7 +43,7 @@ def job_overlay(topology: Topology, tree: Tree, shape: PodShape, advice: Advice)
     else:
         role = "best"
         level = min(advice.job.level if advice.job.level is not None else 0, narrowest)
-        levels = inventory(tree, now, leaf_capacity(tree, shape, empty=True))
+        levels = inventory(tree, now, advice.empty)
         candidates = levels[level].domains if level < len(levels) else ()
         if candidates:
             best = max(candidates, key=lambda d: d.free)  # first of equals: sorted by path

@@ -8,15 +8,7 @@ from labeler.sim.volcano.conf import SchedulerConf
 from labeler.sim.volcano.cycle import Cycle
 from labeler.sim.volcano.hypernodes import HyperNodeTree
 from labeler.sim.volcano.model import PENDING, Gang, PodGroup
-from labeler.sim.volcano.simulate import (
-    Cluster,
-    Verdict,
-    adjust,
-    multilevel_of,
-    node_states,
-    queue_of,
-    run_cycle,
-)
+from labeler.sim.volcano.simulate import Cluster, Verdict, run_cycle
 from labeler.sim.volcano.tiers import TierRow, smallest, tier_table
 from labeler.sim.volcano.traps import (
     configuration_traps,
@@ -64,25 +56,24 @@ def advise(
     version: tuple[int, int] = (1, 14),
 ) -> Advice:
     """Everything ``advise`` says about one Volcano gang."""
-    verdict = run_cycle(gang, cluster, conf, tree, version)
-    podgroup, _ = adjust(gang.podgroup, tree, version)
+    run = run_cycle(gang, cluster, conf, tree, version)
+    verdict, podgroup = run.verdict, run.podgroup
     session_gang = Gang(podgroup, gang.tasks, gang.origin, gang.notes)
-    empty = node_states(cluster, empty=True)
-    ml = multilevel_of(conf, gang)
+    empty = run.node_states(empty=True)
+    ml = run.multilevel
     rows = tier_table(
         session_gang,
         conf,
         tree,
-        node_states(cluster, empty=False),
+        run.node_states(empty=False),
         empty,
         multilevel=None if isinstance(ml, str) else ml,
     )
-    queue, _ = queue_of(cluster, gang.podgroup)
     static = Cycle(conf, tree, {}, scores=False).static
     traps = [
         *configuration_traps(conf, gang.podgroup),
         *tier_traps(tree, podgroup, gang.podgroup, version),
-        *queue_traps(queue, gang.podgroup, cluster.queues, cluster.nodes),
+        *queue_traps(run.queue, gang.podgroup, cluster.queues, cluster.nodes),
         *task_traps(gang.tasks, cluster.nodes),
     ]
     if conf.enabled("network-topology-aware", "hyperNodeGradient"):  # else no bound holds

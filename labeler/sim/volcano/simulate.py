@@ -231,19 +231,24 @@ def enqueue_reason(
     return ""
 
 
-def node_states(cluster: Cluster, *, empty: bool) -> dict[str, NodeState]:
-    """The nodes now (terminating pods' requests releasing) or with only resident pods."""
-    releasing: dict[str, dict[str, int]] = {}
-    if not empty:
-        terminating = []
-        for i, p in enumerate(cluster.pods):
-            meta, spec = p.get("metadata") or {}, p.get("spec") or {}
-            if meta.get("deletionTimestamp") and spec.get("nodeName"):
-                t = task_from_pod(p, f"pods[{i}]")
-                if t.status == RELEASING:
-                    terminating.append((t.node, t.requests))
-        releasing = releasing_by_node(terminating)
-    return {n.name: NodeState(n, releasing.get(n.name, {}), empty) for n in cluster.nodes}
+def releasing_on(cluster: Cluster) -> dict[str, dict[str, int]]:
+    """The requests of terminating pods per node: they come back when the pods are gone."""
+    terminating = []
+    for i, p in enumerate(cluster.pods):
+        meta, spec = p.get("metadata") or {}, p.get("spec") or {}
+        if meta.get("deletionTimestamp") and spec.get("nodeName"):
+            t = task_from_pod(p, f"pods[{i}]")
+            if t.status == RELEASING:
+                terminating.append((t.node, t.requests))
+    return releasing_by_node(terminating)
+
+
+def node_states(
+    nodes: Sequence[Node], releasing: Mapping[str, Mapping[str, int]], *, empty: bool
+) -> dict[str, NodeState]:
+    """The nodes now (terminating pods' requests releasing) or with only resident pods.
+    Fresh each call: a cycle changes the states it runs on."""
+    return {n.name: NodeState(n, releasing.get(n.name, {}), empty) for n in nodes}
 
 
 def placement_of(tree: HyperNodeTree, pod: str, task: str, node: str) -> Placement:
@@ -259,28 +264,47 @@ def multilevel_of(conf: SchedulerConf, gang: Gang) -> MultiLevel | str | None:
     return plan([p.name for p in conf.plugins()], conf.configurations, notes, npu)
 
 
+@dataclass
+class CycleResult:
+    """One cycle's verdict and what the session decided on the way, which the answer's
+    other parts (the per-tier table, the traps) read instead of deciding it again."""
+
+    verdict: Verdict
+    podgroup: PodGroup  # as the session sees it (tier names resolved, soft made hard)
+    queue: Queue | None  # the PodGroup's queue; None when it does not exist
+    multilevel: MultiLevel | str | None  # ascend-for-volcano's rules, or why it refuses
+    nodes: tuple[Node, ...]
+    releasing: dict[str, dict[str, int]]  # terminating pods' requests per node
+
+    def node_states(self, *, empty: bool) -> dict[str, NodeState]:
+        """The nodes as the cycle started (or with only resident pods), fresh to run on."""
+        return node_states(self.nodes, self.releasing, empty=empty)
+
+
 def _blocked(
     conf: SchedulerConf,
     cluster: Cluster,
     gang: Gang,
     job: JobState,
-    cy_queue: list[QueueAttr | None],
-) -> list[str]:
-    """What keeps the job from allocate at all, in Volcano's terms ([] when nothing)."""
+    queue: Queue | None,
+    missing: list[str],
+) -> tuple[list[str], QueueAttr | None]:
+    """What keeps the job from allocate at all, in Volcano's terms ([] when nothing), and
+    the queue's share the cycle tracks (None without proportion or capacity)."""
     pg = gang.podgroup
     why: list[str] = []
-    queue, missing = queue_of(cluster, pg)
+    tracked = None
     if queue is None:
-        return missing
+        return missing, None
     if any(conf.plugin(p) for p in ("proportion", "capacity", "overcommit")):
         attr, uses, _ = _queue_attr(conf, cluster, gang, job, queue)
-        cy_queue[0] = attr if any(conf.plugin(p) for p in ("proportion", "capacity")) else None
+        tracked = attr if any(conf.plugin(p) for p in ("proportion", "capacity")) else None
         reason = enqueue_reason(conf, cluster, attr, uses, pg)
         if reason:
             why.append(f"the PodGroup stays Pending, not enqueued: {reason}")
     if "allocate" not in conf.actions:
         why.append("the scheduler configuration has no allocate action: nothing is ever bound")
-    return why
+    return why, tracked
 
 
 def run_cycle(
@@ -289,15 +313,16 @@ def run_cycle(
     conf: SchedulerConf,
     tree: HyperNodeTree,
     version: tuple[int, int] = (1, 14),
-) -> Verdict:
+) -> CycleResult:
     """The gang through enqueue and allocate, once, on the cluster as it is now."""
     podgroup, notes = adjust(gang.podgroup, tree, version)
     gang = replace(gang, podgroup=podgroup)
     job = JobState(gang.podgroup, gang.tasks)
     recover_hypernodes(job, tree)
-    holder: list[QueueAttr | None] = [None]
-    why = _blocked(conf, cluster, gang, job, holder)
-    cy = Cycle(conf, tree, node_states(cluster, empty=False), holder[0])
+    queue, missing = queue_of(cluster, podgroup)
+    why, tracked = _blocked(conf, cluster, gang, job, queue, missing)
+    releasing = releasing_on(cluster)
+    cy = Cycle(conf, tree, node_states(cluster.nodes, releasing, empty=False), tracked)
     invalid = cy.job_invalid(job)
     if invalid:
         why.append(f"gang: {invalid}")
@@ -319,7 +344,7 @@ def run_cycle(
     where = ""
     for node in held:
         where = tree.lca(where, tree.leaf_of.get(node, TOP))
-    return Verdict(
+    verdict = Verdict(
         binds=binds,
         pipelined=waiting,
         ready=ready,
@@ -330,6 +355,7 @@ def run_cycle(
         job=job,
         notes=notes,
     )
+    return CycleResult(verdict, podgroup, queue, ml, cluster.nodes, releasing)
 
 
 def cluster_tree(cluster: Cluster) -> HyperNodeTree:

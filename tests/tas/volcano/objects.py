@@ -216,7 +216,7 @@ def simulate(items: Sequence[Mapping[str, Any]], conf: SchedulerConf = TEST_CONF
     objects = split(items, "test")
     where, obj = next(iter(objects.podgroups.values()))
     gang = gang_of(podgroup_from_object(obj, where), objects.cluster.pods, "test")
-    return run_cycle(gang, objects.cluster, conf, cluster_tree(objects.cluster))
+    return run_cycle(gang, objects.cluster, conf, cluster_tree(objects.cluster)).verdict
 
 
 def bound(v: Verdict) -> dict[str, str]:
