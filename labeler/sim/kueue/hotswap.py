@@ -9,7 +9,7 @@ up to the pods the node held (one domain of the level for a required request wit
 left to stay near; preferred and unconstrained requests spread over the whole flavor), so
 slots are summed once per shape and domain. With slices, a confined search runs Kueue's
 placement on a copy of that domain, and a search over the whole flavor counts whole slices
-per domain of the slice level. ``tests/tas/test_hotswap.py`` checks the verdicts against
+per domain of the slice level. ``tests/sim/kueue/test_hotswap.py`` checks the verdicts against
 the full search, node by node. A Workload with a failed node already, or whose assignment another
 failure would leave stale, loses to a second failure (the node controller evicts it).
 Workloads Kueue does not reassign (one Pod owns it, a topology without hostnames, the
