@@ -39,17 +39,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+_AUDIT_EXITS = {
+    Exit.OK: "every node in scope is fully labeled (with --serve: stopped by a signal)",
+    Exit.INCOMPLETE: "audited: some node in scope is not fully labeled, or no node "
+    "is in scope (a mistyped --node-selector)",
+}
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = add_command(
-        sub,
-        common,
-        "audit",
-        exits={
-            Exit.OK: "every node in scope is fully labeled (with --serve: stopped by a signal)",
-            Exit.INCOMPLETE: "audited: some node in scope is not fully labeled, or no node "
-            "is in scope (a mistyped --node-selector)",
-        },
-    )
+    p = add_command(sub, common, "audit", exits=_AUDIT_EXITS)
     add_profile(p)
     add_scope(p)
     add_report_format(p, "table")

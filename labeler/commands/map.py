@@ -24,12 +24,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = add_command(
-        sub,
-        common,
-        "map",
-        exits={Exit.OK: "the page was written"},
-    )
+    p = add_command(sub, common, "map", exits={Exit.OK: "the page was written"})
     add_profile(p)
     add_source(p, required=True, csv=True, snapshot=True, cluster_help="read nodes and pods live")
     add_scope(p, when="--from-cluster and --from-snapshot")

@@ -31,18 +31,15 @@ from labeler.commands.advise.kueue_flags import DESCRIPTION as KUEUE_DESCRIPTION
 from labeler.commands.advise.kueue_flags import add_kueue_options, refuse_failed_nodes
 from labeler.sim.kubesched import KUBERNETES as KUBE_SCHEDULER_VERSION
 
+_ADVISE_EXITS = {
+    Exit.OK: "the job fits (with failed nodes: Kueue replaces every one)",
+    Exit.INCOMPLETE: "simulated: the job does not fit now (with failed nodes: some "
+    "failed node is not replaced)",
+}
+
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = add_command(
-        sub,
-        common,
-        "advise",
-        exits={
-            Exit.OK: "the job fits (with failed nodes: Kueue replaces every one)",
-            Exit.INCOMPLETE: "simulated: the job does not fit now (with failed nodes: some "
-            "failed node is not replaced)",
-        },
-    )
+    p = add_command(sub, common, "advise", exits=_ADVISE_EXITS)
     p.description = (
         "Would a job fit now, and where. The input says which scheduler answers. "
         "Kueue (Topology-Aware Scheduling): a quick single-PodSet question (--pods, "

@@ -187,14 +187,7 @@ def build_tree_for_levels(
         if parent is not None:
             parent.children.append(leaf)
         leaves.append(leaf)
-    return Tree(
-        topology_name=topology_name,
-        keys=keys,
-        levels=levels,
-        leaves=leaves,
-        outside=outside,
-        nodes=given,
-    )
+    return Tree(topology_name, keys, levels, leaves, outside, nodes=given)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from labeler.sim.volcano.conf import SchedulerConf
 from labeler.sim.volcano.cycle import Cycle
 from labeler.sim.volcano.hypernodes import HyperNodeTree
 from labeler.sim.volcano.model import PENDING, Gang, PodGroup
-from labeler.sim.volcano.simulate import Cluster, Verdict, run_cycle
+from labeler.sim.volcano.simulate import Cluster, CycleResult, Verdict, run_cycle
 from labeler.sim.volcano.tiers import TierRow, smallest, tier_table
 from labeler.sim.volcano.traps import (
     configuration_traps,
@@ -23,14 +23,22 @@ from labeler.sim.volcano.traps import (
 @dataclass
 class Advice:
     gang: Gang
-    podgroup: PodGroup  # as the session sees it (tier names resolved, soft made hard)
-    verdict: Verdict
+    run: CycleResult  # the cycle, and what its session settled on
     tiers: list[TierRow]
     tree: HyperNodeTree
     conf: SchedulerConf
     traps: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     hypernode_source: str = ""
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.run.verdict
+
+    @property
+    def podgroup(self) -> PodGroup:
+        """The PodGroup as the session sees it (tier names resolved, soft made hard)."""
+        return self.run.podgroup
 
     @property
     def pending(self) -> int:
@@ -84,8 +92,7 @@ def advise(
         notes.append(f"plugins not simulated: {', '.join(skipped)}")
     return Advice(
         gang=gang,
-        podgroup=podgroup,
-        verdict=verdict,
+        run=run,
         tiers=rows,
         tree=tree,
         conf=conf,

@@ -17,12 +17,7 @@ from labeler.base.errors import InputError
 from labeler.core.capacity import Node
 from labeler.sim.common.cluster import snapshot_from_objects
 from labeler.sim.volcano.hypernodes import is_hypernode
-from labeler.sim.volcano.model import (
-    PODGROUP_API,
-    Queue,
-    podgroup_from_object,
-    queue_from_object,
-)
+from labeler.sim.volcano.model import PODGROUP_API, Queue, podgroup_from_object, queue_from_object
 from labeler.sim.volcano.simulate import Cluster
 
 JOB_API = "batch.volcano.sh"
