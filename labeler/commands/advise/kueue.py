@@ -262,6 +262,8 @@ def queue_lines(choice: FlavorChoice | None, tries: Sequence[Try]) -> list[str]:
 
 
 def run(args: argparse.Namespace, manifest: Manifest | None) -> int:
+    """Kueue's advisor: the -f file's objects (``manifest``) or --workload, on the snapshot's
+    or the cluster's nodes."""
     if args.html:
         raise UsageError("--html draws one PodSet: use it without -f/--workload")
     api = cluster(args) if args.from_cluster else None  # one client: --workload reads too
