@@ -73,6 +73,10 @@ class NodeBuilder:
         self._obj["status"]["capacity"] = dict(self._obj["status"]["allocatable"])
         return self
 
+    def pod_cidr(self, cidr: str) -> NodeBuilder:
+        self._obj["spec"]["podCIDR"] = cidr
+        return self
+
     def taint(self, key: str, value: str | None = None, effect: str = "NoSchedule") -> NodeBuilder:
         entry = {"key": key, "effect": effect} if value is None else {
             "key": key, "value": value, "effect": effect,
