@@ -18,7 +18,15 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 LEFT_OUT = shutil.ignore_patterns(
-    ".git", ".venv", ".cache", "out", "build", "*.egg-info", "__pycache__"
+    ".git",
+    ".venv",
+    ".cache",
+    "out",
+    "build",
+    "*.egg-info",
+    "__pycache__",
+    ".*_cache",
+    ".hypothesis",
 )
 
 
