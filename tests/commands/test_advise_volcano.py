@@ -297,12 +297,12 @@ def test_from_cluster_reads_volcano_objects_and_the_scheduler_configmap(
     } <= paths
 
 
-def test_the_readme_shows_what_advise_prints(
+def test_the_volcano_page_shows_what_advise_prints(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     command = "advise -f examples/volcano-job.yaml --from-snapshot examples/snapshot-volcano.yaml"
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "advise-volcano.md").read_text()
     block = readme.split(f"$ topology-labeler {command}\n", 1)[1].split("```", 1)[0]
-    monkeypatch.chdir(ROOT)  # the paths as the README gives them
+    monkeypatch.chdir(ROOT)  # the paths as the page gives them
     assert main(command.split()) == 3
     assert capsys.readouterr().out == block
