@@ -181,10 +181,9 @@ def test_an_answer_trickled_within_each_read_timeout_ends_at_the_deadline() -> N
     data = ok(b"x" * 200)
     server = Scripted([(trickled(data, 0.05), False)])
     api = for_host(server.url, request_timeout=(5.0, 0.5))
-    start = time.monotonic()
+    # Each byte comes well within 0.5 s: only the whole answer's deadline can end it.
     with pytest.raises(TimeoutError, match="within the read timeout"):
         api.send("GET", "/slow")
-    assert time.monotonic() - start < 5.0
 
 
 @pytest.mark.parametrize("framing", ["length", "chunked"])
@@ -254,13 +253,11 @@ def test_an_answer_that_does_not_say_where_it_ends_is_refused_at_once(status: in
         ]
     )
     api = for_host(server.url, request_timeout=(5.0, 30.0))
-    start = time.monotonic()
-    for _ in range(2):
+    for _ in range(2):  # waited for, it would have been the deadline's TimeoutError
         with pytest.raises(BadAnswer, match="no Content-Length and not chunked") as caught:
             api.send("GET", "/a")
         err = translate(caught.value, "get", "nodes/n1")
         assert isinstance(err, Retryable) and "not the API server's" in str(err)
-    assert time.monotonic() - start < 10.0
 
 
 @pytest.mark.parametrize("status", [101, 199, 204, 301, 302, 304, 307, 399, 418, 600, 999])
