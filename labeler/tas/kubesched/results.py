@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from labeler.tas.kubesched.objects import Assignment, Group, GroupPod
+from labeler.tas.kubesched.permit import Activation
 
 
 @dataclass
@@ -48,3 +49,8 @@ class GroupResult:
     """Why, in our words, when kube-scheduler's message does not say (no placement)."""
     known: dict[str, int] = field(default_factory=dict)
     """Scores worked out for this outcome, shared with its copies (see ``memo``)."""
+    activation: Activation | None = None
+    """For a root that fitted with pods left over: whether GangScheduling's Permit sends
+    them through a second cycle (``permit``)."""
+    second: GroupResult | None = None
+    """That second cycle's result."""

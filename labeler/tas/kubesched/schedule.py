@@ -36,6 +36,7 @@ from labeler.core.capacity import Node
 from labeler.tas.kubesched import objects as ob
 from labeler.tas.kubesched.memo import remembered_try
 from labeler.tas.kubesched.objects import Group, GroupPod, Objects
+from labeler.tas.kubesched.permit import Activation, activation, without
 from labeler.tas.kubesched.pick import Picker
 from labeler.tas.kubesched.results import GroupResult, Placement, PodResult
 from labeler.tas.kubesched.score import FIT, PODS_COUNT, fit_placement_score, pods_count_scores
@@ -346,6 +347,26 @@ def _outcomes(
     return out
 
 
+def _root_outcomes(result: GroupResult, root: Group, objs: Objects) -> list[PodResult]:
+    """The hierarchy's pods after one cycle; the post-filter runs when the root failed."""
+    after = "" if result.ok or result.error else f", {NO_VICTIMS}"
+    return _outcomes(result, root, objs, None, after)
+
+
+def _second_cycle(
+    first: GroupResult, root: Group, state: State, objs: Objects, out: list[PodResult]
+) -> list[PodResult]:
+    """The cycle GangScheduling's Permit starts (``permit``): the hierarchy again, its pods
+    placed by the first cycle assumed, the others tried anew; what it says of them is
+    what they end with."""
+    again = without(objs, first.assignments)
+    state.caches.shapes.clear()  # the groups' pending pods changed
+    state.caches.tries.clear()
+    first.second = schedule_root(root, state, again)
+    later = {id(p.pod): p for p in _root_outcomes(first.second, root, again)}
+    return [p if p.node else later.get(id(p.pod), p) for p in out]
+
+
 def advise(objs: Objects, nodes: Sequence[Node], origin: str, *, remember: bool = True) -> Advice:
     """Schedule every hierarchy the file names, one after another, as kube-scheduler would
     now. Pods given only in the file with a node are counted on that node. ``remember``
@@ -359,10 +380,17 @@ def advise(objs: Objects, nodes: Sequence[Node], origin: str, *, remember: bool 
     results: list[GroupResult] = []
     pods: list[PodResult] = []
     for root in ob.roots(objs, origin):
+        before = {
+            g: len(state.scheduled(root.namespace, [g])) for g in ob.pod_groups_under(objs, root)
+        }
         result = schedule_root(root, state, objs)
         results.append(result)
-        after = "" if result.ok or result.error else f", {NO_VICTIMS}"
-        pods += _outcomes(result, root, objs, None, after)
+        out = _root_outcomes(result, root, objs)
+        if result.ok and any(not p.node for p in out):
+            result.activation = activation(root, objs, before, result.assignments)
+            if result.activation is not Activation.NEVER:
+                out = _second_cycle(result, root, state, objs, out)
+        pods += out
     for pod in objs.orphans:
         waiting = f'waiting for pods\'s pod group "{pod.group}" to appear in scheduling queue'
         pods.append(PodResult(pod, None, waiting))
