@@ -6,7 +6,10 @@ left pending), ``pods`` (``name`` ns/pod, ``node``, ``group``, ``message``) and 
 (per group: ``kind``, ``name``, ``policy``, ``min_count``, ``topology_key``, ``domain``,
 ``fits``, ``message``, ``note`` (our words where the scheduler's message does not say why),
 ``tie``, ``placements`` (each with its ``scores``: ``PodGroupPodsCount``,
-``NodeResourcesFit`` and ``total``), ``children``).
+``NodeResourcesFit`` and ``total``; and when none is feasible, ``pods``: per pod tried
+there its filter message, or "" where it found a node, as kube-scheduler may report any of
+the placements),
+``children``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ def _placement(p: Placement) -> dict[str, Any]:
         "feasible": p.feasible,
         "message": p.message,
         "scores": dict(p.scores),
+        "pods": dict(p.pods),
     }
 
 

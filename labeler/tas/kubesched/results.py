@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from labeler.tas.kubesched.objects import Assignment, Group, GroupPod
-from labeler.tas.kubesched.permit import Activation
 
 
 @dataclass
@@ -25,6 +24,11 @@ class Placement:
     feasible: bool
     message: str = ""
     scores: dict[str, int] = field(default_factory=dict)
+    pods: dict[str, str] = field(default_factory=dict)
+    """When no placement of the group is feasible: per pod (ns/name) tried in this one, its
+    filter message, or '' where it found a node (it then gets its group's status).
+    kube-scheduler reports the placement it tried first, in the order of a Go map walk: any
+    of them."""
 
 
 @dataclass
@@ -49,8 +53,6 @@ class GroupResult:
     """Why, in our words, when kube-scheduler's message does not say (no placement)."""
     known: dict[str, int] = field(default_factory=dict)
     """Scores worked out for this outcome, shared with its copies (see ``memo``)."""
-    activation: Activation | None = None
-    """For a root that fitted with pods left over: whether GangScheduling's Permit sends
-    them through a second cycle (``permit``)."""
-    second: GroupResult | None = None
-    """That second cycle's result."""
+    again: GroupResult | None = None
+    """For a root that fitted with pods left over, the cycle kube-scheduler runs next at
+    once for them (``schedule._again``)."""

@@ -30,13 +30,12 @@ hierarchy whose root does not fit.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from labeler.core.capacity import Node
 from labeler.tas.kubesched import objects as ob
 from labeler.tas.kubesched.memo import remembered_try
 from labeler.tas.kubesched.objects import Group, GroupPod, Objects
-from labeler.tas.kubesched.permit import Activation, activation, without
 from labeler.tas.kubesched.pick import Picker
 from labeler.tas.kubesched.results import GroupResult, Placement, PodResult
 from labeler.tas.kubesched.score import FIT, PODS_COUNT, fit_placement_score, pods_count_scores
@@ -218,6 +217,8 @@ def place(group: Group, nodes: list[Node], state: State, objs: Objects) -> Group
     infos = [p for p, _ in tried]
     good = [(p, r) for p, r in tried if r.ok]
     if not good:
+        for info, result in tried:
+            info.pods = _own_messages(result)
         first = tried[0][1]
         first.message = _wrapped(
             f"0/{len(tried)} placements are available, first placement status: {first.cause}"
@@ -229,6 +230,15 @@ def place(group: Group, nodes: list[Node], state: State, objs: Objects) -> Group
     best.placements, best.tie = infos, tie
     state.apply(best.assignments)
     return best
+
+
+def _own_messages(result: GroupResult) -> dict[str, str]:
+    """Per pod tried in one try of a (sub)tree: its filter message, or '' where it found a
+    node (it then gets its group's status)."""
+    out = {p.pod.ref: "" if p.node else p.message for p in result.pods}
+    for child in result.children:
+        out.update(_own_messages(child))
+    return out
 
 
 def _best(
@@ -353,18 +363,26 @@ def _root_outcomes(result: GroupResult, root: Group, objs: Objects) -> list[PodR
     return _outcomes(result, root, objs, None, after)
 
 
-def _second_cycle(
+def _again(
     first: GroupResult, root: Group, state: State, objs: Objects, out: list[PodResult]
 ) -> list[PodResult]:
-    """The cycle GangScheduling's Permit starts (``permit``): the hierarchy again, its pods
-    placed by the first cycle assumed, the others tried anew; what it says of them is
-    what they end with."""
-    again = without(objs, first.assignments)
-    state.caches.shapes.clear()  # the groups' pending pods changed
-    state.caches.tries.clear()
-    first.second = schedule_root(root, state, again)
-    later = {id(p.pod): p for p in _root_outcomes(first.second, root, again)}
-    return [p if p.node else later.get(id(p.pod), p) for p in out]
+    """The cycles that follow one that fitted with pods left over: the queue puts a pod
+    group whose attempt succeeded back in the active queue with its remaining pods, no
+    backoff (``AddAttemptedPodGroupIfNeeded``), so kube-scheduler tries the hierarchy again
+    at once, the pods it placed assumed (waiting in Permit or bound). What the last cycle
+    says of a pod is what it ends with; a cycle that places none fails the root, and the
+    pods go to backoff."""
+    result = first
+    while result.ok and any(not p.node for p in out):
+        placed = {id(pod) for pod, _node in result.assignments}
+        objs = replace(objs, pods=tuple(p for p in objs.pods if id(p) not in placed))
+        state.caches.shapes.clear()  # the groups' pending pods changed
+        state.caches.tries.clear()
+        result.again = schedule_root(root, state, objs)
+        result = result.again
+        later = {id(p.pod): p for p in _root_outcomes(result, root, objs)}
+        out = [p if p.node else later.get(id(p.pod), p) for p in out]
+    return out
 
 
 def advise(objs: Objects, nodes: Sequence[Node], origin: str, *, remember: bool = True) -> Advice:
@@ -380,16 +398,11 @@ def advise(objs: Objects, nodes: Sequence[Node], origin: str, *, remember: bool 
     results: list[GroupResult] = []
     pods: list[PodResult] = []
     for root in ob.roots(objs, origin):
-        before = {
-            g: len(state.scheduled(root.namespace, [g])) for g in ob.pod_groups_under(objs, root)
-        }
         result = schedule_root(root, state, objs)
         results.append(result)
         out = _root_outcomes(result, root, objs)
         if result.ok and any(not p.node for p in out):
-            result.activation = activation(root, objs, before, result.assignments)
-            if result.activation is not Activation.NEVER:
-                out = _second_cycle(result, root, state, objs, out)
+            out = _again(result, root, state, objs, out)
         pods += out
     for pod in objs.orphans:
         waiting = f'waiting for pods\'s pod group "{pod.group}" to appear in scheduling queue'
