@@ -6,9 +6,9 @@ left pending), ``pods`` (``name`` ns/pod, ``node``, ``group``, ``message``) and 
 (per group: ``kind``, ``name``, ``policy``, ``min_count``, ``topology_key``, ``domain``,
 ``fits``, ``message``, ``note`` (our words where the scheduler's message does not say why),
 ``tie``, ``placements`` (each with its ``scores``: ``PodGroupPodsCount``,
-``NodeResourcesFit`` and ``total``; and when none is feasible, ``pods``: per pod tried
-there its filter message, or "" where it found a node, as kube-scheduler may report any of
-the placements),
+``NodeResourcesFit`` and ``total``; and when none is feasible, ``pods``: per pending pod
+the messages it may end with if kube-scheduler reports that placement, as it may report any
+of them),
 ``children``).
 """
 
@@ -30,7 +30,7 @@ def _placement(p: Placement) -> dict[str, Any]:
         "feasible": p.feasible,
         "message": p.message,
         "scores": dict(p.scores),
-        "pods": dict(p.pods),
+        "pods": {pod: list(said) for pod, said in p.pods.items()},
     }
 
 

@@ -24,11 +24,10 @@ class Placement:
     feasible: bool
     message: str = ""
     scores: dict[str, int] = field(default_factory=dict)
-    pods: dict[str, str] = field(default_factory=dict)
-    """When no placement of the group is feasible: per pod (ns/name) tried in this one, its
-    filter message, or '' where it found a node (it then gets its group's status).
-    kube-scheduler reports the placement it tried first, in the order of a Go map walk: any
-    of them."""
+    pods: dict[str, list[str]] = field(default_factory=dict)
+    """When no placement of the group is feasible: per pending pod of its subtree, the
+    messages it may end with if kube-scheduler reports this placement (it reports the one
+    a Go map walk met first: any of them)."""
 
 
 @dataclass

@@ -218,7 +218,7 @@ def place(group: Group, nodes: list[Node], state: State, objs: Objects) -> Group
     good = [(p, r) for p, r in tried if r.ok]
     if not good:
         for info, result in tried:
-            info.pods = _own_messages(result)
+            info.pods = _reported(result, len(tried), objs)
         first = tried[0][1]
         first.message = _wrapped(
             f"0/{len(tried)} placements are available, first placement status: {first.cause}"
@@ -232,12 +232,21 @@ def place(group: Group, nodes: list[Node], state: State, objs: Objects) -> Group
     return best
 
 
-def _own_messages(result: GroupResult) -> dict[str, str]:
-    """Per pod tried in one try of a (sub)tree: its filter message, or '' where it found a
-    node (it then gets its group's status)."""
-    out = {p.pod.ref: "" if p.node else p.message for p in result.pods}
-    for child in result.children:
-        out.update(_own_messages(child))
+def _reported(result: GroupResult, count: int, objs: Objects) -> dict[str, list[str]]:
+    """What the pods of a group none of whose ``count`` placements is feasible end with if
+    kube-scheduler reports this try (the one a Go map walk met first): per pending pod,
+    its message, and more where a group inside the try also had no feasible placement
+    and may report any of its own."""
+    status = f"0/{count} placements are available, first placement status: {result.cause}"
+    as_first = replace(result, message=_wrapped(status), cause=UNSCHEDULABLE)
+    out = {p.pod.ref: [p.message] for p in _outcomes(as_first, result.group, objs, None, "")}
+    below = list(result.children)
+    while below:
+        child = below.pop()
+        below += child.children
+        for placement in child.placements:
+            for pod, said in placement.pods.items():
+                out.setdefault(pod, []).extend(m for m in said if m not in out[pod])
     return out
 
 

@@ -91,7 +91,7 @@ def _tied(group: Obj) -> set[str]:
 
 
 TWO_DOMAINS = "more than 1 domain found for pod group: "
-UNSCHEDULABLE = "pod group is unschedulable, "
+POST_FILTER = re.compile(r"(, pod group preemption: [^,]*)+$")
 
 
 def _message_agrees(ours: str, theirs: str, statuses: set[str]) -> bool:
@@ -108,19 +108,11 @@ def _message_agrees(ours: str, theirs: str, statuses: set[str]) -> bool:
     return same and b.group(3) in statuses
 
 
-def _elsewhere(theirs: str, said: set[str], shapes: set[Any], statuses: set[str]) -> bool:
-    """kube-scheduler's message is what the pod got in another placement of a group none of
-    whose placements is feasible: its filter message there, or, where it found a node there,
-    its group's status (``0/N placements ...`` as advise reports it for the group's other
-    pods, with the status of that placement, behind one more ``pod group is unschedulable``
-    and with what the post-filter added, when it ran)."""
-    if theirs in said:
-        return True
-    m = PLACEMENTS.match(theirs)
-    if "" not in said or m is None or m.group(3) not in statuses:
-        return False
-    front, count = m.group(1, 2)
-    return front.startswith(UNSCHEDULABLE) and (front[len(UNSCHEDULABLE) :], count) in shapes
+def _elsewhere(theirs: str, said: set[str]) -> bool:
+    """kube-scheduler's message is one the pod may end with in another placement of a group
+    none of whose placements is feasible (what the post-filter added aside: advise lists
+    these before it)."""
+    return theirs in said or POST_FILTER.sub("", theirs) in said
 
 
 def compare(ours: Obj, theirs: Obj, labels: dict[str, dict[str, str]]) -> tuple[str, str] | None:
@@ -133,8 +125,7 @@ def compare(ours: Obj, theirs: Obj, labels: dict[str, dict[str, str]]) -> tuple[
     for g in _walk(ours["groups"]):
         for placement in g.get("placements") or []:
             for name, said in (placement.get("pods") or {}).items():
-                elsewhere.setdefault(name, set()).add(said)
-    shapes = {m.group(1, 2) for p in ours["pods"] if (m := PLACEMENTS.match(p["message"]))}
+                elsewhere.setdefault(name, set()).update(said)
     for pod in ours["pods"]:
         r = real[pod["name"]]
         if bool(pod["node"]) != (r["state"] == "bound"):
@@ -151,7 +142,7 @@ def compare(ours: Obj, theirs: Obj, labels: dict[str, dict[str, str]]) -> tuple[
                     f"{pod['name']}: advise {pod['message']!r}; kube-scheduler: queued",
                 )
         elif not _message_agrees(pod["message"], r["message"], statuses) and not _elsewhere(
-            r["message"], elsewhere.get(pod["name"], set()), shapes, statuses
+            r["message"], elsewhere.get(pod["name"], set())
         ):
             return (
                 "message",
