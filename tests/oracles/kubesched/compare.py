@@ -153,6 +153,7 @@ def compare(ours: Obj, theirs: Obj, labels: dict[str, dict[str, str]]) -> tuple[
     pod_groups = {p["name"]: p["group"] for p in ours["pods"]}
     elsewhere_taken: set[str] = set()
     """Groups inside a tied placement kube-scheduler took and advise did not."""
+    diverged = False
     for group in _walk(ours["groups"]):
         key = group.get("topology_key")
         bound = [real[p]["node"] for p in _pods_under(group, pod_groups) if real[p]["node"]]
@@ -170,8 +171,9 @@ def compare(ours: Obj, theirs: Obj, labels: dict[str, dict[str, str]]) -> tuple[
                 f"; kube-scheduler {', '.join(sorted(map(str, domains)))}"
             )
         if domains != {want}:
+            diverged = True
             elsewhere_taken |= {g["name"] for g in _walk(group.get("children") or [])}
-    if elsewhere_taken:
+    if diverged:
         return None  # what happened inside the other placement advise did not work out
     ours_counts = sorted(Counter(p["node"] for p in ours["pods"] if p["node"]).values())
     real_counts = sorted(Counter(p["node"] for p in theirs["pods"] if p["node"]).values())
