@@ -4,6 +4,7 @@ placement's messages it may report when none is feasible."""
 
 from __future__ import annotations
 
+from labeler.tas.kubesched.report import advice_dict, advice_text
 from tests.tas.podgroups import basic, composite, gang, node, pod, run
 
 UNSCHEDULABLE = "pod group is unschedulable"
@@ -26,6 +27,9 @@ def test_a_pod_left_over_under_a_fitting_hierarchy_ends_with_the_groups_error() 
     assert said == {"p0": ("n1", ""), "p1": (None, UNSCHEDULABLE)}
     (root,) = advice.results
     assert root.ok and root.again is not None and not root.again.ok
+    text = advice_text(advice)
+    assert "pods left over: kube-scheduler tries them again at once" in text
+    assert advice_dict(advice)["groups"][0]["again"]["message"] == UNSCHEDULABLE
 
 
 def test_a_pod_left_over_by_a_pod_group_of_its_own_keeps_its_filter_message() -> None:

@@ -22,6 +22,8 @@ A gang waits until ``minCount`` of its pods exist. A basic PodGroup goes through
 cycle as a gang of minCount 1 (kube-scheduler 1.37 queues every member of a PodGroup as
 one entity): all its pending pods are tried on each placement, and the best-scoring
 placement takes them. Every assumed pod stays counted for the groups advised after it.
+A hierarchy that fits with pods left over is tried again at once for them (``_again``),
+and what that cycle says is what they end with.
 Preemption is not modelled beyond its message: every pod has the default priority, so
 DefaultPreemption finds no victim, and says so after the status of every group of a
 hierarchy whose root does not fit.
