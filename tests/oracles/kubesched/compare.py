@@ -80,6 +80,15 @@ def _walk(groups: list[Obj]) -> Iterator[Obj]:
         yield from _walk(g.get("children") or [])
 
 
+def _cycles(groups: list[Obj]) -> Iterator[Obj]:
+    """Every group of every cycle: the first's, then those of the cycles run again at once
+    for pods a fitting hierarchy left over (``again``)."""
+    for g in _walk(groups):
+        yield g
+        if g.get("again"):
+            yield from _cycles([g["again"]])
+
+
 def _pods_under(group: Obj, pod_groups: dict[str, str]) -> list[str]:
     """The pending pods (ns/name) of ``group``'s subtree in advise's answer."""
     names = {g["name"] for g in _walk([group]) if g["kind"] == "PodGroup"}
@@ -120,11 +129,13 @@ def _elsewhere(theirs: str, said: set[str]) -> bool:
 def compare(ours: Obj, theirs: Obj, labels: dict[str, dict[str, str]]) -> tuple[str, str] | None:
     """The first difference as (class, detail), or None when they agree."""
     real = {p["name"]: p for p in theirs["pods"]}
-    statuses = {p["message"] for g in _walk(ours["groups"]) for p in g.get("placements") or []}
-    statuses |= {g["message"] for g in _walk(ours["groups"])}
+    # every cycle's groups: the pods left over by a fitting hierarchy end with the last's
+    cycles = list(_cycles(ours["groups"]))
+    statuses = {p["message"] for g in cycles for p in g.get("placements") or []}
+    statuses |= {g["message"] for g in cycles}
     # when no placement of a group is feasible kube-scheduler reports the one it tried first
     elsewhere: dict[str, set[str]] = {}
-    for g in _walk(ours["groups"]):
+    for g in cycles:
         for placement in g.get("placements") or []:
             for name, said in (placement.get("pods") or {}).items():
                 elsewhere.setdefault(name, set()).update(said)
