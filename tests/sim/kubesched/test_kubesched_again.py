@@ -5,9 +5,19 @@ placement's messages it may report when none is feasible."""
 from __future__ import annotations
 
 from labeler.sim.kubesched.report import advice_dict, advice_text
-from tests.sim.kubesched.podgroups import basic, composite, gang, node, pod, run
+from tests.builders import node, pod
+from tests.sim.kubesched.podgroups import basic, composite, gang, run
 
 UNSCHEDULABLE = "pod group is unschedulable"
+
+
+def _node(name: str, rack: str | None = None, zone: str | None = None) -> dict:
+    where = {k: v for k, v in (("rack", rack), ("zone", zone)) if v is not None}
+    return node(name).hostname().labels(where).allocatable(cpu="2", pods="110").obj()
+
+
+def _pod(name: str, group: str, cpu: str = "1") -> dict:
+    return pod(name).namespace("ns").requests(cpu=cpu).scheduling_group(group).obj()
 
 
 def test_a_pod_left_over_under_a_fitting_hierarchy_ends_with_the_groups_error() -> None:
@@ -15,12 +25,12 @@ def test_a_pod_left_over_under_a_fitting_hierarchy_ends_with_the_groups_error() 
     # again at once; that cycle places nothing, the root's success becomes
     # "pod group is unschedulable" and pg, which succeeded under it, passes that on
     advice = run(
-        [node("n1")],
+        [_node("n1")],
         [
             composite("cpg", None, None),
             gang("pg", None, 1, parent="cpg"),
-            pod("p0", "pg"),
-            pod("p1", "pg", cpu="3"),
+            _pod("p0", "pg"),
+            _pod("p1", "pg", cpu="3"),
         ],
     )
     said = {p.pod.name: (p.node, p.message) for p in advice.pods}
@@ -35,7 +45,7 @@ def test_a_pod_left_over_under_a_fitting_hierarchy_ends_with_the_groups_error() 
 def test_a_pod_left_over_by_a_pod_group_of_its_own_keeps_its_filter_message() -> None:
     # with no parent to take the root's status, the pod's own status of the next cycle
     # stands: its filter message with p0 on the node
-    advice = run([node("n1")], [basic("pg", None), pod("p0", "pg"), pod("p1", "pg", cpu="2")])
+    advice = run([_node("n1")], [basic("pg", None), _pod("p0", "pg"), _pod("p1", "pg", cpu="2")])
     said = {p.pod.name: (p.node, p.message) for p in advice.pods}
     assert said["p0"] == ("n1", "")
     assert said["p1"] == (None, "0/1 nodes are available: 1 Insufficient cpu.")
@@ -45,11 +55,11 @@ def test_a_pod_left_over_by_a_pod_group_of_its_own_keeps_its_filter_message() ->
 def test_every_infeasible_placement_lists_the_messages_its_pods_would_end_with() -> None:
     # two identical zones' worth of tries: c2's try of zone-1 is the remembered outcome of
     # c1's, and must still name c2's pods
-    cluster = [node("a", "rack-1", "zone-1"), node("b", "rack-2", "zone-1")]
+    cluster = [_node("a", "rack-1", "zone-1"), _node("b", "rack-2", "zone-1")]
     asked = [composite("root", None, None)]
     for c in ("c1", "c2"):
         asked += [composite(c, "zone", None, parent="root"), gang(f"{c}-pg", "rack", 2, parent=c)]
-        asked += [pod(f"{c}-p{i}", f"{c}-pg", cpu="2") for i in range(2)]
+        asked += [_pod(f"{c}-p{i}", f"{c}-pg", cpu="2") for i in range(2)]
     advice = run(cluster, asked)
     assert not advice.fits
     (root,) = advice.results
