@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from labeler.commands.advise_input import Manifest
     from labeler.core.profiles import Profile
+    from labeler.tas.assign import Mode
     from labeler.tas.cluster import Snapshot
     from labeler.tas.dra import DraNote
     from labeler.tas.tree import PodShape, Tree
@@ -395,15 +396,15 @@ def _advise_podset(args: argparse.Namespace) -> int:
     return Exit.OK if result.outcome.fits else Exit.INCOMPLETE
 
 
-def _mode(args: argparse.Namespace) -> tuple[str, str | None]:
+def _mode(args: argparse.Namespace) -> tuple[Mode, str | None]:
     """The topology mode of --required / --preferred / --unconstrained, and its level."""
-    from labeler.tas.assign import PREFERRED, REQUIRED, UNCONSTRAINED
+    from labeler.tas.assign import Mode
 
     if args.required:
-        return REQUIRED, args.required
+        return Mode.REQUIRED, args.required
     if args.preferred:
-        return PREFERRED, args.preferred
-    return UNCONSTRAINED, None
+        return Mode.PREFERRED, args.preferred
+    return Mode.UNCONSTRAINED, None
 
 
 def run_domains(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 
 from labeler.base.text import a_few
 from labeler.core.hotswap import Path
-from labeler.tas.assign import REQUIRED
+from labeler.tas.assign import Mode
 from labeler.tas.failure import (
     EVICTED,
     KEPT,
@@ -51,7 +51,7 @@ def _searched(r: Replacement, keys: Sequence[str]) -> dict[str, Any] | None:
 def _where(domain: Path | None, keys: Sequence[str], request: TopologyRequest) -> str:
     if domain is not None:
         return f"{keys[len(domain) - 1]}={domain[-1]} ({'/'.join(domain)})"
-    if request.mode == REQUIRED and not request.slices:
+    if request.mode == Mode.REQUIRED and not request.slices:
         return "the whole flavor (no other pod of the PodSet is left to stay near)"
     if request.slices:
         return "the whole flavor (the lost pods are whole slices, or complete none)"

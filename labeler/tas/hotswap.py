@@ -35,7 +35,7 @@ from labeler.core.hotswap import (
     replacement_domain,
 )
 from labeler.tas.admitted import admitted_from_object, is_admitted, tas_flavor_names
-from labeler.tas.assign import REQUIRED
+from labeler.tas.assign import Mode
 from labeler.tas.balanced import clone
 from labeler.tas.failure import Admitted, AdmittedPodSet, node_failures
 from labeler.tas.gates import (
@@ -207,7 +207,7 @@ def _node(
         why = why or f"its assignment would be stale: {stale} is gone"
         return NodeSpare(node, podset.name, lost, (), "", 0, False, why)
     paths = [(state.index[leaf_id(tree, v)].values, n) for v, n in kept]
-    required = keys.index(req.level) if req.mode == REQUIRED and req.level in keys else None
+    required = keys.index(req.level) if req.mode == Mode.REQUIRED and req.level in keys else None
     if req.slices:
         return _sliced(ps, node, state, gates, paths, required, lost)
     domain = replacement_domain(required, (), paths, lost)

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from labeler.core.hotswap import Path, replacement_domain
-from labeler.tas.assign import REQUIRED, Outcome
+from labeler.tas.assign import Mode, Outcome
 from labeler.tas.gates import DEFAULT_GATES, Gates
 from labeler.tas.place import simulate
 from labeler.tas.tree import Capacity, Domain, ExclusionStats, Tree, leaf_capacity
@@ -146,7 +146,7 @@ def search(
     req = podset.request
     keys = list(tree.keys)
     layers = [(keys.index(k), size) for k, size in req.slices if k in keys]
-    required = keys.index(req.level) if req.mode == REQUIRED and req.level in keys else None
+    required = keys.index(req.level) if req.mode == Mode.REQUIRED and req.level in keys else None
     domain = replacement_domain(required, layers, paths, lost)
     job = to_job(recut_slices(podset, lost, domain), tree.keys)
     if isinstance(job, str):
