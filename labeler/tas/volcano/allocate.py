@@ -27,7 +27,7 @@ from labeler.tas.volcano import resources as R
 from labeler.tas.volcano.ascend import NPU, MultiLevel
 from labeler.tas.volcano.cycle import Cycle
 from labeler.tas.volcano.hypernodes import TOP
-from labeler.tas.volcano.model import PENDING
+from labeler.tas.volcano.model import PENDING, TopologyMode
 from labeler.tas.volcano.predicates import FitErrors, fit_reasons, shape_key
 from labeler.tas.volcano.scoring import best_of, binpack, nodeorder
 from labeler.tas.volcano.session import JobState, NodeState, Op, Statement, SubJob, TaskState
@@ -101,7 +101,7 @@ def nodes_to_find(total: int) -> int:
 
 def _hard_tier(job: JobState) -> int | None:
     nt = job.network_topology
-    return nt.highest_tier if nt is not None and nt.mode == "hard" else None
+    return nt.highest_tier if nt is not None and nt.mode is TopologyMode.HARD else None
 
 
 @dataclass

@@ -28,6 +28,7 @@ from labeler.tas.volcano.model import (
     PODGROUP_API,
     TASK_SPEC,
     Gang,
+    TopologyMode,
     gang_of,
     podgroup_from_object,
     strings,
@@ -177,7 +178,7 @@ def _topology(raw: Any) -> dict[str, Any] | None:
     if raw is None:
         return None
     nt = as_map(raw)
-    out: dict[str, Any] = {"mode": nt.get("mode") or "hard"}
+    out: dict[str, Any] = {"mode": nt.get("mode") or TopologyMode.HARD.value}
     if nt.get("highestTierAllowed") is not None:
         out["highestTierAllowed"] = nt["highestTierAllowed"]
     elif nt.get("highestTierName"):

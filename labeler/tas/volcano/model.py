@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from labeler.base.errors import InputError
@@ -27,7 +28,15 @@ PARTITION_ID = "volcano.sh/partition-id"
 TASK_PRIORITY = "volcano.sh/task-priority"
 PODGROUP_API = "scheduling.volcano.sh"
 DEFAULT_QUEUE = "default"
-HARD, SOFT = "hard", "soft"
+
+
+class TopologyMode(StrEnum):
+    """``networkTopology.mode``: hard confines the job to one HyperNode up to the highest
+    tier allowed; soft only prefers that."""
+
+    HARD = "hard"
+    SOFT = "soft"
+
 
 # Task states (``api.TaskStatus``); "allocated" ones hold resources on a node.
 PENDING, ALLOCATED, PIPELINED, BINDING, BOUND, RUNNING = (
@@ -61,7 +70,7 @@ def strings(raw: Any) -> dict[str, str]:
 class NetworkTopology:
     """``networkTopology``: ``mode`` hard or soft, and the highest tier by number or name."""
 
-    mode: str = HARD
+    mode: TopologyMode = TopologyMode.HARD
     highest_tier: int | None = None
     highest_tier_name: str = ""
 
@@ -80,8 +89,8 @@ def network_topology(raw: Any, where: str) -> NetworkTopology | None:
     if raw is None:
         return None
     t = as_map(raw)
-    mode = t.get("mode") or HARD  # the CRD's default
-    if mode not in (HARD, SOFT):
+    mode = t.get("mode") or TopologyMode.HARD  # the CRD's default
+    if mode not in tuple(TopologyMode):
         raise InputError(f"{where}.mode: {mode!r} is not hard or soft")
     tier = t.get("highestTierAllowed")
     name = str(t.get("highestTierName") or "")
@@ -91,7 +100,7 @@ def network_topology(raw: Any, where: str) -> NetworkTopology | None:
             "networkTopology simultaneously"
         )
     return NetworkTopology(
-        mode=str(mode),
+        mode=TopologyMode(mode),
         highest_tier=None if tier is None else whole(tier, f"{where}.highestTierAllowed"),
         highest_tier_name=name,
     )

@@ -30,6 +30,7 @@ from labeler.tas.volcano.model import (
     PodGroup,
     SubGroupPolicy,
     Task,
+    TopologyMode,
 )
 from labeler.tas.volcano.predicates import FitErrors
 
@@ -127,7 +128,7 @@ class SubJob(GangCounts):
 
     def hard_tier(self) -> int | None:
         nt = self.network_topology
-        return nt.highest_tier if nt is not None and nt.mode == "hard" else None
+        return nt.highest_tier if nt is not None and nt.mode is TopologyMode.HARD else None
 
 
 def pod_index(name: str) -> int | None:

@@ -27,12 +27,12 @@ from labeler.tas.volcano.model import (
     DEFAULT_QUEUE,
     PENDING,
     RELEASING,
-    SOFT,
     Gang,
     NetworkTopology,
     PodGroup,
     Queue,
     Task,
+    TopologyMode,
     group_of,
     task_from_pod,
 )
@@ -106,8 +106,8 @@ def adjust(
                 notes.append(f"{what}: highestTierName needs Volcano 1.14+; it is ignored")
             elif nt.highest_tier_name in tree.tier_names:
                 nt = replace(nt, highest_tier=tree.tier_names[nt.highest_tier_name])
-        if nt.mode == SOFT:
-            nt = NetworkTopology("hard", bound, "")
+        if nt.mode is TopologyMode.SOFT:
+            nt = NetworkTopology(TopologyMode.HARD, bound, "")
         return nt
 
     job_nt = fix(pg.network_topology, top, "the job")

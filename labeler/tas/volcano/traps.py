@@ -13,7 +13,15 @@ from labeler.core.capacity import Node
 from labeler.tas.volcano import resources as R
 from labeler.tas.volcano.conf import SchedulerConf
 from labeler.tas.volcano.hypernodes import HyperNodeTree
-from labeler.tas.volcano.model import HARD, PENDING, Gang, NetworkTopology, PodGroup, Queue, Task
+from labeler.tas.volcano.model import (
+    PENDING,
+    Gang,
+    NetworkTopology,
+    PodGroup,
+    Queue,
+    Task,
+    TopologyMode,
+)
 from labeler.tas.volcano.predicates import StaticFilter
 from labeler.tas.volcano.queues import as_units, real_capability
 from labeler.tas.volcano.session import NodeState
@@ -44,7 +52,7 @@ def configuration_traps(conf: SchedulerConf, original: PodGroup) -> list[str]:
 
 
 def _hard(nt: NetworkTopology | None) -> bool:
-    return nt is not None and nt.mode == HARD
+    return nt is not None and nt.mode is TopologyMode.HARD
 
 
 def tier_traps(
