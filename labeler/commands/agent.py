@@ -12,7 +12,7 @@ from typing import Any
 
 from labeler.agent.decide import OnMissing, Status
 from labeler.base.errors import Exit, UsageError
-from labeler.base.flags import positive_number
+from labeler.base.flags import one_of, positive_number
 from labeler.commands._base import (
     PROFILE_HELP,
     add_command,
@@ -53,7 +53,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--on-missing",
-        type=OnMissing,
+        type=one_of(OnMissing),
         choices=list(OnMissing),
         default=OnMissing.SKIP,
         help="no topology data: skip (write nothing) or isolate (a unique value per node "

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
 from labeler.base.files import read_text, write_atomic
+from labeler.base.flags import one_of
 from labeler.base.prog import command
 from labeler.commands._base import (
     DEFAULT_VOLCANO,
@@ -185,10 +186,11 @@ def _volcano_options(g: argparse.ArgumentParser) -> None:
     )
     v.add_argument(
         "--node-members",
-        choices=["names", "labels"],
-        default="names",
-        help="tier-1 members: each node by name (default), or one labelMatch on the "
-        "narrowest label (picks up new nodes by itself)",
+        type=one_of(hypernodes.NodeMembers),
+        choices=list(hypernodes.NodeMembers),
+        default=hypernodes.HyperNodeOptions.node_members,
+        help="tier-1 members: each node by name, or one labelMatch on the narrowest label "
+        "(picks up new nodes by itself); default: %(default)s",
     )
     v.add_argument(
         "--discovery-name",

@@ -80,7 +80,7 @@ def test_label_members_also_select_the_tree() -> None:
     docs = hypernodes.build_hypernodes(
         topo,
         [NodePosition("a", ("0", "7"))],
-        hypernodes.HyperNodeOptions(node_members="labels"),
+        hypernodes.HyperNodeOptions(node_members=hypernodes.NodeMembers.LABELS),
     )
     tier1 = docs[0]
     assert tier1["spec"]["members"][0]["selector"]["labelMatch"]["matchLabels"] == {
@@ -91,7 +91,7 @@ def test_label_members_also_select_the_tree() -> None:
     default = hypernodes.build_hypernodes(
         ascend_superpod().topology,
         [NodePosition("a", ("0", "7"))],
-        hypernodes.HyperNodeOptions(node_members="labels"),
+        hypernodes.HyperNodeOptions(node_members=hypernodes.NodeMembers.LABELS),
     )
     assert default[0]["spec"]["members"][0]["selector"]["labelMatch"]["matchLabels"] == {
         ASCEND_SUPERPOD: "7"

@@ -65,7 +65,9 @@ def test_label_members_and_conflicting_parents_with_force() -> None:
         NodePosition("b", ("0", "1")),
         NodePosition("c", ("1", "1")),
     ]
-    docs = hypernodes.build_hypernodes(topo, ps, hypernodes.HyperNodeOptions(node_members="labels"))
+    docs = hypernodes.build_hypernodes(
+        topo, ps, hypernodes.HyperNodeOptions(node_members=hypernodes.NodeMembers.LABELS)
+    )
     assert docs[0]["spec"]["members"] == [
         {
             "type": "Node",
