@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from labeler.base.prog import command
 from labeler.core.node import (
@@ -29,16 +30,20 @@ from labeler.core.node import (
     owners_of,
 )
 
-AGENT = "agent"
-BULK = "bulk"
+
+class Writer(StrEnum):
+    """A writer of ours, as the owners annotation records it."""
+
+    AGENT = "agent"
+    BULK = "bulk"
 
 
 def writer_name(owner: str) -> str:
     """How a conflict names the writer of ours that owns a key (bulk's commands as the user
     invokes them)."""
-    if owner == AGENT:
+    if owner == Writer.AGENT:
         return "the topology-labeler agent"
-    if owner == BULK:
+    if owner == Writer.BULK:
         return command("apply/delete")
     return f"the writer {owner!r}"
 
@@ -56,7 +61,7 @@ class Desired:
       (the agent's profile keys; empty for ``apply``, whose empty cells mean "leave it").
     - ``remove``: keys to delete outright if owned, or with adopt (``delete``).
     - ``source_ids``: key → full source ID, recorded so a hashed value can be traced back.
-    - ``writer``: who asks (``AGENT``, ``BULK``); recorded as the owner of what it writes.
+    - ``writer``: who asks; recorded as the owner of what it writes.
     - ``claim``: a ``set`` key that already holds the wanted value and that no writer of
       ours owns is recorded as this writer's (an annotation write, the label untouched).
     - ``placeholders``: values that mean "nothing known" (another labeler's): a key holding
@@ -70,7 +75,7 @@ class Desired:
     prune: frozenset[str] = frozenset()
     remove: frozenset[str] = frozenset()
     source_ids: Mapping[str, str] = field(default_factory=dict)
-    writer: str = AGENT
+    writer: Writer = Writer.AGENT
     claim: bool = False
     placeholders: frozenset[str] = frozenset()
     annotations: Mapping[str, str] = field(default_factory=dict)
