@@ -121,7 +121,7 @@ def build(opts: GenerateOptions, positions: Sequence[NodePosition] | None) -> li
                 "volcano-scheduler-init-params.yaml",
                 "Volcano scheduler: merge into volcano-scheduler.conf (or use --merge-into)",
                 (volcano.init_params_snippet(opts.topology, opts.reserved_node),),
-                False,
+                applicable=False,
             )
         )
     if HYPERNODES in opts.kinds and positions is not None:
@@ -132,7 +132,7 @@ def build(opts: GenerateOptions, positions: Sequence[NodePosition] | None) -> li
                     HYPERNODES_FILE,
                     f"Volcano HyperNodes ({len(docs)}): kubectl apply -f this file",
                     tuple(docs),
-                    True,
+                    applicable=True,
                 )
             )
     if DISCOVERY in opts.kinds:
@@ -145,7 +145,7 @@ def build(opts: GenerateOptions, positions: Sequence[NodePosition] | None) -> li
                 "Volcano controller: merge into volcano-controller.conf "
                 "(label discovery; an alternative to static HyperNodes)",
                 (volcano.discovery_config(opts.topology, name, opts.discovery_interval),),
-                False,
+                applicable=False,
             )
         )
     if SLURM in opts.kinds and positions is not None:
@@ -161,7 +161,7 @@ def _kueue_outputs(opts: GenerateOptions) -> list[Output]:
             "kueue-topology.yaml",
             f"Kueue Topology {name}: kubectl apply -f this file",
             (kueue.topology_object(opts.topology, name),),
-            True,
+            applicable=True,
         )
     ]
     if opts.flavor_node_labels:
@@ -171,7 +171,7 @@ def _kueue_outputs(opts: GenerateOptions) -> list[Output]:
                 "kueue-resourceflavor.yaml",
                 f"Kueue ResourceFlavor {flavor} (topologyName {name}): kubectl apply -f",
                 (kueue.resource_flavor(flavor, name, opts.flavor_node_labels, opts.tolerations),),
-                True,
+                applicable=True,
             )
         )
     return out
@@ -191,7 +191,7 @@ def _slurm_outputs(opts: GenerateOptions, positions: Sequence[NodePosition]) -> 
             "topology.conf",
             "Slurm topology.conf (TopologyPlugin=topology/tree): next to slurm.conf",
             (),
-            False,
+            applicable=False,
             raw=files.conf,
             folder=SLURM_DIR,
         ),
@@ -201,7 +201,7 @@ def _slurm_outputs(opts: GenerateOptions, positions: Sequence[NodePosition]) -> 
             + (f", {names.block}" if names.block else "")
             + "): next to slurm.conf, instead of topology.conf",
             (),
-            False,
+            applicable=False,
             raw=files.yaml,
             folder=SLURM_DIR,
         ),

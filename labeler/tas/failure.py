@@ -40,6 +40,7 @@ from labeler.tas.gates import (
     REPLACEMENT,
     SKIP_POD_OWNED,
     Gates,
+    Timing,
 )
 from labeler.tas.replace import Assigned, Replacement, search
 from labeler.tas.tree import Tree, build_tree_for_levels
@@ -152,7 +153,7 @@ def node_failures(
     out: dict[str, Failure] = {}
     assigned = sorted({n for ps in wl.podsets for n in ps.nodes})
     for name in wl.unhealthy:
-        out.setdefault(name, Failure(name, "recorded in status.unhealthyNodes", True))
+        out.setdefault(name, Failure(name, "recorded in status.unhealthyNodes", recorded=True))
     for name in assigned:
         if name in out or name in failed:
             continue
@@ -199,11 +200,11 @@ def failure_answer(
     flavors: Mapping[str, FlavorState],
     gates: Gates = DEFAULT_GATES,
     *,
-    together: bool = True,
+    timing: Timing,
 ) -> FailureAnswer:
-    """Kueue's answer to ``failures`` (from :func:`node_failures`). ``together``: the
-    failures Kueue records at once happen before it replaced the first."""
-    answer = _answer(wl, failures, flavors, gates, together)
+    """Kueue's answer to ``failures`` (from :func:`node_failures`), as they happen in
+    ``timing``."""
+    answer = _answer(wl, failures, flavors, gates, timing)
     levels = {name: tuple(state.flavor.levels) for name, state in flavors.items()}
     return replace(answer, levels=levels)
 
@@ -213,7 +214,7 @@ def _answer(
     failures: Sequence[Failure],
     flavors: Mapping[str, FlavorState],
     gates: Gates,
-    together: bool,
+    timing: Timing,
 ) -> FailureAnswer:
     seen = tuple(failures)
     hits = tuple(f for f in failures if f.podsets)
@@ -234,7 +235,7 @@ def _answer(
         )
         return FailureAnswer(wl, seen, KEPT, why, ignored=ignored)
     now = [f for f in acted if not f.wait]
-    if together and len(now) >= 2:
+    if timing is Timing.TOGETHER and len(now) >= 2:
         names = ", ".join(f.node for f in now[:2])
         return FailureAnswer(wl, seen, EVICTED, MULTIPLE + names, ignored=ignored)
     return _replace_in_turn(

@@ -205,7 +205,7 @@ def _node(
     if others or stale is not None:
         why = f"a second failure evicts it ({', '.join(others)} failed)" if others else ""
         why = why or f"its assignment would be stale: {stale} is gone"
-        return NodeSpare(node, podset.name, lost, (), "", 0, False, why)
+        return NodeSpare(node, podset.name, lost, (), "", 0, replaceable=False, reason=why)
     paths = [(state.index[leaf_id(tree, v)].values, n) for v, n in kept]
     required = keys.index(req.level) if req.mode == Mode.REQUIRED and req.level in keys else None
     if req.slices:
@@ -220,7 +220,9 @@ def _node(
         spare -= pods[state.position[node]]  # the failed node takes no pod
     level = keys[len(domain) - 1] if domain else ""
     why = "" if spare >= lost else f"{spare} free pod slot(s) for {lost} pod(s)"
-    return NodeSpare(node, podset.name, lost, domain, level, spare, spare >= lost, why)
+    return NodeSpare(
+        node, podset.name, lost, domain, level, spare, replaceable=spare >= lost, reason=why
+    )
 
 
 def _sliced(
@@ -247,7 +249,9 @@ def _sliced(
         )
         r = search(alone, podset, ps.assignment, node, state.held, gates)
         spare = sum(n for _, n in r.candidates)
-        return NodeSpare(node, podset.name, lost, (), "", spare, r.replaced, r.message)
+        return NodeSpare(
+            node, podset.name, lost, (), "", spare, replaceable=r.replaced, reason=r.message
+        )
     if domain is None:
         return _whole_flavor_slices(ps, node, state, required, layers[0], lost)
     part = state.subtree(domain, node)
@@ -256,7 +260,9 @@ def _sliced(
     spare = sum(capacity.pods)
     level = keys[len(domain) - 1]
     if isinstance(job, str):
-        return NodeSpare(node, podset.name, lost, domain, level, spare, False, job)
+        return NodeSpare(
+            node, podset.name, lost, domain, level, spare, replaceable=False, reason=job
+        )
     out = simulate(part, capacity, job, gates)
     ok = out.fits and bool(out.assignment)
     why = "" if ok else f"{spare} free pod slot(s), not {lost} in whole slices"

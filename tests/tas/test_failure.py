@@ -19,7 +19,7 @@ import pytest
 from labeler.tas.admitted import what_if
 from labeler.tas.cluster import snapshot_from_objects
 from labeler.tas.failure import EVICTED, KEPT, REPLACED, UNAFFECTED, WAITING, FailureAnswer
-from labeler.tas.gates import FAIL_FAST, ON_NODE_TAINTS, ON_POD_TERMINATION, Gates
+from labeler.tas.gates import FAIL_FAST, ON_NODE_TAINTS, ON_POD_TERMINATION, Gates, Timing
 from tests.tas.objects import as_list, node
 
 HOST = "kubernetes.io/hostname"
@@ -135,12 +135,12 @@ def answer(
     nodes: list[dict[str, Any]] | None = None,
     failed: Sequence[str] = (),
     gates: Gates | None = None,
-    together: bool = True,
+    timing: Timing = Timing.TOGETHER,
     extra: Sequence[dict[str, Any]] = (),
 ) -> FailureAnswer:
     items = [*(nodes if nodes is not None else cluster_nodes()), *kueue_objects(), wl, *extra]
     snap = snapshot_from_objects(as_list(items), "test")
-    return what_if(snap, wl, failed, gates or Gates(), together=together)
+    return what_if(snap, wl, failed, gates or Gates(), timing=timing)
 
 
 def assigned(a: FailureAnswer, podset: str = "one") -> dict[str, int]:
@@ -327,7 +327,7 @@ def test_two_nodes_failing_together_evict_in_kueues_words() -> None:
     assert a.outcome == EVICTED and a.message == (
         "Workload eviction triggered due to multiple TAS assigned node failures, including: x2, x3"
     )
-    b = answer(two_pods(), failed=["x2", "x3"], together=False)
+    b = answer(two_pods(), failed=["x2", "x3"], timing=Timing.ONE_BY_ONE)
     assert b.outcome == REPLACED and assigned(b) == {"x1": 1, "x4": 1}
 
 
@@ -391,7 +391,7 @@ def test_replacement_gate_off_keeps_the_assignment() -> None:
 def test_a_second_failure_while_the_first_waits_evicts() -> None:
     one = podset("one", 2, {"cpu": "3"}, preferred=RACK)
     wl = admitted([one], {"one": {"x0": 1, "x1": 1}}, unhealthy=["x0"])
-    a = answer(wl, failed=["x1"], gates=NO_FAIL_FAST, together=False)
+    a = answer(wl, failed=["x1"], gates=NO_FAIL_FAST, timing=Timing.ONE_BY_ONE)
     assert a.outcome == EVICTED and a.message.endswith("including: x0, x1")
 
 

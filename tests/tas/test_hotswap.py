@@ -17,7 +17,7 @@ import pytest
 from labeler.core.hotswap import EXEMPT, NOT_REPLACEABLE, REPLACEABLE
 from labeler.tas.admitted import what_if
 from labeler.tas.cluster import snapshot_from_objects
-from labeler.tas.gates import FAIL_FAST, Gates
+from labeler.tas.gates import FAIL_FAST, Gates, Timing
 from labeler.tas.hotswap import hot_swap
 from labeler.tas.inputs import read_snapshot
 from tests.tas.objects import as_list, node
@@ -94,5 +94,5 @@ def test_the_fast_view_agrees_with_the_full_search_node_by_node(seed: int) -> No
     for obj in workloads:
         spare = by_key[f"default/{obj['metadata']['name']}"]
         for n in spare.nodes:
-            answer = what_if(snap, obj, [n.node], gates)
+            answer = what_if(snap, obj, [n.node], gates, timing=Timing.TOGETHER)
             assert n.replaceable == answer.fits, (seed, spare.key, n, answer.message)
