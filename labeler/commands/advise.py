@@ -305,23 +305,25 @@ def run_advise(args: argparse.Namespace) -> int:
     """The scheduler the input names (``advise_input.choose``: -f is read once there) and
     its advisor, a module beside this one, handed the file's objects; without an object,
     advise places the single PodSet of the flags."""
-    from labeler.commands.advise_input import FLAGS, KUBE_SCHEDULER, KUEUE, VOLCANO, choose
+    from labeler.commands.advise_input import Asked, choose
 
     scheduler, manifest = choose(args)
     # --failed-node needs an admitted Workload
-    if scheduler == FLAGS:
+    if scheduler is Asked.FLAGS:
         refuse_failed_nodes(args, "the flags describe a new PodSet")
-    elif scheduler != KUEUE:
+    elif scheduler is not Asked.KUEUE:
         refuse_failed_nodes(args, f"the input is {scheduler}'s")
-    if scheduler == VOLCANO:
+    if scheduler is Asked.VOLCANO:
         from labeler.commands import advise_volcano
 
         return advise_volcano.run(args, manifest)
-    if scheduler == KUBE_SCHEDULER and manifest is not None:  # only a file is kube-scheduler's
+    # only a file is kube-scheduler's
+    if scheduler is Asked.KUBE_SCHEDULER and manifest is not None:
         from labeler.commands import advise_podgroup
 
         return advise_podgroup.run(args, manifest)
-    if scheduler == KUEUE:  # a Workload, or the Job, JobSet or LeaderWorkerSet it is made from
+    # a Workload, or the Job, JobSet or LeaderWorkerSet it is made from
+    if scheduler is Asked.KUEUE:
         return _advise_workload(args, manifest)
     return _advise_podset(args)
 
