@@ -31,10 +31,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from labeler.agent.config import AgentConfig
 from labeler.agent.decide import ReconcileResult, Status, unknown_levels
 from labeler.agent.events import AgentEvents, short
 from labeler.agent.health import Heartbeats
-from labeler.agent.reconcile import AgentConfig, Reconciler, error
+from labeler.agent.reconcile import Reconciler, error
 from labeler.base.backoff import Backoff, Reconnect
 from labeler.base.errors import Exit
 from labeler.base.metrics import AgentMetrics
