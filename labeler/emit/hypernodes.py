@@ -27,6 +27,8 @@ from labeler.core.labels import NAME_HASH_LENGTH as HASH_LEN
 from labeler.core.labels import digest, dns_name, slug
 from labeler.core.model import Level, NodePosition, Topology
 from labeler.core.positions import DEFAULT_TREE
+from labeler.emit import Emitter, Output, Target
+from labeler.emit.kinds import VOLCANO_VERSION, Kind
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +39,7 @@ LEVEL_ANNOTATION = "topology-labeler.io/level-label"
 OWNER_LABEL = "topology-labeler.io/topology"
 DISCOVERY_SOURCE_LABEL = "volcano.sh/network-topology-source"  # never set (see module doc)
 TIER_NAME_SINCE = (1, 14)
+HYPERNODES_FILE = "volcano-hypernodes.yaml"
 _PREFIX_RE = re.compile(r"^[a-z0-9][-a-z0-9]{0,39}$")
 
 
@@ -51,7 +54,7 @@ class NodeMembers(StrEnum):
 @dataclass(frozen=True)
 class HyperNodeOptions:
     prefix: str = ""  # e.g. "oci-"; must itself be DNS-safe
-    volcano_version: tuple[int, int] = (1, 14)
+    volcano_version: tuple[int, int] = VOLCANO_VERSION
     node_members: NodeMembers = NodeMembers.NAMES
     owner: str = ""  # value of OWNER_LABEL, so --prune touches only this topology's HyperNodes
 
@@ -215,3 +218,17 @@ def _member_list(
         # (ascend-for-volcano counts them in), which matchLabels cannot say
         match[topology.tree_label] = topology.name
     return [{"type": MemberType.NODE.value, "selector": {"labelMatch": {"matchLabels": match}}}]
+
+
+def outputs(target: Target, opts: HyperNodeOptions) -> list[Output]:
+    """The HyperNodes of the target's positions; none without positions."""
+    if target.positions is None:
+        return []
+    docs = build_hypernodes(target.topology, target.positions, opts)
+    if not docs:
+        return []
+    title = f"Volcano HyperNodes ({len(docs)}): kubectl apply -f this file"
+    return [Output(HYPERNODES_FILE, title, tuple(docs), applicable=True)]
+
+
+EMITTER = Emitter(Kind.HYPERNODES, HyperNodeOptions(), outputs)
