@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
 from labeler.commands._base import (
-    DEFAULT_VOLCANO,
     PROFILE_HELP,
     add_command,
     add_dra_driver,
@@ -35,6 +34,7 @@ from labeler.commands._base import (
 )
 from labeler.commands.advise_flags import DESCRIPTION as KUEUE_DESCRIPTION
 from labeler.commands.advise_flags import add_kueue_options, kueue_gates, refuse_failed_nodes
+from labeler.core.volcano import VERSION as VOLCANO_VERSION
 from labeler.tas.kubesched import KUBERNETES as KUBE_SCHEDULER_VERSION
 
 log = logging.getLogger(__name__)
@@ -93,9 +93,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--volcano-version",
         type=volcano_version,
-        default=DEFAULT_VOLCANO,
+        default=VOLCANO_VERSION,
         help="Volcano the job runs on: before 1.14 the stanza uses highestTierAllowed "
-        "(and Volcano inputs lose highestTierName, partitions, sub-groups) (default 1.14)",
+        "(and Volcano inputs lose highestTierName, partitions, sub-groups) (default "
+        + ".".join(map(str, VOLCANO_VERSION))
+        + ")",
     )
     p.add_argument(
         "--affinity-config",

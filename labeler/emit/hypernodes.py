@@ -22,13 +22,13 @@ from enum import StrEnum
 from typing import Any
 
 from labeler.base.errors import InputError
-from labeler.core.hypernodes import MemberType
 from labeler.core.labels import NAME_HASH_LENGTH as HASH_LEN
 from labeler.core.labels import digest, dns_name, slug
 from labeler.core.model import Level, NodePosition, Topology
 from labeler.core.positions import DEFAULT_TREE
+from labeler.core.volcano import VERSION, MemberType
 from labeler.emit import Emitter, Output, Target
-from labeler.emit.kinds import VOLCANO_VERSION, Kind
+from labeler.emit.kinds import Kind
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class NodeMembers(StrEnum):
 @dataclass(frozen=True)
 class HyperNodeOptions:
     prefix: str = ""  # e.g. "oci-"; must itself be DNS-safe
-    volcano_version: tuple[int, int] = VOLCANO_VERSION
+    volcano_version: tuple[int, int] = VERSION
     node_members: NodeMembers = NodeMembers.NAMES
     owner: str = ""  # value of OWNER_LABEL, so --prune touches only this topology's HyperNodes
 

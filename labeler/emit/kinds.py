@@ -18,5 +18,3 @@ class Kind(StrEnum):
 
 
 DEFAULT_KINDS = (Kind.KUEUE, Kind.VOLCANO, Kind.HYPERNODES, Kind.DISCOVERY)
-# The Volcano release the Volcano outputs are written for, unless --volcano-version says.
-VOLCANO_VERSION = (1, 14)

@@ -19,8 +19,9 @@ from labeler.base.errors import InputError, UsageError
 from labeler.core.labels import DNS1123_LABEL_RE
 from labeler.core.model import Topology
 from labeler.core.profiles import ASCEND_TREE_LABEL  # the only tree label ascend-for-volcano reads
+from labeler.core.volcano import VERSION
 from labeler.emit import Emitter, Output, Target
-from labeler.emit.kinds import VOLCANO_VERSION, Kind
+from labeler.emit.kinds import Kind
 
 INIT_PARAMS = "init-params"
 RESOURCE_LEVEL_CONFIG = "resource-level-config"
@@ -198,7 +199,7 @@ class DiscoveryOptions:
 
     name: str | None = None  # networkTopologyTypes name; default: from the profile's name
     interval: str = "1h"  # a Go duration
-    volcano_version: tuple[int, int] = VOLCANO_VERSION
+    volcano_version: tuple[int, int] = VERSION
 
 
 def _discovery(target: Target, opts: DiscoveryOptions) -> list[Output]:

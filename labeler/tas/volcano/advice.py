@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from labeler.core.volcano import VERSION
 from labeler.tas.volcano.conf import SchedulerConf
 from labeler.tas.volcano.cycle import Cycle
 from labeler.tas.volcano.hypernodes import HyperNodeTree
@@ -61,7 +62,7 @@ def advise(
     cluster: Cluster,
     conf: SchedulerConf,
     tree: HyperNodeTree,
-    version: tuple[int, int] = (1, 14),
+    version: tuple[int, int] = VERSION,
 ) -> Advice:
     """Everything ``advise`` says about one Volcano gang."""
     verdict = run_cycle(gang, cluster, conf, tree, version)

@@ -22,7 +22,7 @@ from typing import Any
 
 from labeler.base.errors import InputError
 from labeler.core.capacity import Node
-from labeler.core.hypernodes import MemberType
+from labeler.core.volcano import MemberType
 from labeler.tas.fields import as_map
 from labeler.tas.volcano.model import label_selector, named
 

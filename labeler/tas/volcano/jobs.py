@@ -18,6 +18,7 @@ from typing import Any
 
 from labeler.base.errors import InputError
 from labeler.core.quantity import CPU
+from labeler.core.volcano import VERSION
 from labeler.tas.cluster import pod_requests
 from labeler.tas.fields import as_map, whole
 from labeler.tas.volcano import resources as R
@@ -237,7 +238,7 @@ def _pods(
     return out
 
 
-def expand_job(obj: Mapping[str, Any], where: str, version: tuple[int, int] = (1, 14)) -> Gang:
+def expand_job(obj: Mapping[str, Any], where: str, version: tuple[int, int] = VERSION) -> Gang:
     """The PodGroup and pods Volcano makes from the Job (InputError: what admission refuses)."""
     meta, spec = as_map(obj.get("metadata")), as_map(obj.get("spec"))
     name = str(meta.get("name") or "")

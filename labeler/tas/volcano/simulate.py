@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from labeler.core.capacity import Node
+from labeler.core.volcano import VERSION
 from labeler.tas.volcano import resources as R
 from labeler.tas.volcano.allocate import Allocator
 from labeler.tas.volcano.ascend import AFFINITY, NPU, POLICY, MultiLevel, plan
@@ -288,7 +289,7 @@ def run_cycle(
     cluster: Cluster,
     conf: SchedulerConf,
     tree: HyperNodeTree,
-    version: tuple[int, int] = (1, 14),
+    version: tuple[int, int] = VERSION,
 ) -> Verdict:
     """The gang through enqueue and allocate, once, on the cluster as it is now."""
     podgroup, notes = adjust(gang.podgroup, tree, version)
