@@ -16,14 +16,7 @@ from typing import Any
 from labeler.base.text import a_few
 from labeler.core.hotswap import Path
 from labeler.tas.assign import Mode
-from labeler.tas.failure import (
-    EVICTED,
-    KEPT,
-    REPLACED,
-    UNAFFECTED,
-    WAITING,
-    FailureAnswer,
-)
+from labeler.tas.failure import FailureAnswer, Fate
 from labeler.tas.gates import Gates
 from labeler.tas.replace import Replacement
 from labeler.tas.workload import TopologyRequest
@@ -31,14 +24,14 @@ from labeler.tas.workload_report import kueue_dict, modelled_line
 
 MAX_CANDIDATES = 8
 VERDICT = {
-    REPLACED: "REPLACED: Kueue re-admits the Workload with the new assignment (its "
+    Fate.REPLACED: "REPLACED: Kueue re-admits the Workload with the new assignment (its "
     "status.unhealthyNodes cleared); only the pods of the failed node(s) move.",
-    EVICTED: "EVICTED: Kueue evicts the Workload; it is queued again and placed anew.",
-    WAITING: "NOT REPLACED: the Workload stays admitted with the failed node recorded, its "
+    Fate.EVICTED: "EVICTED: Kueue evicts the Workload; it is queued again and placed anew.",
+    Fate.WAITING: "NOT REPLACED: the Workload stays admitted with the failed node recorded, its "
     "pods there lost; Kueue retries every scheduling cycle (TASFailedNodeReplacementFailFast "
     "is off).",
-    KEPT: "KEPT AS IS: Kueue keeps the assignment; that is not a replacement.",
-    UNAFFECTED: "UNAFFECTED: no failed node holds a pod of this Workload.",
+    Fate.KEPT: "KEPT AS IS: Kueue keeps the assignment; that is not a replacement.",
+    Fate.UNAFFECTED: "UNAFFECTED: no failed node holds a pod of this Workload.",
 }
 
 
@@ -92,7 +85,7 @@ def failure_dict(answer: FailureAnswer, gates: Gates) -> dict[str, Any]:
         "workload": wl.key,
         "cluster_queue": wl.cluster_queue,
         "fits": answer.fits,
-        "outcome": answer.outcome,
+        "outcome": answer.outcome.value,
         "message": answer.message,
         "failures": [
             {
