@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from labeler.audit.jobview import JobPlacement
 from labeler.base.text import a_few, left_out, table
 from labeler.core.check import INCONSISTENT, LABELED, NODE_STATES, PARTIAL, UNLABELED
-from labeler.core.hotswap import EXEMPT, NOT_REPLACEABLE, REPLACEABLE, HotSwapView
+from labeler.core.hotswap import HotSwapView, SwapState
 from labeler.core.states import AuditReport
 
 MAX_LISTED = 20
@@ -169,7 +169,12 @@ def render_hotswap(view: HotSwapView, *, limit: int = MAX_LISTED) -> str:
     else:
         rows = [["CLUSTERQUEUE", "REPLACEABLE", "NOT REPLACEABLE", "EXEMPT"]]
         rows += [
-            [cq, str(c[REPLACEABLE]), str(c[NOT_REPLACEABLE]), str(c[EXEMPT])]
+            [
+                cq,
+                str(c[SwapState.REPLACEABLE]),
+                str(c[SwapState.NOT_REPLACEABLE]),
+                str(c[SwapState.EXEMPT]),
+            ]
             for cq, c in view.by_cluster_queue().items()
         ]
         lines += table(rows, right={1, 2, 3}, indent="  ")
@@ -186,7 +191,7 @@ def render_hotswap(view: HotSwapView, *, limit: int = MAX_LISTED) -> str:
                 lines.append(f"    {n.node}: {n.pods} pod(s) of {n.podset}; in {where}: {n.reason}")
         lines += left_out(len(risky), limit)
     for w in view.workloads:
-        if w.state == EXEMPT:
+        if w.state == SwapState.EXEMPT:
             lines.append(f"  exempt: {w.key}: {w.note}")
     lines += [f"  could not judge: {p}" for p in view.problems[:limit]]
     return "\n".join(lines)

@@ -25,12 +25,10 @@ from typing import Any
 from labeler.base.errors import InputError
 from labeler.core.capacity import Node
 from labeler.core.hotswap import (
-    EXEMPT,
-    NOT_REPLACEABLE,
-    REPLACEABLE,
     HotSwapView,
     NodeSpare,
     Path,
+    SwapState,
     WorkloadSpare,
     replacement_domain,
 )
@@ -168,16 +166,18 @@ def _judge(
     flavor = ", ".join(sorted({ps.flavor for ps in wl.podsets}))
     exempt = _exempt(wl, gates)
     if exempt:
-        return WorkloadSpare(wl.namespace, wl.name, cq, flavor, EXEMPT, note=exempt)
+        return WorkloadSpare(wl.namespace, wl.name, cq, flavor, SwapState.EXEMPT, note=exempt)
     failed = [f.node for f in node_failures(wl, nodes, (), {}, gates) if f.podsets]
     spares = [
         _node(ps, node, flavors[ps.flavor], gates, failed) for ps in wl.podsets for node in ps.nodes
     ]
-    state = REPLACEABLE if all(s.replaceable for s in spares) else NOT_REPLACEABLE
+    state = (
+        SwapState.REPLACEABLE if all(s.replaceable for s in spares) else SwapState.NOT_REPLACEABLE
+    )
     note = ""
     if failed:
         note = f"a node of its assignment has failed already ({', '.join(sorted(set(failed)))})"
-    elif state == NOT_REPLACEABLE and not gates.on(FAIL_FAST):
+    elif state == SwapState.NOT_REPLACEABLE and not gates.on(FAIL_FAST):
         note = "without fail-fast Kueue would keep it admitted, the failed node's pods lost"
     return WorkloadSpare(wl.namespace, wl.name, cq, flavor, state, tuple(spares), note)
 
