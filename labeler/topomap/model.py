@@ -19,7 +19,7 @@ from typing import Any, cast
 
 from labeler.base.text import natural_key
 from labeler.core.capacity import Node
-from labeler.core.check import NODE_STATES, UNLABELED
+from labeler.core.check import NodeState
 from labeler.core.dra import Devices
 from labeler.core.model import Topology
 from labeler.core.node import NodeInfo
@@ -51,7 +51,7 @@ class MapDomain:
 @dataclass(frozen=True)
 class MapNode:
     name: str
-    state: str
+    state: NodeState
     domain: int  # narrowest domain's index; -1 when outside the topology
     values: tuple[str | None, ...]
     total: int
@@ -112,7 +112,7 @@ class TopologyMap:
         def intern(text: str) -> int:
             return pairs.setdefault(text, len(pairs))
 
-        states = list(NODE_STATES)
+        states = list(NodeState)
         job = self.job
         nodes = []
         for n in self.nodes:
@@ -314,7 +314,9 @@ def build_map(
                 values=values,
                 total=total,
                 free=free,
-                missing=every_level if state == UNLABELED else report.missing.get(f.name, ()),
+                missing=every_level
+                if state == NodeState.UNLABELED
+                else report.missing.get(f.name, ()),
                 labels=detail.labels or _position_labels(topology, f),
                 taints=detail.taints,
             )
