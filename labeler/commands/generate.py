@@ -82,7 +82,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     _source_options(c, required=True)
     add_report_format(c, "text", "--format")
-    c.add_argument("--max-nodes", type=int, default=10, help="nodes listed per problem (10)")
+    c.add_argument(
+        "--max-nodes", type=int, default=10, help="nodes listed per problem (%(default)s)"
+    )
     c.add_argument(
         "--affinity-config",
         metavar="level1=N1,...",

@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable, Sequence
 
 from labeler.base.errors import Exit, LabelerError
-from labeler.base.logs import setup_logging
+from labeler.base.logs import LogFormat, setup_logging
 from labeler.bulk import apply as bulk
 from labeler.bulk import lld, writes
 from labeler.bulk.pace import Pace
@@ -109,7 +109,7 @@ def label_tool_parser() -> argparse.ArgumentParser:
 def label_tool_main(argv: Sequence[str] | None = None) -> int:
     args = label_tool_parser().parse_args(argv)
     # Errors only: the result is printed, and retry warnings would be noise around it.
-    setup_logging("error")
+    setup_logging("error", LogFormat.TEXT)
     return _interruptible(_label_tool, args)
 
 
@@ -226,7 +226,7 @@ def lld_parser_parser() -> argparse.ArgumentParser:
 
 def lld_parser_main(argv: Sequence[str] | None = None) -> int:
     args = lld_parser_parser().parse_args(argv)
-    setup_logging("warning")
+    setup_logging("warning", LogFormat.TEXT)
     return _interruptible(_lld_parser, args)
 
 

@@ -322,7 +322,7 @@ def render_text(
     positions: Sequence[NodePosition],
     *,
     origin: str,
-    max_nodes: int = 10,
+    max_nodes: int,
 ) -> list[str]:
     """The human report of ``check``: node states, domain sizes, then every error."""
     topo = report.topology
