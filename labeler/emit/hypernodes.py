@@ -40,6 +40,9 @@ OWNER_LABEL = "topology-labeler.io/topology"
 DISCOVERY_SOURCE_LABEL = "volcano.sh/network-topology-source"  # never set (see module doc)
 TIER_NAME_SINCE = (1, 14)
 HYPERNODES_FILE = "volcano-hypernodes.yaml"
+# Plain strings, looked up once: a member is written per node (100,000 of them), and an
+# enum member's value is a property read each time.
+_NODE, _HYPERNODE = MemberType.NODE.value, MemberType.HYPERNODE.value
 _PREFIX_RE = re.compile(r"^[a-z0-9][-a-z0-9]{0,39}$")
 
 
@@ -100,9 +103,9 @@ def hypernode_name(level: Level, value: str, prefix: str = "") -> str:
 def node_member(node: str) -> dict[str, Any]:
     """``exactMatch`` for names up to 63 characters, else an anchored ``regexMatch``."""
     if len(node) <= MAX_NAME:
-        return {"type": MemberType.NODE.value, "selector": {"exactMatch": {"name": node}}}
+        return {"type": _NODE, "selector": {"exactMatch": {"name": node}}}
     pattern = "^" + node.replace(".", r"\.") + "$"
-    return {"type": MemberType.NODE.value, "selector": {"regexMatch": {"pattern": pattern}}}
+    return {"type": _NODE, "selector": {"regexMatch": {"pattern": pattern}}}
 
 
 def choose_parents(topology: Topology, positions: Sequence[NodePosition], i: int) -> dict[str, str]:
@@ -205,10 +208,7 @@ def _member_list(
     if i < len(levels) - 1:
         child_level = levels[i + 1]
         child_names = sorted({hypernode_name(child_level, c, opts.prefix) for c in members})
-        return [
-            {"type": MemberType.HYPERNODE.value, "selector": {"exactMatch": {"name": c}}}
-            for c in child_names
-        ]
+        return [{"type": _HYPERNODE, "selector": {"exactMatch": {"name": c}}} for c in child_names]
     if opts.node_members is NodeMembers.NAMES:
         return [node_member(n) for n in sorted(set(members))]
     match = {levels[i].key: value}
@@ -217,7 +217,7 @@ def _member_list(
         # Not for "default": its nodes may lack the tree label altogether
         # (ascend-for-volcano counts them in), which matchLabels cannot say
         match[topology.tree_label] = topology.name
-    return [{"type": MemberType.NODE.value, "selector": {"labelMatch": {"matchLabels": match}}}]
+    return [{"type": _NODE, "selector": {"labelMatch": {"matchLabels": match}}}]
 
 
 def outputs(target: Target, opts: HyperNodeOptions) -> list[Output]:

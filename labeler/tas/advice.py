@@ -80,7 +80,7 @@ def make_job(
         )
     return Job(
         count=count,
-        mode=mode,
+        mode=Mode(mode),
         level=resolve_level(topology, level) if level and mode != Mode.UNCONSTRAINED else None,
         slices=layers,
     )

@@ -361,13 +361,13 @@ def find_level(
                     continue
                 if _count(dom, Unit.SLICES, lead) >= need:
                     return LevelFit(level, [dom], spread=False)
-            if job.mode is Mode.REQUIRED:  # unreachable with Kueue's profiles; kept for its message
+            if job.mode == Mode.REQUIRED:  # unreachable with Kueue's profiles; kept for its message
                 raise fail(ordered[-1].pods)
         if top.slices_wl >= need and top.leaders >= lead:
             return LevelFit(level, [top], spread=False)
-        if job.mode is Mode.REQUIRED:
+        if job.mode == Mode.REQUIRED:
             raise fail(top.slices)
-        if level > 0 and job.mode is not Mode.UNCONSTRAINED:
+        if level > 0 and job.mode != Mode.UNCONSTRAINED:
             level -= 1
             continue
         return LevelFit(level, _greedy(ordered, job, algorithm, fail), spread=True)

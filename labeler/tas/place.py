@@ -80,13 +80,13 @@ def _leaf_assignment(leaf: Domain, count: int) -> NodeAssignment:
 def simulate(tree: Tree, capacity: Capacity, job: Job, gates: Gates = DEFAULT_GATES) -> Outcome:
     """Where Kueue would put the job's pods now, or Kueue's reason why it cannot."""
     last = tree.depth - 1
-    least_free = job.mode is Mode.UNCONSTRAINED and gates.on(PROFILE_MIXED)
+    least_free = job.mode == Mode.UNCONSTRAINED and gates.on(PROFILE_MIXED)
     algorithm = Algorithm.LEAST_FREE_CAPACITY if least_free else Algorithm.BEST_FIT
     if job.slices:
         slice_level, slice_size = job.slices[0].level, job.slices[0].size
     else:
         slice_level, slice_size = last, 1
-    if job.mode is not Mode.UNCONSTRAINED:
+    if job.mode != Mode.UNCONSTRAINED:
         if job.level is None:
             raise ValueError(f"a {job.mode} request needs a level")
         level = job.level
@@ -102,7 +102,7 @@ def simulate(tree: Tree, capacity: Capacity, job: Job, gates: Gates = DEFAULT_GA
             )
         inner = slice_sizes_at_levels(tree, job.slices)
         fill_counts(tree, capacity, slice_size, slice_level, inner, job.leaders > 0)
-        if gates.on(BALANCED) and job.mode is Mode.PREFERRED:
+        if gates.on(BALANCED) and job.mode == Mode.PREFERRED:
             balanced = balanced_domains(tree, job, level, slice_level)
         if balanced is not None:
             fit_level, chosen = balanced
