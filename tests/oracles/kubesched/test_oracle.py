@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from labeler.tas.kubesched import KUBERNETES
+from labeler.sim.kubesched import KUBERNETES
 from tests.oracles.kubesched import build, oracle
 from tests.oracles.kubesched.compare import batch, compare, run_advise
 

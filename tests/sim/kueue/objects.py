@@ -1,0 +1,114 @@
+"""Build Kubernetes Node/Pod objects and snapshot files for the placement tests.
+
+Tests describe clusters as compact specs (path of domain values, free pods) and get the
+same plain dicts ``kubectl get nodes,pods -A -o yaml`` would print.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from labeler.core.model import Level, Topology
+from labeler.sim.common.cluster import snapshot_from_objects
+from labeler.sim.kueue.tree import Tree, build_tree
+
+HOST = "kubernetes.io/hostname"
+BLOCK = "cloud.com/topology-block"
+RACK = "cloud.com/topology-rack"
+
+
+def topology(*keys: str, name: str = "default") -> Topology:
+    return Topology(name, tuple(Level(k, k.rsplit("/", 1)[-1]) for k in keys))
+
+
+def node(
+    name: str,
+    labels: Mapping[str, str],
+    *,
+    allocatable: Mapping[str, str] | None = None,
+    taints: Sequence[Mapping[str, str]] = (),
+    ready: bool = True,
+    unschedulable: bool = False,
+) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {HOST: name, **labels}},
+        "spec": {},
+        "status": {
+            "allocatable": dict(allocatable or {"cpu": "4", "pods": "110"}),
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+        },
+    }
+    if taints:
+        obj["spec"]["taints"] = [dict(t) for t in taints]
+    if unschedulable:
+        obj["spec"]["unschedulable"] = True
+    return obj
+
+
+def pod(
+    name: str,
+    node_name: str,
+    requests: Mapping[str, str],
+    *,
+    phase: str = "Running",
+    namespace: str = "default",
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "nodeName": node_name,
+            "containers": [{"name": "c", "resources": {"requests": dict(requests)}}],
+        },
+        "status": {"phase": phase},
+    }
+
+
+def gpu_nodes(
+    keys: Sequence[str], spec: Iterable[tuple[Sequence[str], str, int, int]]
+) -> list[dict[str, Any]]:
+    """Nodes from (domain values widest first, name, GPUs allocatable, GPUs used) tuples;
+    the used GPUs become one running pod on the node."""
+    items: list[dict[str, Any]] = []
+    for values, name, gpus, used in spec:
+        labels = dict(zip(keys, values, strict=True))
+        items.append(node(name, labels, allocatable={"nvidia.com/gpu": str(gpus), "pods": "110"}))
+        if used:
+            items.append(pod(f"busy-{name}", name, {"nvidia.com/gpu": str(used)}))
+    return items
+
+
+def as_list(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "List", "items": list(items)}
+
+
+def write_snapshot(path: Path, items: Sequence[Mapping[str, Any]], *, fmt: str = "yaml") -> Path:
+    doc = as_list(items)
+    if fmt == "json":
+        path.write_text(json.dumps(doc), encoding="utf-8")
+    else:
+        path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def tree_of(topo: Topology, items: Sequence[Mapping[str, Any]], **kw: Any) -> Tree:
+    snap = snapshot_from_objects(as_list(items), "test")
+    return build_tree(topo, snap.nodes, **kw)
+
+
+def cpu_nodes(
+    keys: Sequence[str], spec: Iterable[tuple[Sequence[str], str, str]]
+) -> list[dict[str, Any]]:
+    """Nodes from (domain values, hostname, CPUs allocatable) with room for 10 pods."""
+    return [
+        node(name, dict(zip(keys, values, strict=True)), allocatable={"cpu": cpu, "pods": "10"})
+        for values, name, cpu in spec
+    ]
