@@ -1,6 +1,7 @@
-"""Volcano's vocabulary, shared by the feature that writes its objects (emit) and the one
-that models its scheduler (the Volcano simulator): the release both follow unless
-``--volcano-version`` says otherwise, and the types of a HyperNode's members."""
+"""Volcano's vocabulary, shared by what writes its objects (emit, and the stanza Kueue's
+advice suggests for a Volcano job) and what models its scheduler (the Volcano simulator):
+the release they follow unless ``--volcano-version`` says otherwise, a job's topology
+mode, and the types of a HyperNode's members."""
 
 from __future__ import annotations
 
@@ -14,3 +15,11 @@ class MemberType(StrEnum):
 
     NODE = "Node"
     HYPERNODE = "HyperNode"
+
+
+class TopologyMode(StrEnum):
+    """``networkTopology.mode``: hard confines the job to one HyperNode up to the highest
+    tier allowed; soft only prefers that."""
+
+    HARD = "hard"
+    SOFT = "soft"

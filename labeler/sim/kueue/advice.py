@@ -14,6 +14,7 @@ from typing import Any
 from labeler.base.errors import UsageError
 from labeler.core.model import HOSTNAME_LABEL, Topology
 from labeler.core.profiles import ASCEND_TREE_LABEL
+from labeler.core.volcano import TopologyMode
 
 # kueue apis/kueue/v1beta2/topology_types.go
 from labeler.sim.common.shape import PodShape
@@ -163,7 +164,8 @@ def volcano_network_topology(
     tiers = topology.hypernode_tiers()
     index = min(level, len(topology.levels) - 1)
     number, lv = next((n, lv) for n, lv in tiers if lv == topology.levels[index])
-    stanza: dict[str, Any] = {"mode": "hard" if mode == Mode.REQUIRED else "soft"}
+    hard = mode == Mode.REQUIRED
+    stanza: dict[str, Any] = {"mode": (TopologyMode.HARD if hard else TopologyMode.SOFT).value}
     if legacy:
         stanza["highestTierAllowed"] = number
     else:

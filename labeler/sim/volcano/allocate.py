@@ -23,11 +23,12 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from labeler.core.volcano import TopologyMode
 from labeler.sim.volcano import resources as R
 from labeler.sim.volcano.ascend import NPU, MultiLevel
 from labeler.sim.volcano.cycle import Cycle
 from labeler.sim.volcano.hypernodes import TOP
-from labeler.sim.volcano.model import PENDING, TopologyMode
+from labeler.sim.volcano.model import PENDING
 from labeler.sim.volcano.predicates import FitErrors, fit_reasons, shape_key
 from labeler.sim.volcano.scoring import best_of, binpack, nodeorder
 from labeler.sim.volcano.session import JobState, NodeState, Op, Statement, SubJob, TaskState

@@ -18,7 +18,7 @@ from typing import Any
 
 from labeler.base.errors import InputError
 from labeler.core.quantity import CPU
-from labeler.core.volcano import VERSION
+from labeler.core.volcano import VERSION, TopologyMode
 from labeler.sim.common.cluster import pod_requests
 from labeler.sim.common.fields import as_map, whole
 from labeler.sim.volcano import resources as R
@@ -29,7 +29,6 @@ from labeler.sim.volcano.model import (
     PODGROUP_API,
     TASK_SPEC,
     Gang,
-    TopologyMode,
     gang_of,
     podgroup_from_object,
     strings,

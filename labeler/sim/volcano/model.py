@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from labeler.base.errors import InputError
 from labeler.core.capacity import resource_map
+from labeler.core.volcano import TopologyMode
 from labeler.sim.common.affinity import NodeAffinity, Requirement, parse_node_affinity
 from labeler.sim.common.cluster import Toleration, pod_requests
 from labeler.sim.common.fields import as_map, whole
@@ -28,14 +28,6 @@ PARTITION_ID = "volcano.sh/partition-id"
 TASK_PRIORITY = "volcano.sh/task-priority"
 PODGROUP_API = "scheduling.volcano.sh"
 DEFAULT_QUEUE = "default"
-
-
-class TopologyMode(StrEnum):
-    """``networkTopology.mode``: hard confines the job to one HyperNode up to the highest
-    tier allowed; soft only prefers that."""
-
-    HARD = "hard"
-    SOFT = "soft"
 
 
 # Task states (``api.TaskStatus``); "allocated" ones hold resources on a node.

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from labeler.core.capacity import Node
 from labeler.core.quantity import PODS
+from labeler.core.volcano import TopologyMode
 from labeler.sim.volcano import resources as R
 from labeler.sim.volcano.model import (
     ALLOCATED,
@@ -30,7 +31,6 @@ from labeler.sim.volcano.model import (
     PodGroup,
     SubGroupPolicy,
     Task,
-    TopologyMode,
 )
 from labeler.sim.volcano.predicates import FitErrors
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from labeler.core.capacity import Node
-from labeler.core.volcano import VERSION
+from labeler.core.volcano import VERSION, TopologyMode
 from labeler.sim.volcano import resources as R
 from labeler.sim.volcano.allocate import Allocator
 from labeler.sim.volcano.ascend import AFFINITY, NPU, POLICY, MultiLevel, plan
@@ -33,7 +33,6 @@ from labeler.sim.volcano.model import (
     PodGroup,
     Queue,
     Task,
-    TopologyMode,
     group_of,
     task_from_pod,
 )

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from labeler.core.capacity import Node
+from labeler.core.volcano import TopologyMode
 from labeler.sim.volcano import resources as R
 from labeler.sim.volcano.conf import SchedulerConf
 from labeler.sim.volcano.hypernodes import HyperNodeTree
@@ -20,7 +21,6 @@ from labeler.sim.volcano.model import (
     PodGroup,
     Queue,
     Task,
-    TopologyMode,
 )
 from labeler.sim.volcano.predicates import StaticFilter
 from labeler.sim.volcano.queues import as_units, real_capability
