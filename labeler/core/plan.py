@@ -251,7 +251,7 @@ def _diff_keys(
     adopt: bool,
 ) -> _Keys:
     """The ownership rules for one kind of key; ``keys`` is updated and returned."""
-    me = desired.writer.value  # a plain str: compared with every owner, once per key
+    me = str(desired.writer)  # a plain str: compared with every owner, once per key
     owned, owners = keys.owned, keys.owners
 
     def other(key: str) -> str | None:
@@ -387,7 +387,7 @@ def _record_source_ids(
     owned = labels.owned
     new_ids = {k: v for k, v in ids.items() if k in owned} if ids else {}
     if desired.source_ids:
-        me = desired.writer.value
+        me = str(desired.writer)
         wanted = {**desired.set, **fill}
         # Only keys this writer may write: a value someone else set (the same one we want)
         # and did not let us claim is not recorded, which would be a write where none is

@@ -88,6 +88,7 @@ def candidate_facts(topology: Topology, scope: Scope, node: NodeInfo) -> NodeFac
 
 
 UNUSABLE_STATES = (NodeState.PARTIAL, NodeState.UNLABELED)
+_PARTIAL = NodeState.PARTIAL  # read per node: a module global, not the class attribute
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,7 @@ def build_report(
             total[resource] += count
             if state in UNUSABLE_STATES:
                 unusable[resource] += count
-        if state == NodeState.PARTIAL:
+        if state is _PARTIAL:
             missing[f.name] = tuple(lv.name for lv in p.missing(topology))
     return AuditReport(
         profile=profile,

@@ -28,6 +28,8 @@ from labeler.core.quantity import format_units
 from labeler.core.scope import Scope
 from labeler.core.states import AuditReport, NodeFacts, build_report, node_facts
 
+_UNLABELED = NodeState.UNLABELED  # read per node: a module global, not the class attribute
+
 
 @dataclass(frozen=True)
 class NodeDetail:
@@ -314,9 +316,7 @@ def build_map(
                 values=values,
                 total=total,
                 free=free,
-                missing=every_level
-                if state == NodeState.UNLABELED
-                else report.missing.get(f.name, ()),
+                missing=every_level if state is _UNLABELED else report.missing.get(f.name, ()),
                 labels=detail.labels or _position_labels(topology, f),
                 taints=detail.taints,
             )

@@ -49,6 +49,11 @@ class Unit(StrEnum):
     SLICES = "slices"
 
 
+# Compared per domain in the loops below: a module global costs a tenth of an enum's class
+# attribute.
+_SLICES = Unit.SLICES
+
+
 @dataclass(frozen=True)
 class SliceLayer:
     """Each group of ``size`` pods must sit in one domain at tree level ``level``."""
@@ -218,8 +223,8 @@ def sorted_with_leader(domains: Sequence[Domain], algorithm: Algorithm) -> list[
 
 def _count(dom: Domain, unit: Unit, leaders: int) -> int:
     if leaders > 0:
-        return dom.slices_wl if unit is Unit.SLICES else dom.pods_wl
-    return dom.slices if unit is Unit.SLICES else dom.pods
+        return dom.slices_wl if unit is _SLICES else dom.pods_wl
+    return dom.slices if unit is _SLICES else dom.pods
 
 
 def best_fit(domains: Sequence[Domain], needed: int, unit: Unit, leaders: int = 0) -> Domain:
@@ -359,7 +364,7 @@ def find_level(
             for dom in ordered:
                 if lead and dom.leaders < lead:
                     continue
-                if _count(dom, Unit.SLICES, lead) >= need:
+                if _count(dom, _SLICES, lead) >= need:
                     return LevelFit(level, [dom], spread=False)
             if job.mode == Mode.REQUIRED:  # unreachable with Kueue's profiles; kept for its message
                 raise fail(ordered[-1].pods)
