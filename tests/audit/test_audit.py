@@ -21,28 +21,12 @@ from labeler.core.quantity import parse_count
 from labeler.core.scope import Scope
 from labeler.core.selector import parse_selector
 from labeler.core.states import build_report, node_facts
+from tests.builders import node, pod
 
 PROFILE = oci_rdma()
 TOPO = PROFILE.topology
 ISLAND, NETWORK, LOCAL = TOPO.keys
 OWNED = {OWNED_ANNOTATION: ",".join(TOPO.keys)}
-
-
-def node(
-    name: str,
-    labels: dict[str, str] | None = None,
-    *,
-    gpus: int = 8,
-    owned: bool = True,
-    allocatable: dict[str, str] | None = None,
-) -> NodeInfo:
-    alloc = allocatable if allocatable is not None else {"cpu": "64", "nvidia.com/gpu": str(gpus)}
-    return NodeInfo(
-        name=name,
-        labels=labels or {},
-        annotations=OWNED if owned else {},
-        allocatable=alloc,
-    )
 
 
 def full(i: str, n: str, lo: str) -> dict[str, str]:
@@ -51,14 +35,43 @@ def full(i: str, n: str, lo: str) -> dict[str, str]:
 
 def mixed_cluster() -> list[NodeInfo]:
     return [
-        node("a1", full("i1", "n1", "l1")),
-        node("a2", full("i1", "n1", "l1")),
-        node("b1", {ISLAND: "i1", NETWORK: "n1"}, gpus=4),  # partial: no local block
-        node("c1", {}, gpus=8),  # unlabeled
-        node("c2", {"other": "x"}, gpus=2),  # unlabeled
-        node("d1", full("i1", "n2", "l9")),  # l9 under n2 and n3: inconsistent
-        node("d2", full("i1", "n3", "l9"), owned=False),  # also foreign
-        node("cpu", {}, gpus=0, allocatable={"cpu": "16"}),  # out of scope
+        node("a1")
+        .labels(full("i1", "n1", "l1"))
+        .annotations(OWNED)
+        .allocatable(cpu="64")
+        .gpus(8)
+        .info(),
+        node("a2")
+        .labels(full("i1", "n1", "l1"))
+        .annotations(OWNED)
+        .allocatable(cpu="64")
+        .gpus(8)
+        .info(),
+        node("b1")
+        .labels({ISLAND: "i1", NETWORK: "n1"})
+        .annotations(OWNED)
+        .allocatable(cpu="64")
+        .gpus(4)
+        .info(),  # partial: no local block
+        node("c1").annotations(OWNED).allocatable(cpu="64").gpus(8).info(),  # unlabeled
+        node("c2")
+        .labels({"other": "x"})
+        .annotations(OWNED)
+        .allocatable(cpu="64")
+        .gpus(2)
+        .info(),  # unlabeled
+        node("d1")
+        .labels(full("i1", "n2", "l9"))
+        .annotations(OWNED)
+        .allocatable(cpu="64")
+        .gpus(8)
+        .info(),  # l9 under n2 and n3: inconsistent
+        node("d2")
+        .labels(full("i1", "n3", "l9"))
+        .allocatable(cpu="64")
+        .gpus(8)
+        .info(),  # also foreign
+        node("cpu").annotations(OWNED).allocatable({"cpu": "16"}).info(),  # out of scope
     ]
 
 
@@ -93,9 +106,18 @@ def test_a_placeholder_value_is_a_missing_label_not_a_domain() -> None:
     # oci-hpc-oke writes "no-imds-data" when IMDS has no answer; Kueue would put every such
     # node into one shared domain, so audit, check and generate treat it as no label
     nodes = [
-        node("a1", full("i1", "n1", "l1")),
-        node("p1", full("i1", "n1", "no-imds-data"), owned=False),
-        node("p2", full("no-imds-data", "no-imds-data", "no-imds-data"), owned=False),
+        node("a1")
+        .labels(full("i1", "n1", "l1"))
+        .annotations(OWNED)
+        .allocatable(cpu="64")
+        .gpus(8)
+        .info(),
+        node("p1").labels(full("i1", "n1", "no-imds-data")).allocatable(cpu="64").gpus(8).info(),
+        node("p2")
+        .labels(full("no-imds-data", "no-imds-data", "no-imds-data"))
+        .allocatable(cpu="64")
+        .gpus(8)
+        .info(),
     ]
     r = report_of(nodes)
     assert r.counts() == {"labeled": 1, "partial": 1, "unlabeled": 1, "inconsistent": 0}
@@ -107,7 +129,16 @@ def test_a_placeholder_value_is_a_missing_label_not_a_domain() -> None:
 
 
 def test_figures_have_every_state_and_level_even_when_zero() -> None:
-    r = report_of([node("a1", full("i1", "n1", "l1"))])
+    r = report_of(
+        [
+            node("a1")
+            .labels(full("i1", "n1", "l1"))
+            .annotations(OWNED)
+            .allocatable(cpu="64")
+            .gpus(8)
+            .info()
+        ]
+    )
     fig = audit_figures(r, 123.0)
     assert fig.states == {"labeled": 1, "partial": 0, "unlabeled": 0, "inconsistent": 0}
     assert fig.unlabeled_accelerators == {"nvidia.com/gpu": 0}
@@ -117,20 +148,35 @@ def test_figures_have_every_state_and_level_even_when_zero() -> None:
 
 
 def test_default_scope_matches_ascend_resources_and_parses_quantities() -> None:
-    n = node("npu", {}, allocatable={"huawei.com/Ascend910": "16", "huawei.com/Ascend310P": "0"})
+    n = (
+        node("npu")
+        .annotations(OWNED)
+        .allocatable({"huawei.com/Ascend910": "16", "huawei.com/Ascend310P": "0"})
+        .info()
+    )
     f = node_facts(TOPO, Scope(), n)
     assert f is not None and f.accelerators == (("huawei.com/Ascend910", 16),)
-    assert node_facts(TOPO, Scope(), node("x", allocatable={"amd.com/gpu": "8"})) is None
+    assert (
+        node_facts(
+            TOPO, Scope(), node("x").annotations(OWNED).allocatable({"amd.com/gpu": "8"}).info()
+        )
+        is None
+    )
     scoped = Scope(resources=("amd.com/gpu",))
-    assert node_facts(TOPO, scoped, node("x", allocatable={"amd.com/gpu": "8"})) is not None
+    assert (
+        node_facts(
+            TOPO, scoped, node("x").annotations(OWNED).allocatable({"amd.com/gpu": "8"}).info()
+        )
+        is not None
+    )
     assert parse_count("2k") == 2000 and parse_count("1Ki") == 1024 and parse_count("x") is None
 
 
 def test_selector_scope_includes_nodes_without_accelerators() -> None:
     scope = Scope(selector=parse_selector("pool=gpu"))
     nodes = [
-        node("s1", {"pool": "gpu"}, allocatable={}),
-        node("s2", {"pool": "cpu"}),
+        node("s1").labels({"pool": "gpu"}).annotations(OWNED).allocatable({}).info(),
+        node("s2").labels({"pool": "cpu"}).annotations(OWNED).allocatable(cpu="64").gpus(8).info(),
     ]
     r = report_of(nodes, scope)
     assert r.states["unlabeled"] == ("s1",)
@@ -182,17 +228,36 @@ def test_store_ignores_heartbeats_and_tracks_scope_changes() -> None:
     assert len(facts) == 7
     store.changed.clear()
     # A status-only update (same labels, same allocatable) changes nothing.
-    assert not store.apply("MODIFIED", node("a1", full("i1", "n1", "l1")))
+    assert not store.apply(
+        "MODIFIED",
+        node("a1")
+        .labels(full("i1", "n1", "l1"))
+        .annotations(OWNED)
+        .allocatable(cpu="64")
+        .gpus(8)
+        .info(),
+    )
     assert not store.changed.is_set() and store.snapshot()[0] == gen
     # A label removal does.
-    assert store.apply("MODIFIED", node("a1", {ISLAND: "i1"}))
+    assert store.apply(
+        "MODIFIED",
+        node("a1").labels({ISLAND: "i1"}).annotations(OWNED).allocatable(cpu="64").gpus(8).info(),
+    )
     assert store.changed.is_set()
     # A node losing its GPUs leaves the scope; a CPU node gaining some enters it.
-    assert store.apply("MODIFIED", node("c2", {}, allocatable={"cpu": "8"}))
-    assert store.apply("MODIFIED", node("cpu", {}, gpus=8))
-    assert store.apply("DELETED", node("d2", {}))
-    assert not store.apply("DELETED", node("never-seen", {}))
-    assert not store.apply("BOOKMARK", node("", {}))
+    assert store.apply("MODIFIED", node("c2").annotations(OWNED).allocatable({"cpu": "8"}).info())
+    assert store.apply(
+        "MODIFIED", node("cpu").annotations(OWNED).allocatable(cpu="64").gpus(8).info()
+    )
+    assert store.apply(
+        "DELETED", node("d2").annotations(OWNED).allocatable(cpu="64").gpus(8).info()
+    )
+    assert not store.apply(
+        "DELETED", node("never-seen").annotations(OWNED).allocatable(cpu="64").gpus(8).info()
+    )
+    assert not store.apply(
+        "BOOKMARK", node("").annotations(OWNED).allocatable(cpu="64").gpus(8).info()
+    )
     _, facts = store.snapshot()
     assert sorted(f.name for f in facts) == ["a1", "a2", "b1", "c1", "cpu", "d1"]
 
@@ -223,14 +288,6 @@ def test_selector_errors_name_the_clause(text: str) -> None:
         parse_selector(text)
 
 
-def pod(name: str, node: str | None, phase: str = "Running", ns: str = "ml") -> dict[str, Any]:
-    return {
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"nodeName": node} if node else {},
-        "status": {"phase": phase},
-    }
-
-
 NODES = {
     "a1": full("i1", "n1", "l1"),
     "a2": full("i1", "n1", "l1"),
@@ -242,7 +299,13 @@ NODES = {
 
 def test_placement_all_in_one_local_block() -> None:
     view = job_placement(
-        TOPO, [pod("p0", "a1"), pod("p1", "a2"), pod("p2", None, "Pending")], NODES
+        TOPO,
+        [
+            pod("p0").namespace("ml").on("a1").phase("Running").obj(),
+            pod("p1").namespace("ml").on("a2").phase("Running").obj(),
+            pod("p2").namespace("ml").on(None).phase("Pending").obj(),
+        ],
+        NODES,
     )
     assert view.verdict() == (
         "all 2 pod(s) on 2 node(s) in 1 local_block; 1 pod(s) pending (not scheduled)"
@@ -251,7 +314,12 @@ def test_placement_all_in_one_local_block() -> None:
 
 
 def test_placement_split_names_each_level_and_the_tightest() -> None:
-    pods = [pod("p0", "a1"), pod("p1", "a3"), pod("p2", "b1"), pod("p3", "b1")]
+    pods = [
+        pod("p0").namespace("ml").on("a1").phase("Running").obj(),
+        pod("p1").namespace("ml").on("a3").phase("Running").obj(),
+        pod("p2").namespace("ml").on("b1").phase("Running").obj(),
+        pod("p3").namespace("ml").on("b1").phase("Running").obj(),
+    ]
     view = job_placement(TOPO, pods, NODES)
     assert view.verdict() == (
         "4 pod(s) on 3 node(s) split across 3 local_blocks, 2 network_blocks; all in 1 hpc_island"
@@ -261,7 +329,12 @@ def test_placement_split_names_each_level_and_the_tightest() -> None:
 
 
 def test_placement_reports_unlabeled_and_vanished_nodes_and_ignores_finished() -> None:
-    pods = [pod("p0", "a1"), pod("p1", "x"), pod("p2", "gone"), pod("old", "b1", "Succeeded")]
+    pods = [
+        pod("p0").namespace("ml").on("a1").phase("Running").obj(),
+        pod("p1").namespace("ml").on("x").phase("Running").obj(),
+        pod("p2").namespace("ml").on("gone").phase("Running").obj(),
+        pod("old").namespace("ml").on("b1").phase("Succeeded").obj(),
+    ]
     view = job_placement(TOPO, pods, NODES)
     v = view.verdict()
     assert "3 pod(s) on 3 node(s) split across" in v
@@ -272,7 +345,9 @@ def test_placement_reports_unlabeled_and_vanished_nodes_and_ignores_finished() -
 
 
 def test_an_empty_scope_says_nothing_was_audited() -> None:
-    text = render_table(report_of([node("cpu", {}, allocatable={"cpu": "64"})]))
+    text = render_table(
+        report_of([node("cpu").annotations(OWNED).allocatable({"cpu": "64"}).info()])
+    )
     assert "verdict: no node in scope; nothing was audited" in text
     assert "usable" not in text.splitlines()[-1]
 

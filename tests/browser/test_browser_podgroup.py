@@ -14,7 +14,8 @@ from selenium.webdriver.common.by import By
 from labeler.cli import main
 from labeler.core.profiles import oci_rdma
 from tests.browser.pages import open_page
-from tests.sim.kubesched.podgroups import gang, node, pod
+from tests.builders import node, pod
+from tests.sim.kubesched.podgroups import gang
 
 
 def _write(path: Path, items: list[dict[str, Any]]) -> str:
@@ -28,12 +29,15 @@ def test_a_gang_that_does_not_fit_shows_kube_schedulers_message(
     island, nb, lb = oci_rdma().topology.keys
     nodes = []
     for i in range(4):  # two local blocks of two 2-CPU nodes
-        n = node(f"gpu-{i}")
+        n = node(f"gpu-{i}").hostname().allocatable(cpu="2", pods="110").obj()
         n["metadata"]["labels"] = {island: "i1", nb: "nb1", lb: "lb1" if i < 2 else "lb2"}
         nodes.append(n)
     snap = _write(tmp_path / "snap.yaml", nodes)
     # three 2-CPU pods required in one local block: no block holds them
-    pods = [pod(f"p{i}", "pg1", cpu="2") for i in range(3)]
+    pods = [
+        pod(f"p{i}").namespace("ns").requests(cpu="2").scheduling_group("pg1").obj()
+        for i in range(3)
+    ]
     pg = _write(tmp_path / "pg.yaml", [gang("pg1", lb, 3), *pods])
     page = tmp_path / "map.html"
     argv = ["advise", "--from-snapshot", snap, "-f", pg, "--profile", "oci-rdma", "-o", "json"]

@@ -13,6 +13,7 @@ from labeler.bulk.writes import RateLimiter
 from labeler.core.node import OWNED_ANNOTATION, NodeLabels
 from labeler.core.profiles import ascend_superpod, oci_rdma
 from labeler.core.sheet import parse_label_csv
+from tests.builders import node
 
 G = "huawei.com/topotree.groupid"
 T = "huawei.com/topotree"
@@ -21,16 +22,11 @@ S = "huawei.com/topotree.superpodid"
 CSV = f"nodeName,{G},{T}\nn1,0,t\nn2,1,t\nn3,2,\nn4,,\nn5,3,t\n"
 
 
-def node(name: str, labels: dict[str, str] | None = None, owned: str = "") -> NodeLabels:
-    ann = {OWNED_ANNOTATION: owned} if owned else {}
-    return NodeLabels(name, labels or {}, ann, "1")
-
-
 NODES = [
-    node("n1"),  # all new
-    node("n2", {G: "0", T: "t"}, owned=G),  # G owned, changes; T already right
-    node("n3", {G: "9"}),  # G foreign → conflict
-    node("n4", {G: "5"}),  # row without values
+    node("n1").plan_view(),  # all new
+    node("n2").labels({G: "0", T: "t"}).owned(G).plan_view(),  # G owned, changes; T already right
+    node("n3").labels({G: "9"}).plan_view(),  # G foreign → conflict
+    node("n4").labels({G: "5"}).plan_view(),  # row without values
 ]
 
 
@@ -100,7 +96,10 @@ def test_rerun_after_apply_is_all_unchanged() -> None:
 
 
 def test_value_already_right_is_left_alone_and_not_claimed() -> None:
-    plan = plan_bulk(parse_label_csv(f"nodeName,{T}\nn1,t\n", "c.csv"), [node("n1", {T: "t"})])
+    plan = plan_bulk(
+        parse_label_csv(f"nodeName,{T}\nn1,t\n", "c.csv"),
+        [node("n1").labels({T: "t"}).plan_view()],
+    )
     (d,) = plan.diffs
     assert d.plan is not None and d.plan.is_noop
     assert describe_diff(d, show_unchanged=True) == ["n1: unchanged"]
@@ -108,7 +107,10 @@ def test_value_already_right_is_left_alone_and_not_claimed() -> None:
 
 def test_delete_removes_owned_keys_only_and_skips_empty_cells() -> None:
     csv = f"nodeName,{G},{T}\nn1,0,\nn2,x,x\n"
-    nodes = [node("n1", {G: "0", T: "t"}, owned=f"{G},{T}"), node("n2", {G: "1", T: "t"})]
+    nodes = [
+        node("n1").labels({G: "0", T: "t"}).owned(G, T).plan_view(),
+        node("n2").labels({G: "1", T: "t"}).plan_view(),
+    ]
     plan = plan_bulk(parse_label_csv(csv, "c.csv"), nodes, BulkOptions(Action.DELETE))
     assert lines(plan) == [
         f"n1: remove {G} (was '0')",  # T kept: its cell is empty
@@ -121,7 +123,10 @@ def test_delete_removes_owned_keys_only_and_skips_empty_cells() -> None:
 
 def test_delete_all_keys_and_adopt() -> None:
     csv = f"nodeName,{G},{T}\nn1,,\nn2,x,\n"
-    nodes = [node("n1", {G: "0", T: "t"}, owned=f"{G},{T}"), node("n2", {G: "1", T: "t"})]
+    nodes = [
+        node("n1").labels({G: "0", T: "t"}).owned(G, T).plan_view(),
+        node("n2").labels({G: "1", T: "t"}).plan_view(),
+    ]
     opts = BulkOptions(Action.DELETE, adopt=True, all_keys=True)
     plan = plan_bulk(parse_label_csv(csv, "c.csv"), nodes, opts)
     assert lines(plan) == [
@@ -135,7 +140,9 @@ def test_delete_all_keys_and_adopt() -> None:
 
 def test_delete_without_all_keys_skips_rows_without_values() -> None:
     plan = plan_bulk(
-        parse_label_csv(f"nodeName,{G}\nn1,\n", "c.csv"), [node("n1")], BulkOptions(Action.DELETE)
+        parse_label_csv(f"nodeName,{G}\nn1,\n", "c.csv"),
+        [node("n1").plan_view()],
+        BulkOptions(Action.DELETE),
     )
     assert [d.node for d in plan.skipped] == ["n1"]
     assert "empty cells are kept unless --all-keys" in plan.warnings()[0]
@@ -143,10 +150,10 @@ def test_delete_without_all_keys_skips_rows_without_values() -> None:
 
 def test_export_keeps_profile_order_and_drops_unused_columns() -> None:
     nodes = [
-        node("b", {S: "7", T: "t", "other": "x"}),
-        node("a", {G: "1", S: "7", T: "t"}),
-        node("c", {"other": "x"}),  # none of the profile's keys: left out
-        node("d", {G: "", S: "8"}),  # an empty value cannot be a CSV cell
+        node("b").labels({S: "7", T: "t", "other": "x"}).plan_view(),
+        node("a").labels({G: "1", S: "7", T: "t"}).plan_view(),
+        node("c").labels({"other": "x"}).plan_view(),  # none of the profile's keys: left out
+        node("d").labels({G: "", S: "8"}).plan_view(),  # an empty value cannot be a CSV cell
     ]
     ex = export_rows(nodes, ascend_superpod())
     assert ex.keys == (T, G, S)

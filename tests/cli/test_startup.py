@@ -110,10 +110,20 @@ def test_help_lists_the_commands_without_importing_any(tmp_path: Path) -> None:
             ["check", "--profile=oci-rdma", f"--from-csv={CSV}"],
             {"labeler.sim", "labeler.core.selector", "statistics", "hashlib", "yaml"},
         ),
-        # generate without --emit slurm: no Slinky model nor the label planner under it.
+        # generate without --emit slurm: no Slinky model nor the label planner under it;
+        # its files are written without tempfile (which loads random and hashlib).
         (
             ["generate", "--profile=oci-rdma", f"--from-csv={CSV}", "--output-dir=out"],
-            {"labeler.sim", "labeler.core.slinky", "labeler.core.plan", "statistics", "yaml"},
+            {
+                "labeler.sim",
+                "labeler.core.slinky",
+                "labeler.core.plan",
+                "statistics",
+                "yaml",
+                "tempfile",
+                "random",
+                "hashlib",
+            },
         ),
         # Kueue's advise of one PodSet: not Volcano's simulator, not emit's HyperNodes (the
         # --volcano-version default is not parsed), not the domains inventory.

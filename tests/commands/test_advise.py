@@ -16,8 +16,9 @@ import pytest
 
 from labeler.cli import main
 from labeler.core.profiles import ASCEND_GROUP, ASCEND_SUPERPOD, ASCEND_TREE_LABEL, oci_rdma
+from tests.builders import node, pod
 from tests.helpers import cli_env
-from tests.sim.kueue.objects import gpu_nodes, node, pod, write_snapshot
+from tests.sim.kueue.objects import gpu_nodes, write_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "snapshot-oci.yaml"
@@ -198,9 +199,9 @@ def test_tolerations_node_selector_and_flavor_labels(
     gpu = {"nvidia.com/gpu": "8", "pods": "110"}
     taint = {"key": "dedicated", "value": "ml", "effect": "NoSchedule"}
     items = [
-        node("t1", labels, allocatable=gpu, taints=[taint]),
-        node("t2", {**labels, "disk": "nvme"}, allocatable=gpu),
-        node("other", {**labels, "pool": "a100"}, allocatable=gpu),
+        node("t1").hostname().labels(labels).allocatable(gpu).taints([taint]).obj(),
+        node("t2").hostname().labels({**labels, "disk": "nvme"}).allocatable(gpu).obj(),
+        node("other").hostname().labels({**labels, "pool": "a100"}).allocatable(gpu).obj(),
     ]
     snap = ["--from-snapshot", str(write_snapshot(tmp_path / "t.yaml", items))]
     flavor = ["--flavor-node-label", "pool=h100"]
@@ -236,9 +237,14 @@ def test_two_level_ascend_superpods(tmp_path: Path, capsys: pytest.CaptureFixtur
         for i in range(n):
             name = f"npu-{sp}-{i}"
             labels = {ASCEND_TREE_LABEL: "default", ASCEND_GROUP: g, ASCEND_SUPERPOD: sp}
-            items.append(node(name, labels, allocatable=npu))
+            items.append(node(name).hostname().labels(labels).allocatable(npu).obj())
             if i < busy:
-                items.append(pod(f"job-{name}", name, {"huawei.com/Ascend910": "16", "cpu": "8"}))
+                items.append(
+                    pod(f"job-{name}")
+                    .on(name)
+                    .requests({"huawei.com/Ascend910": "16", "cpu": "8"})
+                    .obj()
+                )
     snap = write_snapshot(tmp_path / "ascend.yaml", items)
     base = ["--profile", "ascend-superpod", "--from-snapshot", str(snap)]
     req = ["--request", "huawei.com/Ascend910=16,cpu=32"]
@@ -302,7 +308,7 @@ def test_bad_snapshot_names_the_file(tmp_path: Path) -> None:
 
 def test_a_cluster_without_labels_says_to_label_it_first(tmp_path: Path) -> None:
     gpus = {"nvidia.com/gpu": "8", "pods": "110"}
-    items = [node(f"g{i}", {}, allocatable=gpus) for i in range(3)]
+    items = [node(f"g{i}").hostname().allocatable(gpus).obj() for i in range(3)]
     snap = write_snapshot(tmp_path / "bare.yaml", items)
     r = cli("advise", *BASE, "--from-snapshot", str(snap), "--pods", "1", "--required", LB)
     assert r.returncode == 3

@@ -15,9 +15,10 @@ import pytest
 import yaml
 
 from labeler.cli import main
+from tests.builders import node, pod
 from tests.fakekube import FakeKube
 from tests.helpers import cli_env
-from tests.sim.kubesched.podgroups import gang, node, pod
+from tests.sim.kubesched.podgroups import gang
 
 ROOT = Path(__file__).resolve().parents[2]
 OCI = ROOT / "examples" / "snapshot-oci.yaml"
@@ -63,9 +64,29 @@ def test_each_schedulers_manifest_works_from_a_pipe(
 
 def test_kube_scheduler_podgroups_work_from_a_pipe(tmp_path: Path) -> None:
     snap = tmp_path / "snapshot.yaml"
-    snap.write_text(_list([node(f"n{i}", "rack-1", "zone-1") for i in (1, 2)]))
-    r = piped(_list([gang("pg1", "rack", 2), pod("p1", "pg1"), pod("p2", "pg1")]),
-              "--from-snapshot", str(snap))  # fmt: skip
+    snap.write_text(
+        _list(
+            [
+                node(f"n{i}")
+                .hostname()
+                .labels({"rack": "rack-1", "zone": "zone-1"})
+                .allocatable(cpu="2", pods="110")
+                .obj()
+                for i in (1, 2)
+            ]
+        )
+    )
+    r = piped(
+        _list(
+            [
+                gang("pg1", "rack", 2),
+                pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+                pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            ]
+        ),
+        "--from-snapshot",
+        str(snap),
+    )
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["scheduler"] == "kube-scheduler" and {p["node"] for p in doc["pods"]} == {
@@ -133,7 +154,14 @@ def test_one_client_per_run_from_the_cluster(
     flag: str,
     what: str,
 ) -> None:
-    fake_kube.add_object("Node", node("n1", "rack-1", "zone-1"))
+    fake_kube.add_object(
+        "Node",
+        node("n1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+    )
     kubeconfig, runs = exec_kubeconfig(fake_kube, tmp_path)
     args = ["advise", "--kubeconfig", str(kubeconfig), "--from-cluster", flag, "team-a/missing"]
     assert main(args) == 1

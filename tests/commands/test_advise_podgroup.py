@@ -11,8 +11,9 @@ import yaml
 
 from labeler.cli import main
 from labeler.core.profiles import oci_rdma
+from tests.builders import node, pod
 from tests.fakekube import FakeKube
-from tests.sim.kubesched.podgroups import composite, gang, node, pod
+from tests.sim.kubesched.podgroups import composite, gang
 
 Capture = pytest.CaptureFixture[str]
 
@@ -24,10 +25,25 @@ def _write(path: Path, items: list[dict]) -> str:
 
 def _cluster(tmp_path: Path) -> str:
     items = [
-        *(node(f"node{i}-rack1", "rack-1", "zone-1") for i in (1, 2, 3)),
-        node("node4-rack2", "rack-2", "zone-1"),
-        node("node5-rack2", "rack-2", "zone-1"),
-        pod("existing1", cpu="2", node_name="node4-rack2"),
+        *(
+            node(f"node{i}-rack1")
+            .hostname()
+            .labels({"rack": "rack-1", "zone": "zone-1"})
+            .allocatable(cpu="2", pods="110")
+            .obj()
+            for i in (1, 2, 3)
+        ),
+        node("node4-rack2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node5-rack2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        pod("existing1").namespace("ns").requests(cpu="2").on("node4-rack2").obj(),
     ]
     return _write(tmp_path / "snapshot.yaml", items)
 
@@ -35,7 +51,14 @@ def _cluster(tmp_path: Path) -> str:
 def test_gang_fits_text_and_json(tmp_path: Path, capsys: Capture) -> None:
     snap = _cluster(tmp_path)
     pg = _write(
-        tmp_path / "pg.yaml", [gang("pg1", "rack", 3), *(pod(f"p{i}", "pg1") for i in (1, 2, 3))]
+        tmp_path / "pg.yaml",
+        [
+            gang("pg1", "rack", 3),
+            *(
+                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
+                for i in (1, 2, 3)
+            ),
+        ],
     )
     assert main(["advise", "--from-snapshot", snap, "-f", pg]) == 0
     out = capsys.readouterr().out
@@ -52,7 +75,10 @@ def test_gang_that_does_not_fit_exits_3_with_the_schedulers_message(
     tmp_path: Path, capsys: Capture
 ) -> None:
     snap = _cluster(tmp_path)
-    pods = [pod(f"p{i}", "pg1", cpu="2") for i in range(1, 5)]
+    pods = [
+        pod(f"p{i}").namespace("ns").requests(cpu="2").scheduling_group("pg1").obj()
+        for i in range(1, 5)
+    ]
     pg = _write(tmp_path / "pg.yaml", [gang("pg1", "rack", 4), *pods])
     assert main(["advise", "--from-snapshot", snap, "-f", pg, "-o", "json"]) == 3
     doc = json.loads(capsys.readouterr().out)
@@ -70,18 +96,29 @@ def test_from_cluster_reads_podgroups_and_bound_members(
     fake_kube: FakeKube, kubeconfig: Path, tmp_path: Path, capsys: Capture
 ) -> None:
     for i, rack in enumerate(["rack-1", "rack-1", "rack-2", "rack-2"]):
-        fake_kube.add_object("Node", node(f"n{i}", rack, "zone-1"))
+        fake_kube.add_object(
+            "Node",
+            node(f"n{i}")
+            .hostname()
+            .labels({"rack": rack, "zone": "zone-1"})
+            .allocatable(cpu="2", pods="110")
+            .obj(),
+        )
     fake_kube.add_object("Namespace", {"metadata": {"name": "ns"}})
     fake_kube.add_object("CompositePodGroup", composite("root", "rack", 2), namespace="ns")
-    fake_kube.add_object("Pod", pod("early", "pg1", node_name="n3"), namespace="ns")
+    fake_kube.add_object(
+        "Pod",
+        pod("early").namespace("ns").requests(cpu="1").scheduling_group("pg1").on("n3").obj(),
+        namespace="ns",
+    )
     # the file names the two children; their parent and the bound pod are the cluster's
     pg = _write(
         tmp_path / "pg.yaml",
         [
             gang("pg1", None, 2, parent="root"),
             gang("pg2", None, 1, parent="root"),
-            pod("p1", "pg1"),
-            pod("p2", "pg2"),
+            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
         ],
     )
     code = main(
@@ -100,7 +137,15 @@ def test_from_cluster_reads_podgroups_and_bound_members(
     [
         (["--pods", "3"], None, 2, "--pods: not used with a PodGroup file"),
         (["--html", "x.html"], None, 2, "--html with a PodGroup file needs --profile"),
-        ([], [gang("pg1", "rack", 2, parent="gone"), pod("p1", "pg1")], 1, "parent "),
+        (
+            [],
+            [
+                gang("pg1", "rack", 2, parent="gone"),
+                pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            ],
+            1,
+            "parent ",
+        ),
         ([], [gang("pg1", "rack", 2)], 1, "no pending pod of its PodGroups"),
         (
             [],
@@ -108,7 +153,7 @@ def test_from_cluster_reads_podgroups_and_bound_members(
                 composite("a", "zone", 1, parent="b"),
                 composite("b", "zone", 1, parent="a"),
                 gang("pg1", "rack", 1, parent="a"),
-                pod("p1", "pg1"),
+                pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
             ],
             1,
             "makes a cycle (a → b → a); a hierarchy needs a root without a parent",
@@ -119,7 +164,14 @@ def test_bad_input_is_a_clear_error(
     tmp_path: Path, capsys: Capture, extra: list[str], items, code: int, words: str
 ) -> None:
     snap = _cluster(tmp_path)
-    pg = _write(tmp_path / "pg.yaml", items or [gang("pg1", "rack", 2), pod("p1", "pg1")])
+    pg = _write(
+        tmp_path / "pg.yaml",
+        items
+        or [
+            gang("pg1", "rack", 2),
+            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+        ],
+    )
     assert main(["advise", "--from-snapshot", snap, "-f", pg, *extra]) == code
     err = capsys.readouterr().err
     assert words in err
@@ -144,7 +196,7 @@ def test_html_draws_the_chosen_domain(tmp_path: Path, capsys: Capture) -> None:
     island, nb, lb = oci_rdma().topology.keys
     items = [
         {
-            **node(f"gpu-{i}"),
+            **node(f"gpu-{i}").hostname().allocatable(cpu="2", pods="110").obj(),
             "metadata": {
                 "name": f"gpu-{i}",
                 "labels": {island: "i1", nb: "nb1", lb: "lb1" if i < 2 else "lb2"},
@@ -153,7 +205,14 @@ def test_html_draws_the_chosen_domain(tmp_path: Path, capsys: Capture) -> None:
         for i in range(4)
     ]
     snap = _write(tmp_path / "snap.yaml", items)
-    pg = _write(tmp_path / "pg.yaml", [gang("pg1", lb, 2), pod("p1", "pg1"), pod("p2", "pg1")])
+    pg = _write(
+        tmp_path / "pg.yaml",
+        [
+            gang("pg1", lb, 2),
+            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+        ],
+    )
     html = tmp_path / "map.html"
     args = ["advise", "--from-snapshot", snap, "-f", pg, "--profile", "oci-rdma"]
     assert main([*args, "--html", str(html)]) == 0
@@ -165,7 +224,7 @@ def test_html_draws_the_chosen_domain(tmp_path: Path, capsys: Capture) -> None:
 def test_kueues_tas_pods_count_for_kube_scheduler(tmp_path: Path, capsys: Capture) -> None:
     """A snapshot with Kueue Workloads leaves TAS pods to them for Kueue's advice; the
     default scheduler counts them like any pod."""
-    tas = pod("trainer", cpu="2", node_name="node1-rack1")
+    tas = pod("trainer").namespace("ns").requests(cpu="2").on("node1-rack1").obj()
     tas["metadata"]["annotations"] = {"kueue.x-k8s.io/podset-required-topology": "rack"}
     workload = {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
@@ -176,14 +235,35 @@ def test_kueues_tas_pods_count_for_kube_scheduler(tmp_path: Path, capsys: Captur
     snap = _write(
         tmp_path / "snap.yaml",
         [
-            *(node(f"node{i}-rack1", "rack-1", "zone-1") for i in (1, 2, 3)),
-            node("node4-rack2", "rack-2", "zone-1"),
-            node("node5-rack2", "rack-2", "zone-1"),
+            *(
+                node(f"node{i}-rack1")
+                .hostname()
+                .labels({"rack": "rack-1", "zone": "zone-1"})
+                .allocatable(cpu="2", pods="110")
+                .obj()
+                for i in (1, 2, 3)
+            ),
+            node("node4-rack2")
+            .hostname()
+            .labels({"rack": "rack-2", "zone": "zone-1"})
+            .allocatable(cpu="2", pods="110")
+            .obj(),
+            node("node5-rack2")
+            .hostname()
+            .labels({"rack": "rack-2", "zone": "zone-1"})
+            .allocatable(cpu="2", pods="110")
+            .obj(),
             tas,
             workload,
         ],
     )
-    five = [gang("pg1", "rack", 5), *(pod(f"p{i}", "pg1") for i in range(1, 6))]
+    five = [
+        gang("pg1", "rack", 5),
+        *(
+            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
+            for i in range(1, 6)
+        ),
+    ]
     pg = _write(tmp_path / "pg.yaml", five)
     # the trainer fills node1: rack-1 has 4 CPUs left, not the 6 that 5 pods would need
     assert main(["advise", "--from-snapshot", snap, "-f", pg, "-o", "json"]) == 3

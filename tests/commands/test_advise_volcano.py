@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from labeler.cli import main
+from tests.builders import node, pod
 from tests.fakekube import FakeKube
-from tests.sim.volcano.objects import hypernode, node, pod, podgroup, queue
+from tests.sim.volcano.objects import hypernode, podgroup, queue
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = ROOT / "examples" / "snapshot-volcano.yaml"
@@ -111,8 +112,20 @@ def test_podgroup_and_pods_in_a_list_and_podgroup_from_the_snapshot(
         podgroup(
             2, name="pg1", ns="serving", queue="default", mode="hard", tier=1, phase="Pending"
         ),
-        pod("w-0", ns="serving", group="pg1", cpu="8", memory="1Gi", extra={"nvidia.com/gpu": "8"}),
-        pod("w-1", ns="serving", group="pg1", cpu="8", memory="1Gi", extra={"nvidia.com/gpu": "8"}),
+        pod("w-0")
+        .namespace("serving")
+        .uid()
+        .volcano_group("pg1")
+        .requests(cpu="8", memory="1Gi")
+        .requests({"nvidia.com/gpu": "8"})
+        .obj(),
+        pod("w-1")
+        .namespace("serving")
+        .uid()
+        .volcano_group("pg1")
+        .requests(cpu="8", memory="1Gi")
+        .requests({"nvidia.com/gpu": "8"})
+        .obj(),
     ]
     f = write(tmp_path / "pg.yaml", {"apiVersion": "v1", "kind": "List", "items": items})
     code, doc = run(capsys, "-f", f, "--from-snapshot", str(SNAPSHOT))
@@ -177,7 +190,15 @@ def test_broken_hypernodes_are_one_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], hypernodes: list[Any], words: str
 ) -> None:
     snap = write(
-        tmp_path / "s.yaml", {"kind": "List", "items": [node("n1"), queue("training"), *hypernodes]}
+        tmp_path / "s.yaml",
+        {
+            "kind": "List",
+            "items": [
+                node("n1").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+                queue("training"),
+                *hypernodes,
+            ],
+        },
     )
     f = write(tmp_path / "j.yaml", job([task("w", 1, gpus=0)]))
     assert main(["advise", "-f", f, "--from-snapshot", snap]) == 1
@@ -276,12 +297,12 @@ def test_from_cluster_reads_volcano_objects_and_the_scheduler_configmap(
     } <= paths
 
 
-def test_the_readme_shows_what_advise_prints(
+def test_the_volcano_page_shows_what_advise_prints(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     command = "advise -f examples/volcano-job.yaml --from-snapshot examples/snapshot-volcano.yaml"
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "advise-volcano.md").read_text()
     block = readme.split(f"$ topology-labeler {command}\n", 1)[1].split("```", 1)[0]
-    monkeypatch.chdir(ROOT)  # the paths as the README gives them
+    monkeypatch.chdir(ROOT)  # the paths as the page gives them
     assert main(command.split()) == 3
     assert capsys.readouterr().out == block

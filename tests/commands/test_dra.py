@@ -155,11 +155,12 @@ def test_a_broken_slice_in_a_snapshot_is_named(
     assert re.search(r"items\[\d+\]: ResourceSlice gb-03-\S+: spec.driver and spec.pool", err)
 
 
-def test_the_readme_example(
+def test_the_kueue_page_dra_example(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """README.md's advise example on examples/snapshot-dra.yaml prints what it shows."""
-    (block,) = [b for lang, b in FENCE.findall((ROOT / "README.md").read_text())
+    """docs/advise-kueue.md's advise example on examples/snapshot-dra.yaml prints what it
+    shows."""
+    (block,) = [b for lang, b in FENCE.findall((ROOT / "docs" / "advise-kueue.md").read_text())
                 if lang == "console" and "snapshot-dra.yaml" in b]  # fmt: skip
     monkeypatch.chdir(ROOT)
     ((argv, expected),) = commands(block)

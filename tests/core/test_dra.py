@@ -9,11 +9,11 @@ import pytest
 from labeler.audit.store import NodeStore
 from labeler.base.errors import InputError
 from labeler.core.dra import SliceIndex, device_counts, read_slice
-from labeler.core.node import NodeInfo
 from labeler.core.profiles import oci_rdma
 from labeler.core.scope import Scope
 from labeler.core.selector import parse_selector
 from labeler.core.states import node_facts
+from tests.builders import node
 from tests.draslices import NVIDIA, gpu_device, gpu_slice
 
 TOPO = oci_rdma().topology
@@ -112,26 +112,22 @@ def test_the_index_says_which_nodes_a_change_touches() -> None:
     assert index.put(read_slice(gpu_slice("gb-2", 1, driver="x.example.com"), "t")) == set()
 
 
-def node(name: str, **kw: object) -> NodeInfo:
-    return NodeInfo(name=name, **kw)
-
-
 def test_scope_takes_dra_nodes_in_and_counts_their_devices() -> None:
-    dra_only = node("gb-1")
+    dra_only = node("gb-1").info()
     devices = ((NVIDIA, 4),)
     scope = Scope()
     assert "or with gpu.nvidia.com devices (DRA)" in scope.describe()
     assert node_facts(TOPO, scope, dra_only) is None
     facts = node_facts(TOPO, scope, dra_only, devices)
     assert facts is not None and facts.accelerators == ((NVIDIA, 4),)
-    both = node("gb-2", allocatable={"nvidia.com/gpu": "4"})
+    both = node("gb-2").allocatable({"nvidia.com/gpu": "4"}).info()
     facts = node_facts(TOPO, scope, both, devices)
     assert facts is not None and facts.accelerators == ((NVIDIA, 4), ("nvidia.com/gpu", 4))
     # Without drivers (--dra-driver none) the devices are ignored, as before DRA.
     assert node_facts(TOPO, Scope(dra_drivers=()), dra_only, devices) is None
     # A selector decides alone; the devices are still counted.
     selected = Scope(selector=parse_selector("pool=gb"))
-    facts = node_facts(TOPO, selected, node("gb-3", labels={"pool": "gb"}), devices)
+    facts = node_facts(TOPO, selected, node("gb-3").labels({"pool": "gb"}).info(), devices)
     assert facts is not None and facts.accelerators == devices
     assert selected.split([dra_only], {"gb-1": devices}) == ([], 1)
     assert scope.split([dra_only], {"gb-1": devices}) == ([dra_only], 0)
@@ -142,20 +138,20 @@ def test_store_follows_slices_and_nodes_in_either_order() -> None:
     s1 = read_slice(gpu_slice("gb-1", 4, name="s1"), "t")
     assert store.apply_slice("ADDED", s1) is False  # no such node yet
     store.changed.clear()
-    assert store.apply("ADDED", node("gb-1")) is True  # its slice puts it in scope
+    assert store.apply("ADDED", node("gb-1").info()) is True  # its slice puts it in scope
     assert store.changed.is_set()
     (facts,) = store.snapshot()[1]
     assert facts.accelerators == ((NVIDIA, 4),)
-    assert store.apply("MODIFIED", node("gb-1")) is False  # a heartbeat: nothing changed
-    assert store.apply("ADDED", node("cpu-1")) is False  # a CPU node: out of scope
+    assert store.apply("MODIFIED", node("gb-1").info()) is False  # a heartbeat: nothing changed
+    assert store.apply("ADDED", node("cpu-1").info()) is False  # a CPU node: out of scope
     # The driver adds a slice for cpu-1 (its GPUs arrived): in scope without a node event.
     s2 = read_slice(gpu_slice("cpu-1", 2, name="s2"), "t")
     assert store.apply_slice("ADDED", s2) is True and len(store) == 2
     assert store.apply_slice("DELETED", s1) is True
     assert {f.name for f in store.snapshot()[1]} == {"cpu-1"}
     assert store.replace_slices(NVIDIA, []) is True and len(store) == 0
-    store.replace([node("gb-1"), node("cpu-1")])
+    store.replace([node("gb-1").info(), node("cpu-1").info()])
     assert len(store) == 0
     store.replace_slices(NVIDIA, [s1])
     assert [f.name for f in store.snapshot()[1]] == ["gb-1"]
-    assert store.apply("DELETED", node("gb-1")) is True and len(store) == 0
+    assert store.apply("DELETED", node("gb-1").info()) is True and len(store) == 0

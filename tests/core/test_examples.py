@@ -1,4 +1,4 @@
-"""The example CSVs (the README's no-cluster demo, docs/profiles.md) are valid and nest."""
+"""The example CSVs (the README's examples, docs/profiles.md) are valid and nest."""
 
 from __future__ import annotations
 

@@ -6,19 +6,13 @@ import pytest
 
 from labeler.core.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
 from labeler.core.plan import Desired, Writer, plan_labels
+from tests.builders import node
 
 K1, K2, K3 = "x.io/island", "x.io/block", "x.io/rack"
 
 
-def node(labels: dict[str, str], owned: str = "", ids: dict[str, str] | None = None) -> NodeLabels:
-    ann = {OWNED_ANNOTATION: owned} if owned else {}
-    if ids is not None:
-        ann[SOURCE_IDS_ANNOTATION] = json.dumps(ids)
-    return NodeLabels("n1", labels, ann, "7")
-
-
 def test_new_keys_are_set_and_claimed() -> None:
-    plan = plan_labels(node({}), Desired(set={K1: "a", K2: "b"}))
+    plan = plan_labels(node("n1").plan_view(), Desired(set={K1: "a", K2: "b"}))
     assert plan.labels == {K1: "a", K2: "b"}
     assert plan.annotations[OWNED_ANNOTATION] == f"{K2},{K1}"
 
@@ -32,50 +26,63 @@ def test_only_changed_keys_are_in_the_patch() -> None:
 
 
 def test_unchanged_rerun_is_a_noop() -> None:
-    current = node({K1: "a"}, K1, ids={K1: "ocid.a"})
+    current = node("n1").labels({K1: "a"}).owned(K1).source_ids({K1: "ocid.a"}).plan_view()
     plan = plan_labels(current, Desired(set={K1: "a"}, source_ids={K1: "ocid.a"}))
     assert plan.is_noop
 
 
 def test_equal_value_set_by_someone_else_is_left_alone_without_claim() -> None:
-    plan = plan_labels(node({K1: "a"}), Desired(set={K1: "a"}, source_ids={K1: "id"}))
+    plan = plan_labels(
+        node("n1").labels({K1: "a"}).plan_view(),
+        Desired(set={K1: "a"}, source_ids={K1: "id"}),
+    )
     assert plan.is_noop
 
 
 def test_foreign_value_is_a_conflict_not_overwritten() -> None:
-    plan = plan_labels(node({K1: "theirs"}), Desired(set={K1: "ours", K2: "b"}))
+    plan = plan_labels(
+        node("n1").labels({K1: "theirs"}).plan_view(),
+        Desired(set={K1: "ours", K2: "b"}),
+    )
     assert plan.labels == {K2: "b"}
     assert [(c.key, c.current, c.wanted) for c in plan.conflicts] == [(K1, "theirs", "ours")]
     assert "--adopt" in str(plan.conflicts[0])
 
 
 def test_adopt_takes_over_a_foreign_value() -> None:
-    plan = plan_labels(node({K1: "theirs"}), Desired(set={K1: "ours"}), adopt=True)
+    plan = plan_labels(
+        node("n1").labels({K1: "theirs"}).plan_view(),
+        Desired(set={K1: "ours"}),
+        adopt=True,
+    )
     assert plan.labels == {K1: "ours"}
     assert plan.annotations[OWNED_ANNOTATION] == K1
     assert not plan.conflicts
 
 
 def test_stale_owned_key_in_scope_is_removed() -> None:
-    current = node({K1: "a", K3: "r"}, f"{K1},{K3}")
+    current = node("n1").labels({K1: "a", K3: "r"}).owned(K1, K3).plan_view()
     plan = plan_labels(current, Desired(set={K1: "a"}, prune=frozenset({K1, K3})))
     assert plan.labels == {K3: None}
     assert plan.annotations[OWNED_ANNOTATION] == K1
 
 
 def test_key_outside_scope_is_never_removed_even_if_owned() -> None:
-    current = node({K1: "a", K2: "bulk"}, f"{K1},{K2}")
+    current = node("n1").labels({K1: "a", K2: "bulk"}).owned(K1, K2).plan_view()
     plan = plan_labels(current, Desired(set={K1: "a"}, prune=frozenset({K1})))
     assert plan.is_noop
 
 
 def test_unowned_key_in_scope_is_not_pruned() -> None:
-    plan = plan_labels(node({K3: "hand"}), Desired(set={K1: "a"}, prune=frozenset({K1, K3})))
+    plan = plan_labels(
+        node("n1").labels({K3: "hand"}).plan_view(),
+        Desired(set={K1: "a"}, prune=frozenset({K1, K3})),
+    )
     assert plan.labels == {K1: "a"}
 
 
 def test_delete_removes_owned_and_reports_foreign() -> None:
-    current = node({K1: "a", K2: "theirs"}, K1)
+    current = node("n1").labels({K1: "a", K2: "theirs"}).owned(K1).plan_view()
     plan = plan_labels(current, Desired(remove=frozenset({K1, K2, K3})))
     assert plan.labels == {K1: None}
     assert plan.annotations[OWNED_ANNOTATION] is None
@@ -83,7 +90,11 @@ def test_delete_removes_owned_and_reports_foreign() -> None:
 
 
 def test_delete_with_adopt_removes_foreign_too() -> None:
-    plan = plan_labels(node({K2: "theirs"}), Desired(remove=frozenset({K2})), adopt=True)
+    plan = plan_labels(
+        node("n1").labels({K2: "theirs"}).plan_view(),
+        Desired(remove=frozenset({K2})),
+        adopt=True,
+    )
     assert plan.labels == {K2: None}
 
 
@@ -95,9 +106,12 @@ def test_hand_deleted_owned_label_is_restored() -> None:
 
 
 def test_source_ids_recorded_for_owned_keys_and_dropped_with_them() -> None:
-    plan = plan_labels(node({}), Desired(set={K1: "h1"}, source_ids={K1: "ocid1.long"}))
+    plan = plan_labels(
+        node("n1").plan_view(),
+        Desired(set={K1: "h1"}, source_ids={K1: "ocid1.long"}),
+    )
     assert json.loads(str(plan.annotations[SOURCE_IDS_ANNOTATION])) == {K1: "ocid1.long"}
-    current = node({K1: "h1"}, K1, ids={K1: "ocid1.long"})
+    current = node("n1").labels({K1: "h1"}).owned(K1).source_ids({K1: "ocid1.long"}).plan_view()
     gone = plan_labels(current, Desired(prune=frozenset({K1})))
     assert gone.labels == {K1: None}
     assert gone.annotations[SOURCE_IDS_ANNOTATION] is None
@@ -114,7 +128,9 @@ def test_hand_edited_owned_list_separated_by_spaces_or_lines_keeps_ownership(own
     """No label key holds whitespace, so "a b" or one key per line (a hand edit, a YAML
     block) lists two keys. Read as one unknown key, both were forgotten: the annotation was
     deleted and our labels became foreign for good (a new reading = a conflict forever)."""
-    current = node({K1: "a", K2: "b"}, owned)
+    current = (
+        node("n1").labels({K1: "a", K2: "b"}).annotations({OWNED_ANNOTATION: owned}).plan_view()
+    )
     assert current.owned == {K1, K2}
     plan = plan_labels(current, Desired(set={K1: "a2", K2: "b"}, prune=frozenset({K1, K2})))
     assert plan.labels == {K1: "a2"}
@@ -123,7 +139,10 @@ def test_hand_edited_owned_list_separated_by_spaces_or_lines_keeps_ownership(own
 
 
 def test_patch_carries_resource_version_and_nulls() -> None:
-    plan = plan_labels(node({K1: "a"}, K1), Desired(remove=frozenset({K1})))
+    plan = plan_labels(
+        node("n1").labels({K1: "a"}).owned(K1).plan_view(),
+        Desired(remove=frozenset({K1})),
+    )
     body = plan.patch("7")
     assert body == {
         "metadata": {
@@ -136,14 +155,20 @@ def test_patch_carries_resource_version_and_nulls() -> None:
 
 def test_fill_sets_only_where_the_node_has_no_value() -> None:
     desired = Desired(fill={K1: "default"}, prune=frozenset({K2}))
-    assert plan_labels(node({}), desired).labels == {K1: "default"}
-    assert plan_labels(node({K1: "theirs"}), desired).is_noop  # a real value is never replaced
-    assert plan_labels(node({K1: "ours"}, K1), desired).is_noop  # not even an owned one
-    empty = plan_labels(node({K1: ""}), desired)  # empty is no value, but not ours: conflict
+    assert plan_labels(node("n1").plan_view(), desired).labels == {K1: "default"}
+    assert plan_labels(
+        node("n1").labels({K1: "theirs"}).plan_view(), desired
+    ).is_noop  # a real value is never replaced
+    assert plan_labels(
+        node("n1").labels({K1: "ours"}).owned(K1).plan_view(), desired
+    ).is_noop  # not even an owned one
+    empty = plan_labels(
+        node("n1").labels({K1: ""}).plan_view(), desired
+    )  # empty is no value, but not ours: conflict
     assert [(c.key, c.current) for c in empty.conflicts] == [(K1, "")]
     # A filled key is wanted, so a prune of the same key does not remove it.
     both = Desired(fill={K1: "default"}, prune=frozenset({K1}))
-    assert plan_labels(node({K1: "default"}, K1), both).is_noop
+    assert plan_labels(node("n1").labels({K1: "default"}).owned(K1).plan_view(), both).is_noop
 
 
 # --- which writer of ours owns a key ---------------------------------------------------
@@ -156,9 +181,9 @@ def owned_by(labels: dict[str, str], owners: dict[str, str], owned: str = "") ->
 
 
 def test_each_writer_records_itself_as_the_owner_of_what_it_writes() -> None:
-    agent = plan_labels(node({}), Desired(set={K1: "a"}))
+    agent = plan_labels(node("n1").plan_view(), Desired(set={K1: "a"}))
     assert json.loads(str(agent.annotations[OWNERS_ANNOTATION])) == {K1: Writer.AGENT}
-    bulk = plan_labels(node({}), Desired(set={K1: "a"}, writer=Writer.BULK))
+    bulk = plan_labels(node("n1").plan_view(), Desired(set={K1: "a"}, writer=Writer.BULK))
     assert json.loads(str(bulk.annotations[OWNERS_ANNOTATION])) == {K1: Writer.BULK}
     assert bulk.annotations[OWNED_ANNOTATION] == K1  # the union stays, for older readers
 
@@ -210,7 +235,7 @@ def test_prune_and_delete_leave_another_writers_key() -> None:
 def test_keys_owned_before_writers_were_recorded_are_any_writers_of_ours() -> None:
     """An annotation written by an earlier version lists keys without writers: each writer
     of ours may still change or remove them, as before, and records itself when it does."""
-    legacy = node({K1: "a", K2: "b"}, f"{K1},{K2}")
+    legacy = node("n1").labels({K1: "a", K2: "b"}).owned(K1, K2).plan_view()
     assert legacy.owners == {}
     bulk = plan_labels(legacy, Desired(set={K1: "hand"}, writer=Writer.BULK))
     assert bulk.labels == {K1: "hand"} and not bulk.conflicts
@@ -234,10 +259,10 @@ def test_owner_entries_for_keys_not_in_owned_labels_are_ignored_and_dropped() ->
 
 
 def test_a_filled_default_is_owned_by_no_writer_so_any_may_replace_it() -> None:
-    plan = plan_labels(node({}), Desired(fill={K1: "default"}))
+    plan = plan_labels(node("n1").plan_view(), Desired(fill={K1: "default"}))
     assert plan.annotations[OWNED_ANNOTATION] == K1
     assert OWNERS_ANNOTATION not in plan.annotations
-    filled = node({K1: "default"}, K1)
+    filled = node("n1").labels({K1: "default"}).owned(K1).plan_view()
     sheet = plan_labels(filled, Desired(set={K1: "pod-a"}, writer=Writer.BULK))
     assert sheet.labels == {K1: "pod-a"} and not sheet.conflicts
 
@@ -246,7 +271,7 @@ def test_a_filled_default_is_owned_by_no_writer_so_any_may_replace_it() -> None:
 
 
 def test_agent_claims_an_equal_foreign_value_with_one_annotation_write() -> None:
-    current = node({K1: "a", K2: "b"}, K2, ids={K2: "id.b"})
+    current = node("n1").labels({K1: "a", K2: "b"}).owned(K2).source_ids({K2: "id.b"}).plan_view()
     desired = Desired(set={K1: "a", K2: "b"}, source_ids={K1: "id.a", K2: "id.b"}, claim=True)
     plan = plan_labels(current, desired)
     assert plan.labels == {}  # the label is untouched
@@ -271,5 +296,8 @@ def test_a_claimed_key_is_then_the_agents_to_change() -> None:
 
 
 def test_without_claim_an_equal_foreign_value_is_still_left_alone() -> None:
-    plan = plan_labels(node({K1: "a"}), Desired(set={K1: "a"}, writer=Writer.BULK))
+    plan = plan_labels(
+        node("n1").labels({K1: "a"}).plan_view(),
+        Desired(set={K1: "a"}, writer=Writer.BULK),
+    )
     assert plan.is_noop and plan.claimed == ()

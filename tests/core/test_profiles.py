@@ -1,4 +1,4 @@
-"""Profile files: every problem reported at once; built-ins as README.md lists them."""
+"""Profile files: every problem reported at once; built-ins as docs/profiles.md lists them."""
 
 from pathlib import Path
 

@@ -14,7 +14,8 @@ from labeler.sim.common.cluster import (
     pod_requests,
     snapshot_from_objects,
 )
-from tests.sim.kueue.objects import as_list, node, pod
+from tests.builders import node, pod
+from tests.sim.kueue.objects import as_list
 
 
 def test_pod_requests_follow_kubernetes_rules() -> None:
@@ -46,18 +47,21 @@ def test_pod_level_requests_win() -> None:
 
 
 def test_bad_quantity_names_the_pod() -> None:
-    items = [node("n1", {}), pod("p1", "n1", {"cpu": "lots"})]
+    items = [
+        node("n1").hostname().allocatable(cpu="4", pods="110").obj(),
+        pod("p1").on("n1").requests({"cpu": "lots"}).obj(),
+    ]
     with pytest.raises(InputError, match=r"snap: pod default/p1: containers\[0\].*cpu"):
         snapshot_from_objects(as_list(items), "snap")
 
 
 def test_usage_counts_running_pods_and_a_pod_slot_each() -> None:
     items = [
-        node("n1", {}),
-        pod("a", "n1", {"cpu": "1"}),
-        pod("b", "n1", {"cpu": "1"}, phase="Pending"),
-        pod("done", "n1", {"cpu": "1"}, phase="Succeeded"),
-        pod("failed", "n1", {"cpu": "1"}, phase="Failed"),
+        node("n1").hostname().allocatable(cpu="4", pods="110").obj(),
+        pod("a").on("n1").requests({"cpu": "1"}).obj(),
+        pod("b").on("n1").phase("Pending").requests({"cpu": "1"}).obj(),
+        pod("done").on("n1").phase("Succeeded").requests({"cpu": "1"}).obj(),
+        pod("failed").on("n1").phase("Failed").requests({"cpu": "1"}).obj(),
     ]
     snap = snapshot_from_objects(as_list(items), "snap")
     assert snap.nodes[0].used == {"cpu": 2000, "pods": 2}
@@ -85,7 +89,14 @@ def test_toleration_syntax_errors() -> None:
 
 
 def test_snapshot_reports_every_problem_with_its_item() -> None:
-    doc = as_list([node("n1", {}), {"kind": "Node", "metadata": {}}, "junk", node("n1", {})])
+    doc = as_list(
+        [
+            node("n1").hostname().allocatable(cpu="4", pods="110").obj(),
+            {"kind": "Node", "metadata": {}},
+            "junk",
+            node("n1").hostname().allocatable(cpu="4", pods="110").obj(),
+        ]
+    )
     with pytest.raises(InputError) as e:
         snapshot_from_objects(doc, "f.yaml")
     text = str(e.value)
@@ -97,7 +108,7 @@ def test_snapshot_reports_every_problem_with_its_item() -> None:
 def test_snapshot_names_malformed_node_fields() -> None:
     bad_labels = {"kind": "Node", "metadata": {"name": "a", "labels": ["x"]}}
     bad_alloc = {"kind": "Node", "metadata": {"name": "b"}, "status": {"allocatable": "8"}}
-    bad_qty = node("c", {}, allocatable={"nvidia.com/gpu": "eight"})
+    bad_qty = node("c").hostname().allocatable({"nvidia.com/gpu": "eight"}).obj()
     with pytest.raises(InputError) as e:
         snapshot_from_objects(as_list([bad_labels, bad_alloc, bad_qty]), "f.yaml")
     text = str(e.value)
@@ -126,7 +137,10 @@ def test_snapshot_names_a_spec_or_status_no_api_server_serves(
 def test_snapshot_accepts_node_list_and_streams() -> None:
     node_list = {"kind": "NodeList", "items": [{"metadata": {"name": "a"}}]}
     assert [n.name for n in snapshot_from_objects(node_list, "x").nodes] == ["a"]
-    stream = [as_list([node("a", {})]), pod("p", "a", {"cpu": "1"})]
+    stream = [
+        as_list([node("a").hostname().allocatable(cpu="4", pods="110").obj()]),
+        pod("p").on("a").requests({"cpu": "1"}).obj(),
+    ]
     snap = snapshot_from_objects(stream, "x")
     assert snap.pods == 1 and snap.nodes[0].used["cpu"] == 1000
 
@@ -137,11 +151,16 @@ def test_not_a_list_says_how_to_make_one(tmp_path: Path) -> None:
 
 
 def test_an_empty_cluster_keeps_daemonset_and_static_pods() -> None:
-    ds = pod("ds", "n1", {"cpu": "500m"})
+    ds = pod("ds").on("n1").requests({"cpu": "500m"}).obj()
     ds["metadata"]["ownerReferences"] = [{"kind": "DaemonSet", "name": "agent"}]
-    static = pod("etcd", "n1", {"cpu": "250m"})
+    static = pod("etcd").on("n1").requests({"cpu": "250m"}).obj()
     static["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "abc"}
-    items = [node("n1", {}), ds, static, pod("job", "n1", {"cpu": "2"})]
+    items = [
+        node("n1").hostname().allocatable(cpu="4", pods="110").obj(),
+        ds,
+        static,
+        pod("job").on("n1").requests({"cpu": "2"}).obj(),
+    ]
     n = snapshot_from_objects(as_list(items), "snap").nodes[0]
     assert n.free() == {"cpu": 4000 - 2750, "pods": 107}
     assert n.free(empty=True) == {"cpu": 4000 - 750, "pods": 108}

@@ -3,53 +3,15 @@ topology-aware scheduling scenarios (each node: 2 CPUs, labels rack and zone).""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from labeler.sim.common.cluster import snapshot_from_objects
 from labeler.sim.kubesched.objects import collect
 from labeler.sim.kubesched.schedule import Advice, advise
+from tests.builders import pod
 
 Obj = dict[str, Any]
-
-
-def node(name: str, rack: str | None = None, zone: str | None = None, **labels: str) -> Obj:
-    lab = {"kubernetes.io/hostname": name, **labels}
-    if rack is not None:
-        lab["rack"] = rack
-    if zone is not None:
-        lab["zone"] = zone
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": lab},
-        "status": {"allocatable": {"cpu": "2", "pods": "110"}},
-    }
-
-
-def pod(
-    name: str,
-    group: str | None = None,
-    *,
-    cpu: str = "1",
-    node_name: str | None = None,
-    tolerations: Sequence[Mapping[str, str]] = (),
-) -> Obj:
-    spec: Obj = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
-    if group:
-        spec["schedulingGroup"] = {"podGroupName": group}
-    if node_name:
-        spec["nodeName"] = node_name
-    if tolerations:
-        spec["tolerations"] = [dict(t) for t in tolerations]
-    phase = "Running" if node_name else "Pending"
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "ns"},
-        "spec": spec,
-        "status": {"phase": phase},
-    }
 
 
 def tainted(obj: Obj, key: str) -> Obj:
@@ -126,7 +88,16 @@ def nodes_of(advice: Advice) -> dict[str, str | None]:
 
 def bound_as(advice: Advice, cpu: str = "1") -> list[Obj]:
     """The pods ``advice`` binds, as running pods: the cluster of the next decision."""
-    return [pod(p.pod.name, p.pod.group, cpu=cpu, node_name=p.node) for p in advice.pods if p.node]
+    return [
+        pod(p.pod.name)
+        .namespace("ns")
+        .requests(cpu=cpu)
+        .scheduling_group(p.pod.group)
+        .on(p.node)
+        .obj()
+        for p in advice.pods
+        if p.node
+    ]
 
 
 def one_domain(advice: Advice, pods: Sequence[str], cluster: Iterable[Obj], key: str) -> bool:

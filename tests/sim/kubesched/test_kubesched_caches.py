@@ -14,7 +14,8 @@ from labeler.sim.common.cluster import snapshot_from_objects
 from labeler.sim.kubesched.objects import collect
 from labeler.sim.kubesched.results import GroupResult
 from labeler.sim.kubesched.schedule import Advice, advise
-from tests.sim.kubesched.podgroups import basic, composite, gang, node, pod
+from tests.builders import node, pod
+from tests.sim.kubesched.podgroups import basic, composite, gang
 
 # per zone, per rack: the CPU already used on each node (of 2)
 zones = st.lists(
@@ -55,9 +56,17 @@ def _cluster(layout: list[list[list[int]]]) -> list[dict[str, Any]]:
         for r, used in enumerate(racks):
             for n, cpu in enumerate(used):
                 name = f"n-{z}-{r}-{n}"
-                items.append(node(name, f"rack-{r}", f"zone-{z}"))
+                items.append(
+                    node(name)
+                    .hostname()
+                    .labels({"rack": f"rack-{r}", "zone": f"zone-{z}"})
+                    .allocatable(cpu="2", pods="110")
+                    .obj()
+                )
                 if cpu:
-                    items.append(pod(f"busy-{name}", cpu=str(cpu), node_name=name))
+                    items.append(
+                        pod(f"busy-{name}").namespace("ns").requests(cpu=str(cpu)).on(name).obj()
+                    )
     return items
 
 
@@ -70,7 +79,10 @@ def _file(root: tuple[Any, ...]) -> list[dict[str, Any]]:
         name = f"g{next(count)}"
         if below and isinstance(below[0], str):  # a PodGroup: its pods' CPUs
             items.append(gang(name, key, minimum, parent) if minimum else basic(name, key, parent))
-            items.extend(pod(f"{name}-p{i}", name, cpu=cpu) for i, cpu in enumerate(below))
+            items.extend(
+                pod(f"{name}-p{i}").namespace("ns").requests(cpu=cpu).scheduling_group(name).obj()
+                for i, cpu in enumerate(below)
+            )
             return
         items.append(composite(name, key, minimum or None, parent))
         for child in below:

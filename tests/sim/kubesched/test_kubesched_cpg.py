@@ -6,15 +6,14 @@ with the earlier decision's pods bound where it put them."""
 
 from __future__ import annotations
 
+from tests.builders import node, pod
 from tests.sim.kubesched.podgroups import (
     basic,
     bound_as,
     composite,
     gang,
-    node,
     nodes_of,
     one_domain,
-    pod,
     prefers,
     run,
     tainted,
@@ -25,14 +24,45 @@ from tests.sim.kubesched.podgroups import (
 def test_one_child_constrained_the_other_uses_the_parents_zone() -> None:
     cluster = [
         # for the whole group to fit, pg1 must take node1; the taint keeps pg2 off it
-        tainted(node("node1-z1-r1", "rack-1", "zone-1"), "taint"),
-        node("node2-z1-r2", "rack-2", "zone-1"),
-        node("node3-z1-r3", "rack-3", "zone-1"),
-        node("node4-z2-r1", "rack-1", "zone-2"),
-        node("node5-z2-r2", "rack-2", "zone-2"),
-        pod("existing-z2", node_name="node5-z2-r2"),  # zone-2 holds 3 pods: too few
-        pod("existing-z1-r2", node_name="node2-z1-r2"),  # racks 2 and 3 hold 1 each
-        pod("existing-z1-r3", node_name="node3-z1-r3"),
+        tainted(
+            node("node1-z1-r1")
+            .hostname()
+            .labels({"rack": "rack-1", "zone": "zone-1"})
+            .allocatable(cpu="2", pods="110")
+            .obj(),
+            "taint",
+        ),
+        node("node2-z1-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node3-z1-r3")
+        .hostname()
+        .labels({"rack": "rack-3", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node4-z2-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node5-z2-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        pod("existing-z2")
+        .namespace("ns")
+        .requests(cpu="1")
+        .on("node5-z2-r2")
+        .obj(),  # zone-2 holds 3 pods: too few
+        pod("existing-z1-r2")
+        .namespace("ns")
+        .requests(cpu="1")
+        .on("node2-z1-r2")
+        .obj(),  # racks 2 and 3 hold 1 each
+        pod("existing-z1-r3").namespace("ns").requests(cpu="1").on("node3-z1-r3").obj(),
     ]
     tolerate = [{"key": "taint"}]
     advice = run(
@@ -41,11 +71,27 @@ def test_one_child_constrained_the_other_uses_the_parents_zone() -> None:
             composite("cpg-root", "zone", 2),
             gang("pg1", "rack", 2, parent="cpg-root"),
             gang("pg2", None, 2, parent="cpg-root"),
-            pod("p1", "pg1", tolerations=tolerate),
-            pod("p2", "pg1", tolerations=tolerate),
+            pod("p1")
+            .namespace("ns")
+            .requests(cpu="1")
+            .scheduling_group("pg1")
+            .tolerations(tolerate)
+            .obj(),
+            pod("p2")
+            .namespace("ns")
+            .requests(cpu="1")
+            .scheduling_group("pg1")
+            .tolerations(tolerate)
+            .obj(),
             # preferring zone-2's node changes nothing: zone-2 cannot hold both groups
-            prefers(pod("p3", "pg2"), "node4-z2-r1"),
-            prefers(pod("p4", "pg2"), "node4-z2-r1"),
+            prefers(
+                pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+                "node4-z2-r1",
+            ),
+            prefers(
+                pod("p4").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+                "node4-z2-r1",
+            ),
         ],
     )
     assert advice.fits
@@ -60,7 +106,13 @@ def _zones_racks(*racks: tuple[str, str, int]) -> list[dict]:
     for zone, rack, count in racks:
         for _ in range(count):
             i += 1
-            out.append(node(f"node{i}-z{zone[-1]}-r{rack[-1]}", rack, zone))
+            out.append(
+                node(f"node{i}-z{zone[-1]}-r{rack[-1]}")
+                .hostname()
+                .labels({"rack": rack, "zone": zone})
+                .allocatable(cpu="2", pods="110")
+                .obj()
+            )
     return out
 
 
@@ -71,7 +123,14 @@ def _zone_rack_gangs(root_key: str | None, sub_key: str | None, leaf_key: str | 
         composite("cpg-sub1", sub_key, 2, parent="cpg-root"),
         composite("cpg-sub2", sub_key, 2, parent="cpg-root"),
         *(gang(f"pg{i}", leaf_key, 2, parent=f"cpg-sub{(i + 1) // 2}") for i in range(1, 5)),
-        *(pod(f"p{i}", f"pg{(i + 1) // 2}") for i in range(1, 9)),
+        *(
+            pod(f"p{i}")
+            .namespace("ns")
+            .requests(cpu="1")
+            .scheduling_group(f"pg{(i + 1) // 2}")
+            .obj()
+            for i in range(1, 9)
+        ),
     ]
 
 
@@ -96,13 +155,29 @@ def test_three_levels_a_bound_leaf_pod_holds_both_levels_above() -> None:
         ("zone-2", "rack-2", 2),
     )
     # a pod of pg1 already runs in zone-2 rack-1: cpg-sub1 is held there, cpg-root to zone-2
-    cluster.append(pod("existing-pg1", "pg1", node_name="node5-z2-r1"))
+    cluster.append(
+        pod("existing-pg1")
+        .namespace("ns")
+        .requests(cpu="1")
+        .scheduling_group("pg1")
+        .on("node5-z2-r1")
+        .obj()
+    )
     asked = [
         *_zone_rack_gangs("zone", "rack", None)[:7],
-        pod("p1", "pg1"),
-        *(pod(f"p{i}", "pg2") for i in (2, 3)),
-        *(pod(f"p{i}", "pg3") for i in (4, 5)),
-        *(pod(f"p{i}", "pg4") for i in (6, 7)),
+        pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+        *(
+            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj()
+            for i in (2, 3)
+        ),
+        *(
+            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg3").obj()
+            for i in (4, 5)
+        ),
+        *(
+            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg4").obj()
+            for i in (6, 7)
+        ),
     ]
     advice = run(cluster, asked)
     assert advice.fits
@@ -115,16 +190,16 @@ def _two_racks(*existing: dict) -> list[dict]:
 
 
 def test_composite_takes_the_placement_with_most_allocation() -> None:
-    cluster = _two_racks(pod("existing", node_name="node1-z1-r1"))
+    cluster = _two_racks(pod("existing").namespace("ns").requests(cpu="1").on("node1-z1-r1").obj())
     advice = run(
         cluster,
         [
             composite("cpg-root", "rack", 2),
             gang("pg1", None, 1, parent="cpg-root"),
             gang("pg2", None, 2, parent="cpg-root"),
-            pod("p1", "pg1"),
-            pod("p2", "pg2"),
-            pod("p3", "pg2"),
+            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+            pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
         ],
     )
     assert within(advice, ["p1", "p2", "p3"], {"node1-z1-r1", "node2-z1-r1"})
@@ -137,15 +212,15 @@ def test_composite_takes_the_placement_with_most_allocation() -> None:
 
 
 def test_composite_takes_the_placement_that_holds_more_pods() -> None:
-    cluster = _two_racks(pod("existing", node_name="node1-z1-r1"))
+    cluster = _two_racks(pod("existing").namespace("ns").requests(cpu="1").on("node1-z1-r1").obj())
     advice = run(
         cluster,
         [
             # the pods come before their CompositePodGroup; it is a gang of one child
-            pod("p1", "pg1"),
-            pod("p2", "pg1"),
-            pod("p3", "pg2"),
-            pod("p4", "pg2"),
+            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+            pod("p4").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
             gang("pg1", None, 2, parent="cpg-root"),
             gang("pg2", None, 2, parent="cpg-root"),
             composite("cpg-root", "rack", 1),
@@ -161,13 +236,20 @@ def test_composite_takes_the_placement_that_holds_more_pods() -> None:
 
 def test_composite_with_fewer_children_needed_than_it_has() -> None:
     cluster = _two_racks(
-        pod("existing1", cpu="2", node_name="node3-z1-r2"),
-        pod("existing2", cpu="2", node_name="node4-z1-r2"),
+        pod("existing1").namespace("ns").requests(cpu="2").on("node3-z1-r2").obj(),
+        pod("existing2").namespace("ns").requests(cpu="2").on("node4-z1-r2").obj(),
     )
     asked = [
         composite("cpg-root", "rack", 2),
         *(gang(f"pg{i}", None, 2, parent="cpg-root") for i in (1, 2, 3)),
-        *(pod(f"p{i}", f"pg{(i + 1) // 2}") for i in range(1, 7)),
+        *(
+            pod(f"p{i}")
+            .namespace("ns")
+            .requests(cpu="1")
+            .scheduling_group(f"pg{(i + 1) // 2}")
+            .obj()
+            for i in range(1, 7)
+        ),
     ]
     advice = run(cluster, asked)
     got = nodes_of(advice)
@@ -178,15 +260,32 @@ def test_composite_with_fewer_children_needed_than_it_has() -> None:
 
 
 def test_basic_composite_places_what_fits_then_the_rest_once_room_is_freed() -> None:
-    racks = [node("node1-z1-r1", "rack-1", "zone-1"), node("node2-z1-r1", "rack-1", "zone-1")]
-    existing = pod("existing", cpu="2", node_name="node1-z1-r1")
+    racks = [
+        node("node1-z1-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node2-z1-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+    ]
+    existing = pod("existing").namespace("ns").requests(cpu="2").on("node1-z1-r1").obj()
     tree = [
         composite("cpg-root", "rack", None),
         basic("pg1", None, parent="cpg-root"),
         basic("pg2", None, parent="cpg-root"),
     ]
-    pg1 = [pod("p1", "pg1"), pod("p2", "pg1")]
-    pg2 = [pod("p3", "pg2"), pod("p4", "pg2")]
+    pg1 = [
+        pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+        pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+    ]
+    pg2 = [
+        pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+        pod("p4").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+    ]
     first = run([*racks, existing], [*tree, *pg1, *pg2])
     assert nodes_of(first) == {"p1": "node2-z1-r1", "p2": "node2-z1-r1", "p3": None, "p4": None}
     # the existing pod is deleted; p1 and p2 run where the first decision put them
@@ -204,8 +303,14 @@ def _root(name: str, children: tuple[str, str]) -> list[dict]:
         composite(name, "rack", 2),
         gang(a, None, 2, parent=name),
         gang(b, None, 2, parent=name),
-        *(pod(f"p{n}-{i}", a) for i in (1, 2)),
-        *(pod(f"p{n}-{i}", b) for i in (3, 4)),
+        *(
+            pod(f"p{n}-{i}").namespace("ns").requests(cpu="1").scheduling_group(a).obj()
+            for i in (1, 2)
+        ),
+        *(
+            pod(f"p{n}-{i}").namespace("ns").requests(cpu="1").scheduling_group(b).obj()
+            for i in (3, 4)
+        ),
     ]
 
 
@@ -225,7 +330,18 @@ def test_two_hierarchies_one_after_the_other_each_on_its_own_rack() -> None:
 
 
 def test_second_hierarchy_stays_pending_when_no_rack_is_left() -> None:
-    cluster = [node("node1-z1-r1", "rack-1", "zone-1"), node("node2-z1-r1", "rack-1", "zone-1")]
+    cluster = [
+        node("node1-z1-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node2-z1-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+    ]
     first = run(cluster, _root("cpg-root1", ("pg1-1", "pg1-2")))
     assert first.fits
     second = run([*cluster, *bound_as(first)], _root("cpg-root2", ("pg2-1", "pg2-2")))
@@ -250,7 +366,14 @@ def test_sub_composite_and_direct_children_with_their_own_constraints() -> None:
         gang("pg2", None, 2, parent="cpg-sub1"),
         gang("pg3", "rack", 2, parent="cpg-root"),
         gang("pg4", None, 2, parent="cpg-root"),
-        *(pod(f"p{i}", f"pg{(i + 1) // 2}") for i in range(1, 9)),
+        *(
+            pod(f"p{i}")
+            .namespace("ns")
+            .requests(cpu="1")
+            .scheduling_group(f"pg{(i + 1) // 2}")
+            .obj()
+            for i in range(1, 9)
+        ),
     ]
     advice = run(cluster, asked)
     assert advice.fits

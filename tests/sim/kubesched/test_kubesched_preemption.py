@@ -8,15 +8,14 @@ Every node has 2 CPUs; every pod asks for 1; a low-priority pod fills its node."
 
 from __future__ import annotations
 
+from tests.builders import node, pod
 from tests.sim.kubesched.podgroups import (
     basic,
     bound_as,
     composite,
     gang,
-    node,
     nodes_of,
     one_domain,
-    pod,
     prefers,
     run,
     tainted,
@@ -32,7 +31,7 @@ NOT_ENOUGH_CHILDREN = (
 
 def low(name: str, on: str, cpu: str = "2") -> dict:
     """A low-priority pod: the victim preemption would evict."""
-    return pod(name, cpu=cpu, node_name=on)
+    return pod(name).namespace("ns").requests(cpu=cpu).on(on).obj()
 
 
 def _rack_children(children: str = "gang") -> list[dict]:
@@ -45,18 +44,39 @@ def _rack_children(children: str = "gang") -> list[dict]:
     return [composite("cpg-root", "rack", 2), *kids]
 
 
-FOUR = [pod("p1", "pg1"), pod("p2", "pg1"), pod("p3", "pg2"), pod("p4", "pg2")]
+FOUR = [
+    pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+    pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+    pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+    pod("p4").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+]
 RACKS = [
-    node("node1-z1-r1", "rack-1", "zone-1"),
-    node("node2-z1-r1", "rack-1", "zone-1"),
-    node("node3-z1-r2", "rack-2", "zone-1"),
-    node("node4-z1-r2", "rack-2", "zone-1"),
+    node("node1-z1-r1")
+    .hostname()
+    .labels({"rack": "rack-1", "zone": "zone-1"})
+    .allocatable(cpu="2", pods="110")
+    .obj(),
+    node("node2-z1-r1")
+    .hostname()
+    .labels({"rack": "rack-1", "zone": "zone-1"})
+    .allocatable(cpu="2", pods="110")
+    .obj(),
+    node("node3-z1-r2")
+    .hostname()
+    .labels({"rack": "rack-2", "zone": "zone-1"})
+    .allocatable(cpu="2", pods="110")
+    .obj(),
+    node("node4-z1-r2")
+    .hostname()
+    .labels({"rack": "rack-2", "zone": "zone-1"})
+    .allocatable(cpu="2", pods="110")
+    .obj(),
 ]
 
 
 def test_one_rack_after_preempting() -> None:
     lows = [low("low1-z1-r1", "node1-z1-r1"), low("low2-z1-r1", "node2-z1-r1")]
-    cluster = [*RACKS, pod("existing", cpu="2", node_name="node4-z1-r2")]
+    cluster = [*RACKS, pod("existing").namespace("ns").requests(cpu="2").on("node4-z1-r2").obj()]
     before = run([*cluster, *lows], [*_rack_children(), *FOUR])
     assert (
         not before.fits
@@ -67,11 +87,17 @@ def test_one_rack_after_preempting() -> None:
 
 
 def test_after_preempting_a_later_pod_is_held_to_the_full_rack() -> None:
-    cluster = [*RACKS, pod("existing", cpu="2", node_name="node4-z1-r2")]
+    cluster = [*RACKS, pod("existing").namespace("ns").requests(cpu="2").on("node4-z1-r2").obj()]
     after = run(cluster, [*_rack_children(), *FOUR])
     assert within(after, ["p1", "p2", "p3", "p4"], {"node1-z1-r1", "node2-z1-r1"})
     # a fifth pod joins pg1: rack-2 has 2 CPUs free, but the hierarchy is held to rack-1
-    later = run([*cluster, *bound_as(after)], [*_rack_children(), pod("p5", "pg1")])
+    later = run(
+        [*cluster, *bound_as(after)],
+        [
+            *_rack_children(),
+            pod("p5").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+        ],
+    )
     assert nodes_of(later) == {"p5": None}
     assert later.results[0].domain == "rack-1"
     # pg1 has its two pods and pg2 all of its: the hierarchy fits without binding anything,
@@ -81,9 +107,22 @@ def test_after_preempting_a_later_pod_is_held_to_the_full_rack() -> None:
 
 
 def test_a_bound_member_holds_the_rack_whose_low_pods_preemption_evicts() -> None:
-    cluster = [*RACKS, pod("existing", "pg1", node_name="node4-z1-r2")]
+    cluster = [
+        *RACKS,
+        pod("existing")
+        .namespace("ns")
+        .requests(cpu="1")
+        .scheduling_group("pg1")
+        .on("node4-z1-r2")
+        .obj(),
+    ]
     lows = [low("low1-z1-r2", "node3-z1-r2"), low("low2-z1-r2", "node4-z1-r2", cpu="1")]
-    asked = [*_rack_children(), pod("p1", "pg1"), pod("p2", "pg2"), pod("p3", "pg2")]
+    asked = [
+        *_rack_children(),
+        pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+        pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+        pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+    ]
     before = run([*cluster, *lows], asked)
     assert (
         not before.fits
@@ -95,11 +134,23 @@ def test_a_bound_member_holds_the_rack_whose_low_pods_preemption_evicts() -> Non
 
 def test_basic_children_on_a_rack_after_preempting() -> None:
     cluster = [
-        node("node1-z1-r1", "rack-1", "zone-1"),
-        node("node2-z1-r2", "rack-2", "zone-1"),
-        pod("existing2", cpu="2", node_name="node2-z1-r2"),
+        node("node1-z1-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node2-z1-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        pod("existing2").namespace("ns").requests(cpu="2").on("node2-z1-r2").obj(),
     ]
-    asked = [*_rack_children("basic"), pod("p1", "pg1"), pod("p2", "pg2")]
+    asked = [
+        *_rack_children("basic"),
+        pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+        pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+    ]
     before = run([*cluster, low("low1-z1-r1", "node1-z1-r1")], asked)
     assert nodes_of(before) == {"p1": None, "p2": None}
     after = run(cluster, asked)
@@ -108,10 +159,26 @@ def test_basic_children_on_a_rack_after_preempting() -> None:
 
 def _zone_rack(*extra: dict) -> list[dict]:
     return [
-        node("node1-z1-r1", "rack-1", "zone-1"),
-        node("node2-z1-r2", "rack-2", "zone-1"),
-        node("node3-z2-r1", "rack-1", "zone-2"),
-        node("node4-z2-r1", "rack-1", "zone-2"),
+        node("node1-z1-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node2-z1-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node3-z2-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node4-z2-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
         *extra,
     ]
 
@@ -124,7 +191,9 @@ ZONE_OF_RACKS = [
 
 
 def test_zone_and_rack_levels_after_preempting() -> None:
-    cluster = _zone_rack(pod("existing-z2", node_name="node3-z2-r1"))
+    cluster = _zone_rack(
+        pod("existing-z2").namespace("ns").requests(cpu="1").on("node3-z2-r1").obj()
+    )
     lows = [low("low-z1-r1", "node1-z1-r1"), low("low-z1-r2", "node2-z1-r2")]
     before = run([*cluster, *lows], [*ZONE_OF_RACKS, *FOUR])
     assert not before.fits  # zone-1 is full; zone-2 holds 3 pods
@@ -136,11 +205,31 @@ def test_zone_and_rack_levels_after_preempting() -> None:
 
 def test_preemption_does_not_help_a_child_held_to_a_full_zone() -> None:
     cluster = [
-        node("node1-z1-r1", "rack-1", "zone-1"),
-        node("node2-z1-r2", "rack-2", "zone-1"),
-        node("node3-z1-r3", "rack-3", "zone-1"),
-        node("node4-z2-r1", "rack-1", "zone-2"),
-        node("node5-z2-r1", "rack-1", "zone-2"),
+        node("node1-z1-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node2-z1-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node3-z1-r3")
+        .hostname()
+        .labels({"rack": "rack-3", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node4-z2-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node5-z2-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
     ]
     lows = [low("low-z1-r3", "node3-z1-r3"), low("low-z2-r1", "node4-z2-r1")]
     # pg1 and pg2 fit in zone-1 without preempting anything
@@ -149,7 +238,11 @@ def test_preemption_does_not_help_a_child_held_to_a_full_zone() -> None:
     assert one_domain(first, ["p1", "p2"], cluster, "rack")
     assert one_domain(first, ["p3", "p4"], cluster, "rack")
     # pg3 joins: only rack-3 of zone-1 could hold it, once its low pod is preempted
-    pg3 = [gang("pg3", "rack", 2, parent="cpg-root"), pod("p5", "pg3"), pod("p6", "pg3")]
+    pg3 = [
+        gang("pg3", "rack", 2, parent="cpg-root"),
+        pod("p5").namespace("ns").requests(cpu="1").scheduling_group("pg3").obj(),
+        pod("p6").namespace("ns").requests(cpu="1").scheduling_group("pg3").obj(),
+    ]
     placed = [*cluster, *bound_as(first)]
     before = run([*placed, *lows], [*ZONE_OF_RACKS, *pg3])
     assert nodes_of(before) == {"p5": None, "p6": None}
@@ -157,7 +250,11 @@ def test_preemption_does_not_help_a_child_held_to_a_full_zone() -> None:
     assert within(after, ["p5", "p6"], {"node3-z1-r3"})
     # pg4 joins: zone-1 is full; preempting zone-2's low pod would free rack-1 there, but
     # the hierarchy is held to zone-1
-    pg4 = [gang("pg4", "rack", 2, parent="cpg-root"), pod("p7", "pg4"), pod("p8", "pg4")]
+    pg4 = [
+        gang("pg4", "rack", 2, parent="cpg-root"),
+        pod("p7").namespace("ns").requests(cpu="1").scheduling_group("pg4").obj(),
+        pod("p8").namespace("ns").requests(cpu="1").scheduling_group("pg4").obj(),
+    ]
     placed += bound_as(after)
     for running in ([*placed, lows[1]], placed):
         last = run(running, [*ZONE_OF_RACKS, pg3[0], *pg4])
@@ -167,24 +264,61 @@ def test_preemption_does_not_help_a_child_held_to_a_full_zone() -> None:
 
 def test_one_child_constrained_the_other_uses_the_parents_zone_after_preempting() -> None:
     cluster = [
-        tainted(node("node1-z1-r1", "rack-1", "zone-1"), "taint"),
-        node("node2-z1-r2", "rack-2", "zone-1"),
-        node("node3-z1-r3", "rack-3", "zone-1"),
-        node("node4-z2-r1", "rack-1", "zone-2"),
-        node("node5-z2-r2", "rack-2", "zone-2"),
-        pod("existing-z2", node_name="node5-z2-r2"),
-        pod("existing-z1-r2", node_name="node2-z1-r2"),
-        pod("existing-z1-r3", node_name="node3-z1-r3"),
+        tainted(
+            node("node1-z1-r1")
+            .hostname()
+            .labels({"rack": "rack-1", "zone": "zone-1"})
+            .allocatable(cpu="2", pods="110")
+            .obj(),
+            "taint",
+        ),
+        node("node2-z1-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node3-z1-r3")
+        .hostname()
+        .labels({"rack": "rack-3", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node4-z2-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node5-z2-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        pod("existing-z2").namespace("ns").requests(cpu="1").on("node5-z2-r2").obj(),
+        pod("existing-z1-r2").namespace("ns").requests(cpu="1").on("node2-z1-r2").obj(),
+        pod("existing-z1-r3").namespace("ns").requests(cpu="1").on("node3-z1-r3").obj(),
     ]
     tolerate = [{"key": "taint"}]
     asked = [
         composite("cpg-root", "zone", 2),
         gang("pg1", "rack", 2, parent="cpg-root"),
         gang("pg2", None, 2, parent="cpg-root"),
-        pod("p1", "pg1", tolerations=tolerate),
-        pod("p2", "pg1", tolerations=tolerate),
-        prefers(pod("p3", "pg2"), "node4-z2-r1"),
-        prefers(pod("p4", "pg2"), "node4-z2-r1"),
+        pod("p1")
+        .namespace("ns")
+        .requests(cpu="1")
+        .scheduling_group("pg1")
+        .tolerations(tolerate)
+        .obj(),
+        pod("p2")
+        .namespace("ns")
+        .requests(cpu="1")
+        .scheduling_group("pg1")
+        .tolerations(tolerate)
+        .obj(),
+        prefers(
+            pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(), "node4-z2-r1"
+        ),
+        prefers(
+            pod("p4").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(), "node4-z2-r1"
+        ),
     ]
     before = run([*cluster, low("low-z1-r1", "node1-z1-r1")], asked)
     assert not before.fits
@@ -195,15 +329,45 @@ def test_one_child_constrained_the_other_uses_the_parents_zone_after_preempting(
 
 def test_bound_members_and_low_pods_in_the_held_domains() -> None:
     cluster = [
-        node("node1-z1-r1", "rack-1", "zone-1"),
-        node("node2-z1-r2", "rack-2", "zone-1"),
-        node("node3-z1-r2", "rack-2", "zone-1"),
-        node("node4-z2-r1", "rack-1", "zone-2"),
-        node("node5-z2-r1", "rack-1", "zone-2"),
-        pod("existing-z1", "pg1", node_name="node1-z1-r1"),
+        node("node1-z1-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node2-z1-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node3-z1-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node4-z2-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node5-z2-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        pod("existing-z1")
+        .namespace("ns")
+        .requests(cpu="1")
+        .scheduling_group("pg1")
+        .on("node1-z1-r1")
+        .obj(),
     ]
     lows = [low("low-z1-r1", "node1-z1-r1", cpu="1"), low("low-z1-r2", "node2-z1-r2")]
-    asked = [*ZONE_OF_RACKS, pod("p1", "pg1"), pod("p2", "pg2"), pod("p3", "pg2")]
+    asked = [
+        *ZONE_OF_RACKS,
+        pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+        pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+        pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+    ]
     before = run([*cluster, *lows], asked)
     assert (
         not before.fits
@@ -221,7 +385,14 @@ def _three_levels(root_key: str | None, sub_key: str | None, leaf_key: str | Non
         composite("cpg-sub1", sub_key, 2 if sub_key else None, parent="cpg-root"),
         composite("cpg-sub2", sub_key, 2 if sub_key else None, parent="cpg-root"),
         *(gang(f"pg{i}", leaf_key, 2, parent=f"cpg-sub{(i + 1) // 2}") for i in range(1, 5)),
-        *(pod(f"p{i}", f"pg{(i + 1) // 2}") for i in range(1, 9)),
+        *(
+            pod(f"p{i}")
+            .namespace("ns")
+            .requests(cpu="1")
+            .scheduling_group(f"pg{(i + 1) // 2}")
+            .obj()
+            for i in range(1, 9)
+        ),
     ]
 
 
@@ -230,7 +401,14 @@ EIGHT = [f"p{i}" for i in range(1, 9)]
 
 def test_three_levels_all_constrained_after_preempting() -> None:
     def n(name: str, zone: str, block: str, rack: str) -> dict:
-        return node(name, rack, zone, block=block)
+        return (
+            node(name)
+            .hostname()
+            .labels(block=block)
+            .labels({"rack": rack, "zone": zone})
+            .allocatable(cpu="2", pods="110")
+            .obj()
+        )
 
     cluster = [
         n("node1-z1-g1-r1", "zone-1", "block-1", "rack-1"),
@@ -253,9 +431,21 @@ def test_three_levels_all_constrained_after_preempting() -> None:
 
 def test_three_levels_middle_unconstrained_after_preempting() -> None:
     cluster = [
-        node("node1-z1-r1", "rack-1", "zone-1"),
-        node("node2-z1-r2", "rack-2", "zone-1"),
-        node("node3-z2-r1", "rack-1", "zone-2"),
+        node("node1-z1-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node2-z1-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node3-z2-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
     ]
     lows = [low("low-z1-r1", "node1-z1-r1"), low("low-z1-r2", "node2-z1-r2")]
     asked = [
@@ -275,10 +465,26 @@ def test_three_levels_middle_unconstrained_after_preempting() -> None:
 
 def test_three_levels_top_unconstrained_after_preempting() -> None:
     cluster = [
-        node("node1-z1-r1", "rack-1", "zone-1"),
-        node("node2-z1-r2", "rack-2", "zone-1"),
-        node("node3-z2-r3", "rack-3", "zone-2"),
-        node("node4-z2-r4", "rack-4", "zone-2"),
+        node("node1-z1-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node2-z1-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node3-z2-r3")
+        .hostname()
+        .labels({"rack": "rack-3", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node4-z2-r4")
+        .hostname()
+        .labels({"rack": "rack-4", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
     ]
     lows = [low(f"low-{i}", n["metadata"]["name"]) for i, n in enumerate(cluster)]
     asked = _three_levels(None, "zone", "rack")
@@ -293,12 +499,36 @@ def test_three_levels_top_unconstrained_after_preempting() -> None:
 
 def test_three_levels_bottom_unconstrained_after_preempting() -> None:
     cluster = [
-        node("node1-z1-r1", "rack-1", "zone-1"),
-        node("node2-z1-r1", "rack-1", "zone-1"),
-        node("node3-z1-r2", "rack-2", "zone-1"),
-        node("node4-z1-r2", "rack-2", "zone-1"),
-        node("node5-z2-r3", "rack-3", "zone-2"),
-        node("node6-z2-r3", "rack-3", "zone-2"),
+        node("node1-z1-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node2-z1-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node3-z1-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node4-z1-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node5-z2-r3")
+        .hostname()
+        .labels({"rack": "rack-3", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node6-z2-r3")
+        .hostname()
+        .labels({"rack": "rack-3", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
     ]
     lows = [low(f"low-{i}", n["metadata"]["name"]) for i, n in enumerate(cluster[:4])]
     asked = _three_levels("zone", "rack", None)
@@ -311,23 +541,69 @@ def test_three_levels_bottom_unconstrained_after_preempting() -> None:
 
 def test_three_levels_a_bound_leaf_pod_and_low_pods_in_its_zone() -> None:
     cluster = [
-        node("node1-z1-r1", "rack-1", "zone-1"),
-        node("node2-z1-r1", "rack-1", "zone-1"),
-        node("node3-z1-r2", "rack-2", "zone-1"),
-        node("node4-z1-r2", "rack-2", "zone-1"),
-        node("node5-z2-r1", "rack-1", "zone-2"),
-        node("node6-z2-r1", "rack-1", "zone-2"),
-        node("node7-z2-r2", "rack-2", "zone-2"),
-        node("node8-z2-r2", "rack-2", "zone-2"),
-        pod("existing-pg1", "pg1", node_name="node5-z2-r1"),
+        node("node1-z1-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node2-z1-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node3-z1-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node4-z1-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-1"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node5-z2-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node6-z2-r1")
+        .hostname()
+        .labels({"rack": "rack-1", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node7-z2-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        node("node8-z2-r2")
+        .hostname()
+        .labels({"rack": "rack-2", "zone": "zone-2"})
+        .allocatable(cpu="2", pods="110")
+        .obj(),
+        pod("existing-pg1")
+        .namespace("ns")
+        .requests(cpu="1")
+        .scheduling_group("pg1")
+        .on("node5-z2-r1")
+        .obj(),
     ]
     lows = [low("low-z2-r1", "node6-z2-r1"), low("low-z2-r2", "node7-z2-r2")]
     asked = [
         *_three_levels("zone", "rack", None)[:7],
-        pod("p1", "pg1"),
-        *(pod(f"p{i}", "pg2") for i in (2, 3)),
-        *(pod(f"p{i}", "pg3") for i in (4, 5)),
-        *(pod(f"p{i}", "pg4") for i in (6, 7)),
+        pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+        *(
+            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj()
+            for i in (2, 3)
+        ),
+        *(
+            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg3").obj()
+            for i in (4, 5)
+        ),
+        *(
+            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg4").obj()
+            for i in (6, 7)
+        ),
     ]
     before = run([*cluster, *lows], asked)
     assert not before.fits  # held to zone-2, cpg-sub1 to node5's rack: 1 CPU free there

@@ -16,6 +16,7 @@ import yaml
 from labeler.core.model import Level, Topology
 from labeler.sim.common.cluster import snapshot_from_objects
 from labeler.sim.kueue.tree import Tree, build_tree
+from tests.builders import node, pod
 
 HOST = "kubernetes.io/hostname"
 BLOCK = "cloud.com/topology-block"
@@ -26,52 +27,6 @@ def topology(*keys: str, name: str = "default") -> Topology:
     return Topology(name, tuple(Level(k, k.rsplit("/", 1)[-1]) for k in keys))
 
 
-def node(
-    name: str,
-    labels: Mapping[str, str],
-    *,
-    allocatable: Mapping[str, str] | None = None,
-    taints: Sequence[Mapping[str, str]] = (),
-    ready: bool = True,
-    unschedulable: bool = False,
-) -> dict[str, Any]:
-    obj: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {HOST: name, **labels}},
-        "spec": {},
-        "status": {
-            "allocatable": dict(allocatable or {"cpu": "4", "pods": "110"}),
-            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-        },
-    }
-    if taints:
-        obj["spec"]["taints"] = [dict(t) for t in taints]
-    if unschedulable:
-        obj["spec"]["unschedulable"] = True
-    return obj
-
-
-def pod(
-    name: str,
-    node_name: str,
-    requests: Mapping[str, str],
-    *,
-    phase: str = "Running",
-    namespace: str = "default",
-) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "nodeName": node_name,
-            "containers": [{"name": "c", "resources": {"requests": dict(requests)}}],
-        },
-        "status": {"phase": phase},
-    }
-
-
 def gpu_nodes(
     keys: Sequence[str], spec: Iterable[tuple[Sequence[str], str, int, int]]
 ) -> list[dict[str, Any]]:
@@ -80,9 +35,15 @@ def gpu_nodes(
     items: list[dict[str, Any]] = []
     for values, name, gpus, used in spec:
         labels = dict(zip(keys, values, strict=True))
-        items.append(node(name, labels, allocatable={"nvidia.com/gpu": str(gpus), "pods": "110"}))
+        items.append(
+            node(name)
+            .hostname()
+            .labels(labels)
+            .allocatable({"nvidia.com/gpu": str(gpus), "pods": "110"})
+            .obj()
+        )
         if used:
-            items.append(pod(f"busy-{name}", name, {"nvidia.com/gpu": str(used)}))
+            items.append(pod(f"busy-{name}").on(name).requests({"nvidia.com/gpu": str(used)}).obj())
     return items
 
 
@@ -109,6 +70,10 @@ def cpu_nodes(
 ) -> list[dict[str, Any]]:
     """Nodes from (domain values, hostname, CPUs allocatable) with room for 10 pods."""
     return [
-        node(name, dict(zip(keys, values, strict=True)), allocatable={"cpu": cpu, "pods": "10"})
+        node(name)
+        .hostname()
+        .labels(dict(zip(keys, values, strict=True)))
+        .allocatable({"cpu": cpu, "pods": "10"})
+        .obj()
         for values, name, cpu in spec
     ]

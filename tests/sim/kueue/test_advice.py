@@ -18,7 +18,8 @@ from labeler.sim.kueue.advice import (
     volcano_network_topology,
 )
 from labeler.sim.kueue.assign import Mode
-from tests.sim.kueue.objects import gpu_nodes, node, tree_of
+from tests.builders import node
+from tests.sim.kueue.objects import gpu_nodes, tree_of
 
 OCI = oci_rdma().topology
 KEYS = list(OCI.keys)
@@ -133,11 +134,43 @@ def test_nothing_fits_even_empty() -> None:
 
 def test_nodes_kueue_cannot_see_are_named_with_the_reason() -> None:
     items = oci_cluster()
-    items.append(node("nolabel", {ISLAND: "i", NB: "nb2"}))
-    items.append(node("sick", {ISLAND: "i", NB: "nb2", LB: "lb3"}, ready=False))
-    items.append(node("cordoned", {ISLAND: "i", NB: "nb2", LB: "lb3"}, unschedulable=True))
-    items.append(node("cpu-only", {ISLAND: "i", NB: "nb2", LB: "lb3", "pool": "cpu"}))
-    empty_value = node("empty", {ISLAND: "i", NB: "nb2", LB: ""})
+    items.append(
+        node("nolabel")
+        .hostname()
+        .labels({ISLAND: "i", NB: "nb2"})
+        .allocatable(cpu="4", pods="110")
+        .obj()
+    )
+    items.append(
+        node("sick")
+        .hostname()
+        .labels({ISLAND: "i", NB: "nb2", LB: "lb3"})
+        .allocatable(cpu="4", pods="110")
+        .ready(False)
+        .obj()
+    )
+    items.append(
+        node("cordoned")
+        .hostname()
+        .labels({ISLAND: "i", NB: "nb2", LB: "lb3"})
+        .allocatable(cpu="4", pods="110")
+        .unschedulable(True)
+        .obj()
+    )
+    items.append(
+        node("cpu-only")
+        .hostname()
+        .labels({ISLAND: "i", NB: "nb2", LB: "lb3", "pool": "cpu"})
+        .allocatable(cpu="4", pods="110")
+        .obj()
+    )
+    empty_value = (
+        node("empty")
+        .hostname()
+        .labels({ISLAND: "i", NB: "nb2", LB: ""})
+        .allocatable(cpu="4", pods="110")
+        .obj()
+    )
     empty_value["metadata"]["labels"]["pool"] = "gpu"  # type: ignore[index]
     items.append(empty_value)
     for it in items:

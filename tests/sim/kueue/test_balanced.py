@@ -27,7 +27,7 @@ from labeler.sim.kueue.balanced import (
 )
 from labeler.sim.kueue.gates import BALANCED, Gates
 from labeler.sim.kueue.tree import Domain, Tree
-from tests.sim.kueue.objects import node
+from tests.builders import node
 from tests.sim.kueue.test_workload import podset, tree, workload
 
 HOST = "kubernetes.io/hostname"
@@ -324,11 +324,11 @@ for _gates, _word in ((ON, "enabled"), (Gates({BALANCED: False}), "disabled")):
 def cluster(case: Case) -> Tree:
     keys = [k for k in case.levels if k != HOST]
     items = [
-        node(
-            host,
-            dict(zip(keys, values, strict=True)),
-            allocatable={GPU: str(gpus), "pods": str(pods)},
-        )
+        node(host)
+        .hostname()
+        .labels(dict(zip(keys, values, strict=True)))
+        .allocatable({GPU: str(gpus), "pods": str(pods)})
+        .obj()
         for values, host, gpus, pods in case.nodes
     ]
     return tree(case.levels, items)

@@ -20,7 +20,8 @@ from labeler.sim.common.cluster import snapshot_from_objects
 from labeler.sim.kueue.admitted import what_if
 from labeler.sim.kueue.failure import FailureAnswer, Fate
 from labeler.sim.kueue.gates import FAIL_FAST, ON_NODE_TAINTS, ON_POD_TERMINATION, Gates, Timing
-from tests.sim.kueue.objects import as_list, node
+from tests.builders import node
+from tests.sim.kueue.objects import as_list
 
 HOST = "kubernetes.io/hostname"
 BLOCK = "cloud.com/topology-block"
@@ -39,10 +40,12 @@ NODES = [  # (block, rack, host, cpu, memory, pods)
 def cluster_nodes(**changes: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for block, rack, host, cpu, mem, pods in NODES:
-        obj = node(
-            host,
-            {"tas-node": "true", BLOCK: block, RACK: rack},
-            allocatable={"cpu": cpu, "memory": mem, "pods": pods},
+        obj = (
+            node(host)
+            .hostname()
+            .labels({"tas-node": "true", BLOCK: block, RACK: rack})
+            .allocatable({"cpu": cpu, "memory": mem, "pods": pods})
+            .obj()
         )
         for key, value in changes.get(host, {}).items():
             if key == "ready":

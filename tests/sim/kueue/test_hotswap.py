@@ -20,7 +20,8 @@ from labeler.sim.common.inputs import read_snapshot
 from labeler.sim.kueue.admitted import what_if
 from labeler.sim.kueue.gates import FAIL_FAST, Gates, Timing
 from labeler.sim.kueue.hotswap import hot_swap
-from tests.sim.kueue.objects import as_list, node
+from tests.builders import node
+from tests.sim.kueue.objects import as_list
 from tests.sim.kueue.test_failure import HOST, admitted, kueue_objects, podset
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -54,10 +55,12 @@ def random_cluster(rng: random.Random) -> tuple[list[dict[str, Any]], list[dict[
             for h in range(3):
                 name = f"{b}{r}x{h}"
                 hosts.append(name)
-                obj = node(
-                    name,
-                    {"tas-node": "true", BLOCK: b, RACK: f"{b}-{r}"},
-                    allocatable={"cpu": str(rng.randint(1, 3)), "pods": "10"},
+                obj = (
+                    node(name)
+                    .hostname()
+                    .labels({"tas-node": "true", BLOCK: b, RACK: f"{b}-{r}"})
+                    .allocatable({"cpu": str(rng.randint(1, 3)), "pods": "10"})
+                    .obj()
                 )
                 if rng.random() < 0.05:
                     obj["status"]["conditions"][0]["status"] = "False"

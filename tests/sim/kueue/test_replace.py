@@ -15,7 +15,7 @@ from typing import Any
 from labeler.core.hotswap import incomplete_slice_domain, replacement_domain
 from labeler.sim.kueue.replace import Replacement, search
 from labeler.sim.kueue.workload import PodSet
-from tests.sim.kueue.objects import node
+from tests.builders import node
 from tests.sim.kueue.test_workload import tree, workload
 
 HOST = "kubernetes.io/hostname"
@@ -27,12 +27,12 @@ SWITCH = "cloud.com/topology-switch"
 def nodes(spec: Sequence[tuple[Sequence[str], str, str, bool]], keys: Sequence[str]) -> list[Any]:
     """(domain values, hostname, CPUs, ready) → Node objects with room for 10 pods."""
     return [
-        node(
-            host,
-            dict(zip(keys, values, strict=True)),
-            allocatable={"cpu": cpu, "pods": "10"},
-            ready=ready,
-        )
+        node(host)
+        .hostname()
+        .labels(dict(zip(keys, values, strict=True)))
+        .allocatable({"cpu": cpu, "pods": "10"})
+        .ready(ready)
+        .obj()
         for values, host, cpu, ready in spec
     ]
 

@@ -15,7 +15,8 @@ from labeler.sim.kueue.admit import WorkloadResult, place_workload
 from labeler.sim.kueue.tree import Tree, build_tree_for_levels
 from labeler.sim.kueue.usage import admitted_usage, assignment_domains, sharing_usage, tas_flavor
 from labeler.sim.kueue.workload import Workload, workloads_from_object
-from tests.sim.kueue.objects import as_list, node, pod
+from tests.builders import node, pod
+from tests.sim.kueue.objects import as_list
 
 HOST = "kubernetes.io/hostname"
 BLOCK = "cloud.provider.com/topology-block"
@@ -90,9 +91,9 @@ def res(cpu: str, gpu: str | None = None, mem: str | None = None) -> dict[str, s
 def test_group_on_block_only_topology_sums_capacity_per_leaf() -> None:
     # "find topology assignment for two podsets with the same group"
     nodes = [
-        node("b1", {BLOCK: "b1"}, allocatable=res("2", "2", "2Gi")),
-        node("b2", {BLOCK: "b2"}, allocatable=res("5", "4")),
-        node("b3", {BLOCK: "b3"}, allocatable=res("2", "2")),
+        node("b1").hostname().labels({BLOCK: "b1"}).allocatable(res("2", "2", "2Gi")).obj(),
+        node("b2").hostname().labels({BLOCK: "b2"}).allocatable(res("5", "4")).obj(),
+        node("b3").hostname().labels({BLOCK: "b3"}).allocatable(res("2", "2")).obj(),
     ]
     wl = workload(
         podset("leader", 1, {"cpu": "1"}, required=BLOCK, group="g"),
@@ -106,8 +107,8 @@ def test_group_on_block_only_topology_sums_capacity_per_leaf() -> None:
 def test_group_no_fit_message_counts_workers_without_the_leader() -> None:
     # "find topology assignment for two podsets with the same group - no fit"
     nodes = [
-        node("b1", {BLOCK: "b1"}, allocatable=res("1", "0")),
-        node("b2", {BLOCK: "b2"}, allocatable=res("4", "4")),
+        node("b1").hostname().labels({BLOCK: "b1"}).allocatable(res("1", "0")).obj(),
+        node("b2").hostname().labels({BLOCK: "b2"}).allocatable(res("4", "4")).obj(),
     ]
     wl = workload(
         podset("leader", 1, {"cpu": "1"}, required=BLOCK, group="g"),
@@ -123,9 +124,9 @@ def test_group_no_fit_message_counts_workers_without_the_leader() -> None:
 def test_leader_goes_where_workers_lose_least() -> None:
     # "find topology assignment for grouped podsets preserves worker capacity when placing leader"
     nodes = [
-        node("h1", {RACK: "r1"}, allocatable=res("2")),
-        node("h2", {RACK: "r1"}, allocatable=res("4")),
-        node("h3", {RACK: "r1"}, allocatable=res("3")),
+        node("h1").hostname().labels({RACK: "r1"}).allocatable(res("2")).obj(),
+        node("h2").hostname().labels({RACK: "r1"}).allocatable(res("4")).obj(),
+        node("h3").hostname().labels({RACK: "r1"}).allocatable(res("3")).obj(),
     ]
     wl = workload(
         podset("leader", 1, {"cpu": "1"}, required=RACK, group="g"),
@@ -138,9 +139,9 @@ def test_leader_goes_where_workers_lose_least() -> None:
 def test_leader_with_sliced_workers() -> None:
     # "... sliced grouped podsets preserves worker capacity when placing leader"
     nodes = [
-        node("h1", {RACK: "r1"}, allocatable=res("2")),
-        node("h2", {RACK: "r1"}, allocatable=res("4")),
-        node("h3", {RACK: "r1"}, allocatable=res("3")),
+        node("h1").hostname().labels({RACK: "r1"}).allocatable(res("2")).obj(),
+        node("h2").hostname().labels({RACK: "r1"}).allocatable(res("4")).obj(),
+        node("h3").hostname().labels({RACK: "r1"}).allocatable(res("3")).obj(),
     ]
     wl = workload(
         podset("leader", 1, {"cpu": "1"}, required=RACK, group="g"),
@@ -154,7 +155,10 @@ def test_leader_with_sliced_workers() -> None:
 
 def test_preferred_group_on_hostname_only_topology() -> None:
     # "find topology assignment for preferred grouped podsets preserves capacity across domains"
-    nodes = [node("h1", {}, allocatable=res("8")), node("h2", {}, allocatable=res("3"))]
+    nodes = [
+        node("h1").hostname().allocatable(res("8")).obj(),
+        node("h2").hostname().allocatable(res("3")).obj(),
+    ]
     wl = workload(
         podset("leader", 1, {"cpu": "1"}, preferred=HOST, group="g"),
         podset("workers", 5, {"cpu": "2"}, preferred=HOST, group="g"),
@@ -166,8 +170,8 @@ def test_preferred_group_on_hostname_only_topology() -> None:
 def test_unconstrained_group_spreads_leader_and_worker() -> None:
     # "... unconstrained grouped podsets spreads leader and worker across domains"
     nodes = [
-        node("h1", {}, allocatable={"cpu": "1", "pods": "10"}),
-        node("h2", {}, allocatable={"example.com/gpu": "1", "pods": "10"}),
+        node("h1").hostname().allocatable({"cpu": "1", "pods": "10"}).obj(),
+        node("h2").hostname().allocatable({"example.com/gpu": "1", "pods": "10"}).obj(),
     ]
     wl = workload(
         podset("leader", 1, {"cpu": "1"}, unconstrained=True, group="g"),
@@ -181,8 +185,8 @@ def test_unconstrained_group_spreads_leader_and_worker() -> None:
 def test_later_podset_sees_earlier_usage_and_the_selector_exclusion() -> None:
     # "... two podsets with the same group - optimizes domain ..." second half: ps1 then ps2
     nodes = [
-        node("x1", {}, allocatable=res("4", mem="4Gi")),
-        node("x2", {}, allocatable=res("4", mem="4Gi")),
+        node("x1").hostname().allocatable(res("4", mem="4Gi")).obj(),
+        node("x2").hostname().allocatable(res("4", mem="4Gi")).obj(),
     ]
     wl = workload(
         podset("ps1", 1, {"cpu": "1", "memory": "1"}),
@@ -199,7 +203,9 @@ def test_later_podset_sees_earlier_usage_and_the_selector_exclusion() -> None:
 
 
 def test_sequential_podsets_share_capacity() -> None:
-    nodes = [node(f"h{i}", {RACK: "r1"}, allocatable=res("4")) for i in (1, 2)]
+    nodes = [
+        node(f"h{i}").hostname().labels({RACK: "r1"}).allocatable(res("4")).obj() for i in (1, 2)
+    ]
     wl = workload(
         podset("a", 4, {"cpu": "1"}, required=RACK),
         podset("b", 4, {"cpu": "1"}, required=RACK),
@@ -232,9 +238,9 @@ def _affinity(*terms: list[dict[str, Any]]) -> dict[str, Any]:
 
 def test_required_node_affinity_filters_and_is_counted() -> None:
     nodes = [
-        node("h1", {"pool": "a"}, allocatable=res("1")),
-        node("h2", {"pool": "b"}, allocatable=res("1")),
-        node("h3", {"pool": "c", "big": "1"}, allocatable=res("8")),
+        node("h1").hostname().labels({"pool": "a"}).allocatable(res("1")).obj(),
+        node("h2").hostname().labels({"pool": "b"}).allocatable(res("1")).obj(),
+        node("h3").hostname().labels({"pool": "c", "big": "1"}).allocatable(res("8")).obj(),
     ]
     expr = [{"key": "pool", "operator": "In", "values": ["a", "b"]}]
     wl = workload(podset("main", 2, {"cpu": "1"}, spec=_affinity(expr)))
@@ -259,7 +265,7 @@ def test_required_node_affinity_filters_and_is_counted() -> None:
 
 def test_selectors_and_affinity_do_not_apply_when_leaves_are_not_nodes() -> None:
     # kueue: node filters run only when the lowest level is the hostname
-    nodes = [node("h1", {BLOCK: "b1", "pool": "x"}, allocatable=res("2"))]
+    nodes = [node("h1").hostname().labels({BLOCK: "b1", "pool": "x"}).allocatable(res("2")).obj()]
     expr = [{"key": "pool", "operator": "In", "values": ["y"]}]
     wl = workload(podset("main", 2, {"cpu": "1"}, required=BLOCK, spec=_affinity(expr)))
     assert placed(place_workload(tree([BLOCK], nodes), wl)) == {"main": {"b1": 2}}
@@ -267,9 +273,9 @@ def test_selectors_and_affinity_do_not_apply_when_leaves_are_not_nodes() -> None
 
 def test_not_ready_and_cordoned_nodes_are_no_capacity() -> None:
     nodes = [
-        node("h1", {BLOCK: "b1"}, allocatable=res("2"), ready=False),
-        node("h2", {BLOCK: "b1"}, allocatable=res("2"), unschedulable=True),
-        node("h3", {BLOCK: "b1"}, allocatable=res("2")),
+        node("h1").hostname().labels({BLOCK: "b1"}).allocatable(res("2")).ready(False).obj(),
+        node("h2").hostname().labels({BLOCK: "b1"}).allocatable(res("2")).unschedulable(True).obj(),
+        node("h3").hostname().labels({BLOCK: "b1"}).allocatable(res("2")).obj(),
     ]
     t = tree([BLOCK], nodes)
     wl = workload(podset("main", 3, {"cpu": "1"}, required=BLOCK))
@@ -330,7 +336,9 @@ def test_flavors_whose_topology_ends_at_the_hostname_share_their_usage() -> None
 
 
 def test_admitted_workloads_hold_capacity_v1beta1_and_v1beta2() -> None:
-    nodes = [node(f"h{i}", {RACK: "r1"}, allocatable=res("4")) for i in (1, 2)]
+    nodes = [
+        node(f"h{i}").hostname().labels({RACK: "r1"}).allocatable(res("4")).obj() for i in (1, 2)
+    ]
     domains = {"levels": [HOST], "domains": [{"values": ["h1"], "count": 3}]}
     old = admitted_main("old", 3, "tas", domains)
     slices = {
@@ -503,9 +511,13 @@ def test_job_jobset_and_lws_become_podsets_as_kueue_builds_them() -> None:
 
 
 def test_tas_pods_are_left_to_their_workloads() -> None:
-    p = pod("p", "h1", {"cpu": "1"})
+    p = pod("p").on("h1").requests({"cpu": "1"}).obj()
     p["metadata"]["annotations"] = {"kueue.x-k8s.io/podset-required-topology": RACK}
-    items = [node("h1", {RACK: "r1"}, allocatable=res("4")), p, pod("q", "h1", {"cpu": "1"})]
+    items = [
+        node("h1").hostname().labels({RACK: "r1"}).allocatable(res("4")).obj(),
+        p,
+        pod("q").on("h1").requests({"cpu": "1"}).obj(),
+    ]
     snap = snapshot_from_objects(as_list(items), "t", tas_pods_via_workloads=True)
     assert snap.nodes[0].used["cpu"] == 1000
     snap = snapshot_from_objects(as_list(items), "t")

@@ -10,6 +10,7 @@ from labeler.sim.volcano.conf import SchedulerConf, parse_conf
 from labeler.sim.volcano.model import gang_of, podgroup_from_object
 from labeler.sim.volcano.simulate import Verdict, cluster_tree, run_cycle
 from labeler.sim.volcano.snapshot import split
+from tests.builders import node
 
 # The tiers Volcano's allocate tests open their sessions with.
 TEST_CONF = parse_conf(
@@ -23,83 +24,6 @@ tiers:
 """,
     "test configuration",
 )
-
-
-def node(
-    name: str,
-    cpu: str = "2",
-    memory: str = "4Gi",
-    *,
-    pods: str | None = "10",
-    labels: Mapping[str, str] | None = None,
-    extra: Mapping[str, str] | None = None,
-    taints: Sequence[Mapping[str, str]] = (),
-    ready: bool = True,
-    unschedulable: bool = False,
-) -> dict[str, Any]:
-    alloc = {"cpu": cpu, "memory": memory, **(extra or {})}
-    if pods is not None:
-        alloc["pods"] = pods
-    obj: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": dict(labels or {})},
-        "spec": {},
-        "status": {
-            "allocatable": alloc,
-            "capacity": alloc,
-            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-        },
-    }
-    if taints:
-        obj["spec"]["taints"] = [dict(t) for t in taints]
-    if unschedulable:
-        obj["spec"]["unschedulable"] = True
-    return obj
-
-
-def pod(
-    name: str,
-    *,
-    ns: str = "c1",
-    node: str = "",
-    phase: str = "Pending",
-    cpu: str = "2",
-    memory: str = "4G",
-    group: str = "pg1",
-    role: str | None = None,
-    selector: Mapping[str, str] | None = None,
-    labels: Mapping[str, str] | None = None,
-    extra: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    lbls = dict(labels or {})
-    if role is not None:
-        lbls["volcano.sh/task-spec"] = role
-    spec: dict[str, Any] = {
-        "containers": [
-            {
-                "name": "c",
-                "resources": {"requests": {"cpu": cpu, "memory": memory, **(extra or {})}},
-            }
-        ]
-    }
-    if node:
-        spec["nodeName"] = node
-    if selector:
-        spec["nodeSelector"] = dict(selector)
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": ns,
-            "uid": f"{ns}-{name}",
-            "labels": lbls,
-            "annotations": {"scheduling.k8s.io/group-name": group},
-        },
-        "spec": spec,
-        "status": {"phase": phase},
-    }
 
 
 def topology(mode: str | None, tier: int | None = None, name: str | None = None) -> dict[str, Any]:
@@ -204,7 +128,10 @@ def queue(name: str = "q1", *, weight: int = 1, capability: Mapping[str, str] | 
 def two_racks(prefix: str = "s") -> list[dict[str, Any]]:
     """Four 2-CPU nodes in two tier-1 HyperNodes s0 and s1 under the tier-2 s2."""
     return [
-        *(node(n) for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4")),
+        *(
+            node(n).allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj()
+            for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4")
+        ),
         hypernode("s0", 1, nodes=("s0-n1", "s0-n2")),
         hypernode("s1", 1, nodes=("s1-n3", "s1-n4")),
         hypernode("s2", 2, children=("s0", "s1")),

@@ -15,30 +15,58 @@ from typing import Any
 
 import pytest
 
-from tests.sim.volcano.objects import (
-    bound,
-    hypernode,
-    node,
-    pod,
-    podgroup,
-    queue,
-    simulate,
-    two_racks,
-)
+from tests.builders import node, pod
+from tests.sim.volcano.objects import bound, hypernode, podgroup, queue, simulate, two_racks
 
 ROLES = ("master", "worker", "worker")
 TASK, JOB, TOPMOST = "volcano.sh/task-spec", "volcano.sh/job-spec", "volcano.sh/hypernode-spec"
 
 
 def pending(n: int) -> list[dict[str, Any]]:
-    return [pod(f"p{i + 1}", role=ROLES[i]) for i in range(n)]
+    return [
+        pod(f"p{i + 1}")
+        .namespace("c1")
+        .uid()
+        .volcano_group("pg1", ROLES[i])
+        .requests(cpu="2", memory="4G")
+        .obj()
+        for i in range(n)
+    ]
 
 
 def running_in(nodes: tuple[str, str], *, pending_too: int = 1) -> list[dict[str, Any]]:
     """p1, p2 running on ``nodes`` (filling them), then pending pods."""
-    out = [pod("p1", role="master", node=nodes[0], phase="Running"),
-           pod("p2", role="worker", node=nodes[1], phase="Running")]  # fmt: skip
-    out += [pod(f"p{3 + i}", role="worker") for i in range(pending_too)]
+    out = [
+        (
+            pod("p1")
+            .namespace("c1")
+            .uid()
+            .volcano_group("pg1", "master")
+            .requests(cpu="2", memory="4G")
+            .on(nodes[0])
+            .phase("Running")
+            .obj()
+        ),
+        (
+            pod("p2")
+            .namespace("c1")
+            .uid()
+            .volcano_group("pg1", "worker")
+            .requests(cpu="2", memory="4G")
+            .on(nodes[1])
+            .phase("Running")
+            .obj()
+        ),
+    ]
+    out += [
+        pod(f"p{3 + i}")
+        .namespace("c1")
+        .uid()
+        .volcano_group("pg1", "worker")
+        .requests(cpu="2", memory="4G")
+        .obj()
+        for i in range(pending_too)
+    ]
     return out
 
 
@@ -46,7 +74,10 @@ def racks(*, names: bool = False) -> list[dict[str, Any]]:
     if not names:
         return two_racks()
     return [
-        *(node(n) for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4")),
+        *(
+            node(n).allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj()
+            for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4")
+        ),
         hypernode("s0", 1, nodes=("s0-n1", "s0-n2"), tier_name=TASK),
         hypernode("s1", 1, nodes=("s1-n3", "s1-n4"), tier_name=TASK),
         hypernode("s2", 2, children=("s0", "s1"), tier_name=JOB),
@@ -58,7 +89,10 @@ def three_tiers(*, names: bool = False) -> list[dict[str, Any]]:
     tn = {1: TASK, 2: JOB, 3: TOPMOST} if names else {}
     out: list[dict[str, Any]] = []
     for leaf in ("s3", "s4", "s5", "s6"):
-        out += [node(f"{leaf}-n1"), node(f"{leaf}-n2")]
+        out += [
+            node(f"{leaf}-n1").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+            node(f"{leaf}-n2").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        ]
         out.append(hypernode(leaf, 1, nodes=(f"{leaf}-n1", f"{leaf}-n2"), tier_name=tn.get(1)))
     out.append(hypernode("s1", 2, children=("s3", "s4"), tier_name=tn.get(2)))
     out.append(hypernode("s2", 2, children=("s5", "s6"), tier_name=tn.get(2)))
@@ -69,15 +103,27 @@ def three_tiers(*, names: bool = False) -> list[dict[str, Any]]:
 def selector_cluster() -> list[dict[str, Any]]:
     """Two tier-1 HyperNodes of one node each; only s1-n2 is labelled for the master."""
     return [
-        node("s0-n1"),
-        node("s1-n2", labels={"nodeRole": "master"}),
+        node("s0-n1").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        node("s1-n2")
+        .labels({"nodeRole": "master"})
+        .allocatable(cpu="2", memory="4Gi", pods="10")
+        .capacity()
+        .obj(),
         hypernode("s0", 1, nodes=("s0-n1",)),
         hypernode("s1", 1, nodes=("s1-n2",)),
     ]
 
 
 def master_with_selector() -> dict[str, Any]:
-    return pod("p1", role="master", selector={"nodeRole": "master"})
+    return (
+        pod("p1")
+        .namespace("c1")
+        .uid()
+        .volcano_group("pg1", "master")
+        .requests(cpu="2", memory="4G")
+        .node_selector({"nodeRole": "master"})
+        .obj()
+    )
 
 
 def only_racks_without_parent(*, names: bool = False) -> list[dict[str, Any]]:

@@ -9,7 +9,8 @@ from typing import Any
 
 from labeler.sim.volcano.ascend import TreeLevels, select_nodes, task_levels
 from labeler.sim.volcano.conf import parse_conf
-from tests.sim.volcano.objects import node, pod, podgroup, queue, simulate
+from tests.builders import node, pod
+from tests.sim.volcano.objects import podgroup, queue, simulate
 
 NPU = "huawei.com/Ascend910"
 RACK, SPINE = "example.com/rack", "example.com/spine"
@@ -36,7 +37,14 @@ def npu_nodes(spines: int, racks: int, per_rack: int, npus: str = "8") -> list[d
         for r in range(racks):
             for n in range(per_rack):
                 labels = {SPINE: f"sp{s}", RACK: f"sp{s}-r{r}"}
-                out.append(node(f"n{s}{r}{n}", "64", "256Gi", labels=labels, extra={NPU: npus}))
+                out.append(
+                    node(f"n{s}{r}{n}")
+                    .labels(labels)
+                    .allocatable(cpu="64", memory="256Gi", pods="10")
+                    .allocatable({NPU: npus})
+                    .capacity()
+                    .obj()
+                )
     return out
 
 
@@ -46,8 +54,18 @@ def npu_job(pods: int, affinity: str) -> list[dict[str, Any]]:
         "huawei.com/schedule_policy": "multilevel",
         "huawei.com/affinity-config": affinity,
     }
-    return [pg, queue()] + [pod(f"w-{i}", role="worker", cpu="1", memory="1Gi", extra={NPU: "8"})
-                            for i in range(pods)]  # fmt: skip
+    return [pg, queue()] + [
+        (
+            pod(f"w-{i}")
+            .namespace("c1")
+            .uid()
+            .volcano_group("pg1", "worker")
+            .requests(cpu="1", memory="1Gi")
+            .requests({NPU: "8"})
+            .obj()
+        )
+        for i in range(pods)
+    ]
 
 
 def rack_and_spine(verdict: Any) -> tuple[Counter[str], set[str]]:

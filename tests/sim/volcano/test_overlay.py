@@ -11,7 +11,8 @@ from labeler.sim.volcano.model import gang_of, podgroup_from_object
 from labeler.sim.volcano.overlay import TIER_KEY, tier_profile, volcano_overlay
 from labeler.sim.volcano.simulate import cluster_tree
 from labeler.sim.volcano.snapshot import split
-from tests.sim.volcano.objects import TEST_CONF, node, pod, podgroup, queue, two_racks
+from tests.builders import node, pod
+from tests.sim.volcano.objects import TEST_CONF, podgroup, queue, two_racks
 
 
 def advice_of(items: Sequence[Mapping[str, Any]]) -> Advice:
@@ -22,7 +23,11 @@ def advice_of(items: Sequence[Mapping[str, Any]]) -> Advice:
 
 
 def test_the_map_levels_are_the_hypernode_tiers_widest_first() -> None:
-    items = [*two_racks(), node("cpu-0"), queue()]
+    items = [
+        *two_racks(),
+        node("cpu-0").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        queue(),
+    ]
     objects = split(items, "test")
     tree = cluster_tree(objects.cluster)
     got = tier_profile(tree, objects.cluster.nodes)
@@ -37,7 +42,9 @@ def test_the_map_levels_are_the_hypernode_tiers_widest_first() -> None:
 
 
 def test_no_hypernodes_no_tier_levels() -> None:
-    objects = split([node("n1"), queue()], "test")
+    objects = split(
+        [node("n1").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(), queue()], "test"
+    )
     assert tier_profile(cluster_tree(objects.cluster), objects.cluster.nodes) is None
 
 
@@ -46,8 +53,8 @@ def test_a_fitting_gang_outlines_its_hypernode_and_counts_pods_per_node() -> Non
         *two_racks(),
         queue(),
         podgroup(2, mode="hard", tier=1),
-        pod("p1"),
-        pod("p2"),
+        pod("p1").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
+        pod("p2").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
     ]
     advice = advice_of(items)
     assert advice.fits
@@ -64,10 +71,21 @@ def test_a_fitting_gang_outlines_its_hypernode_and_counts_pods_per_node() -> Non
 def test_a_gang_that_does_not_fit_says_why_node_by_node() -> None:
     items = [
         *two_racks(),
-        node("big", cpu="8"),  # outside every HyperNode: the hard bound keeps the gang out
+        node("big")
+        .allocatable(cpu="8", memory="4Gi", pods="10")
+        .capacity()
+        .obj(),  # outside every HyperNode: the hard bound keeps the gang out
         queue(),
         podgroup(3, mode="hard", tier=1),
-        *(pod(f"p{i}") for i in range(3)),
+        *(
+            pod(f"p{i}")
+            .namespace("c1")
+            .uid()
+            .volcano_group("pg1")
+            .requests(cpu="2", memory="4G")
+            .obj()
+            for i in range(3)
+        ),
     ]
     advice = advice_of(items)
     assert not advice.fits

@@ -12,15 +12,8 @@ from typing import Any
 import pytest
 
 from labeler.sim.volcano.conf import parse_conf
-from tests.sim.volcano.objects import (
-    TEST_CONF,
-    bound,
-    node,
-    pod,
-    podgroup,
-    queue,
-    simulate,
-)
+from tests.builders import node, pod
+from tests.sim.volcano.objects import TEST_CONF, bound, podgroup, queue, simulate
 
 DEFAULTS = parse_conf(
     """
@@ -48,19 +41,118 @@ def one(pod_obj: dict[str, Any], *nodes: dict[str, Any]) -> tuple[dict[str, str]
 @pytest.mark.parametrize(
     ("the_pod", "the_node", "reason"),
     [
-        (pod("p", cpu="3"), node("n"), "1 Insufficient cpu"),
-        (pod("p", extra={"nvidia.com/gpu": "1"}), node("n"), "1 Insufficient nvidia.com/gpu"),
-        (pod("p", cpu="1"), node("n", pods="0"), "1 node(s) pod number exceeded"),
-        (pod("p", cpu="1"), node("n", pods=None), "1 node(s) pod number exceeded"),
-        (pod("p", cpu="1", selector={"gpu": "h100"}), node("n"),
-         "1 node(s) didn't match Pod's node affinity/selector"),
-        (pod("p", cpu="1"), node("n", taints=[MAINT]),
-         "1 node(s) had untolerated taint {maint: x}"),
-        (pod("p", cpu="1"), node("n", unschedulable=True), "1 node(s) were unschedulable"),
-        (pod("p", cpu="1"), node("n", ready=False),
-         "1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }"),
+        (
+            (
+                pod("p")
+                .namespace("c1")
+                .uid()
+                .volcano_group("pg1")
+                .requests(cpu="3", memory="4G")
+                .obj()
+            ),
+            node("n").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+            "1 Insufficient cpu",
+        ),
+        (
+            (
+                pod("p")
+                .namespace("c1")
+                .uid()
+                .volcano_group("pg1")
+                .requests(cpu="2", memory="4G")
+                .requests({"nvidia.com/gpu": "1"})
+                .obj()
+            ),
+            node("n").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+            "1 Insufficient nvidia.com/gpu",
+        ),
+        (
+            (
+                pod("p")
+                .namespace("c1")
+                .uid()
+                .volcano_group("pg1")
+                .requests(cpu="1", memory="4G")
+                .obj()
+            ),
+            node("n").allocatable(cpu="2", memory="4Gi", pods="0").capacity().obj(),
+            "1 node(s) pod number exceeded",
+        ),
+        (
+            (
+                pod("p")
+                .namespace("c1")
+                .uid()
+                .volcano_group("pg1")
+                .requests(cpu="1", memory="4G")
+                .obj()
+            ),
+            node("n").allocatable(cpu="2", memory="4Gi").capacity().obj(),
+            "1 node(s) pod number exceeded",
+        ),
+        (
+            (
+                pod("p")
+                .namespace("c1")
+                .uid()
+                .volcano_group("pg1")
+                .requests(cpu="1", memory="4G")
+                .node_selector({"gpu": "h100"})
+                .obj()
+            ),
+            node("n").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+            "1 node(s) didn't match Pod's node affinity/selector",
+        ),
+        (
+            (
+                pod("p")
+                .namespace("c1")
+                .uid()
+                .volcano_group("pg1")
+                .requests(cpu="1", memory="4G")
+                .obj()
+            ),
+            (
+                node("n")
+                .allocatable(cpu="2", memory="4Gi", pods="10")
+                .capacity()
+                .taints([MAINT])
+                .obj()
+            ),
+            "1 node(s) had untolerated taint {maint: x}",
+        ),
+        (
+            (
+                pod("p")
+                .namespace("c1")
+                .uid()
+                .volcano_group("pg1")
+                .requests(cpu="1", memory="4G")
+                .obj()
+            ),
+            (
+                node("n")
+                .allocatable(cpu="2", memory="4Gi", pods="10")
+                .capacity()
+                .unschedulable(True)
+                .obj()
+            ),
+            "1 node(s) were unschedulable",
+        ),
+        (
+            (
+                pod("p")
+                .namespace("c1")
+                .uid()
+                .volcano_group("pg1")
+                .requests(cpu="1", memory="4G")
+                .obj()
+            ),
+            node("n").allocatable(cpu="2", memory="4Gi", pods="10").capacity().ready(False).obj(),
+            "1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_node_that_fails_a_predicate_takes_no_pod(
     the_pod: dict[str, Any], the_node: dict[str, Any], reason: str
 ) -> None:
@@ -70,24 +162,50 @@ def test_a_node_that_fails_a_predicate_takes_no_pod(
 
 
 def test_tolerations_and_required_affinity_let_the_pod_in() -> None:
-    tolerant = pod("p", cpu="1")
+    tolerant = (
+        pod("p").namespace("c1").uid().volcano_group("pg1").requests(cpu="1", memory="4G").obj()
+    )
     tolerant["spec"]["tolerations"] = [{"key": "maint", "operator": "Exists"}]
-    tainted = node("n", taints=[MAINT])
+    tainted = (
+        node("n").allocatable(cpu="2", memory="4Gi", pods="10").capacity().taints([MAINT]).obj()
+    )
     assert one(tolerant, tainted)[0] == {"c1/p": "n"}
-    pinned = pod("p", cpu="1")
+    pinned = (
+        pod("p").namespace("c1").uid().volcano_group("pg1").requests(cpu="1", memory="4G").obj()
+    )
     term = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z2"]}]}
     required = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
     pinned["spec"]["affinity"] = {"nodeAffinity": required}
-    got, _ = one(pinned, node("a", labels={"zone": "z1"}), node("b", labels={"zone": "z2"}))
+    got, _ = one(
+        pinned,
+        node("a")
+        .labels({"zone": "z1"})
+        .allocatable(cpu="2", memory="4Gi", pods="10")
+        .capacity()
+        .obj(),
+        node("b")
+        .labels({"zone": "z2"})
+        .allocatable(cpu="2", memory="4Gi", pods="10")
+        .capacity()
+        .obj(),
+    )
     assert got == {"c1/p": "b"}
 
 
 def test_the_gang_binds_all_or_nothing_with_volcano_s_message() -> None:
     items = [
         podgroup(3),
-        *(pod(f"p{i}", role="w") for i in range(3)),
-        node("a"),
-        node("b"),
+        *(
+            pod(f"p{i}")
+            .namespace("c1")
+            .uid()
+            .volcano_group("pg1", "w")
+            .requests(cpu="2", memory="4G")
+            .obj()
+            for i in range(3)
+        ),
+        node("a").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        node("b").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
         queue(),
     ]
     verdict = simulate(items)
@@ -107,10 +225,25 @@ def test_a_failed_role_skips_its_other_pods() -> None:
     not tried again this cycle (Volcano's per-role error cache); other roles go on."""
     items = [
         podgroup(1),
-        pod("w0", role="worker", cpu="4"),
-        pod("w1", role="worker", cpu="1"),
-        pod("z", role="master", cpu="1"),
-        node("a"),
+        pod("w0")
+        .namespace("c1")
+        .uid()
+        .volcano_group("pg1", "worker")
+        .requests(cpu="4", memory="4G")
+        .obj(),
+        pod("w1")
+        .namespace("c1")
+        .uid()
+        .volcano_group("pg1", "worker")
+        .requests(cpu="1", memory="4G")
+        .obj(),
+        pod("z")
+        .namespace("c1")
+        .uid()
+        .volcano_group("pg1", "master")
+        .requests(cpu="1", memory="4G")
+        .obj(),
+        node("a").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
         queue(),
     ]
     verdict = simulate(items)
@@ -124,9 +257,19 @@ def test_min_task_member_needs_each_role() -> None:
     """minTaskMember: the master fits, the one worker the gang needs does not: no bind."""
     items = [
         podgroup(2, min_task_member={"master": 1, "worker": 1}),
-        pod("m", role="master", cpu="1"),
-        pod("w0", role="worker", cpu="4"),
-        node("a"),
+        pod("m")
+        .namespace("c1")
+        .uid()
+        .volcano_group("pg1", "master")
+        .requests(cpu="1", memory="4G")
+        .obj(),
+        pod("w0")
+        .namespace("c1")
+        .uid()
+        .volcano_group("pg1", "worker")
+        .requests(cpu="4", memory="4G")
+        .obj(),
+        node("a").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
         queue(),
     ]
     assert simulate(items).binds == []
@@ -136,15 +279,29 @@ def test_min_task_member_needs_each_role() -> None:
 
 def test_without_gang_pods_bind_one_by_one() -> None:
     no_gang = parse_conf("actions: allocate\ntiers:\n- plugins:\n  - name: predicates\n", "t")
-    items = [podgroup(3), *(pod(f"p{i}") for i in range(3)), node("a"), node("b"), queue()]
+    items = [
+        podgroup(3),
+        *(
+            pod(f"p{i}")
+            .namespace("c1")
+            .uid()
+            .volcano_group("pg1")
+            .requests(cpu="2", memory="4G")
+            .obj()
+            for i in range(3)
+        ),
+        node("a").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        node("b").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        queue(),
+    ]
     assert len(simulate(items, no_gang).binds) == 2
 
 
 def test_pending_podgroup_needs_enqueue_and_a_queue_with_room() -> None:
     items = [
         podgroup(1, queue="small", phase="Pending", min_resources={"cpu": "2", "pods": "1"}),
-        pod("p"),
-        node("a"),
+        pod("p").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
+        node("a").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
         queue("small", capability={"cpu": "1"}),
     ]
     verdict = simulate(items, DEFAULTS)
@@ -162,7 +319,11 @@ def test_pending_podgroup_needs_enqueue_and_a_queue_with_room() -> None:
 
 
 def test_without_min_resources_a_podgroup_always_enqueues() -> None:
-    items = [podgroup(1, queue="small", phase="Pending"), pod("p"), node("a")]
+    items = [
+        podgroup(1, queue="small", phase="Pending"),
+        pod("p").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
+        node("a").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+    ]
     items.append(queue("small", capability={"cpu": "1"}))
     verdict = simulate(items, DEFAULTS)
     # enqueued, but proportion's allocatable keeps the queue within its capability
@@ -172,8 +333,11 @@ def test_without_min_resources_a_podgroup_always_enqueues() -> None:
 def test_overcommit_refuses_what_the_cluster_cannot_hold() -> None:
     items = [
         podgroup(1, queue="q1", phase="Pending", min_resources={"cpu": "5"}),
-        pod("p"),
-        node("a"),  # 2 CPUs: 1.2 × 2 = 2.4 < 5
+        pod("p").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
+        node("a")
+        .allocatable(cpu="2", memory="4Gi", pods="10")
+        .capacity()
+        .obj(),  # 2 CPUs: 1.2 × 2 = 2.4 < 5
         queue("q1"),
     ]
     assert simulate(items, DEFAULTS).why == [
@@ -186,13 +350,13 @@ def test_proportion_shares_the_cluster_between_queues_by_weight() -> None:
     so the gang asking for more than half is not allocatable this cycle."""
     items = [
         podgroup(2, queue="a"),
-        pod("p0"),
-        pod("p1"),
+        pod("p0").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
+        pod("p1").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
         podgroup(2, name="other", queue="b"),
-        pod("o0", group="other"),
-        pod("o1", group="other"),
-        node("n1"),
-        node("n2"),
+        pod("o0").namespace("c1").uid().volcano_group("other").requests(cpu="2", memory="4G").obj(),
+        pod("o1").namespace("c1").uid().volcano_group("other").requests(cpu="2", memory="4G").obj(),
+        node("n1").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        node("n2").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
         queue("a"),
         queue("b"),
     ]
@@ -202,7 +366,12 @@ def test_proportion_shares_the_cluster_between_queues_by_weight() -> None:
 
 
 def test_no_allocate_action_binds_nothing_and_no_enqueue_lets_pending_through() -> None:
-    items = [podgroup(1, phase="Pending", min_resources={"cpu": "1"}), pod("p"), node("a"), queue()]
+    items = [
+        podgroup(1, phase="Pending", min_resources={"cpu": "1"}),
+        pod("p").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
+        node("a").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        queue(),
+    ]
     only_enqueue = parse_conf("actions: enqueue\ntiers:\n- plugins:\n  - name: gang\n", "t")
     assert simulate(items, only_enqueue).why == [
         "the scheduler configuration has no allocate action: nothing is ever bound"
@@ -211,8 +380,23 @@ def test_no_allocate_action_binds_nothing_and_no_enqueue_lets_pending_through() 
 
 
 def test_pipelined_when_the_room_is_held_by_a_terminating_pod() -> None:
-    leaving = pod("old", group="x", node="a", phase="Running", cpu="2")
+    leaving = (
+        pod("old")
+        .namespace("c1")
+        .uid()
+        .volcano_group("x")
+        .requests(cpu="2", memory="4G")
+        .on("a")
+        .phase("Running")
+        .obj()
+    )
     leaving["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    items = [podgroup(1), pod("p"), leaving, node("a"), queue()]
+    items = [
+        podgroup(1),
+        pod("p").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
+        leaving,
+        node("a").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        queue(),
+    ]
     verdict = simulate(items)
     assert verdict.binds == [] and [p.node for p in verdict.pipelined] == ["a"]

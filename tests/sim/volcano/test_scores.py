@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections import Counter
 
 from labeler.sim.volcano.conf import parse_conf
-from tests.sim.volcano.objects import bound, hypernode, node, pod, podgroup, queue, simulate
+from tests.builders import node, pod
+from tests.sim.volcano.objects import bound, hypernode, podgroup, queue, simulate
 
 BINPACK_NTA = parse_conf(
     """
@@ -32,10 +33,10 @@ NTA = parse_conf(
 def two_sized_racks() -> list[dict]:
     """s0, s1: a 4-CPU and an 8-CPU node each, under s2."""
     return [
-        node("s0-n1", "4", "8Gi"),
-        node("s0-n2", "8", "16Gi"),
-        node("s1-n3", "4", "8Gi"),
-        node("s1-n4", "8", "16Gi"),
+        node("s0-n1").allocatable(cpu="4", memory="8Gi", pods="10").capacity().obj(),
+        node("s0-n2").allocatable(cpu="8", memory="16Gi", pods="10").capacity().obj(),
+        node("s1-n3").allocatable(cpu="4", memory="8Gi", pods="10").capacity().obj(),
+        node("s1-n4").allocatable(cpu="8", memory="16Gi", pods="10").capacity().obj(),
         hypernode("s0", 1, nodes=("s0-n1", "s0-n2")),
         hypernode("s1", 1, nodes=("s1-n3", "s1-n4")),
         hypernode("s2", 2, children=("s0", "s1")),
@@ -47,11 +48,35 @@ def test_binpack_puts_the_gang_on_the_nodes_already_in_use() -> None:
     HyperNode binpack of network-topology-aware prefers s0 for the whole gang."""
     items = [
         podgroup(2, mode="hard", tier=1),
-        pod("p1", role="master", cpu="2", memory="4Gi"),
-        pod("p2", role="worker", cpu="4", memory="8Gi"),
+        pod("p1")
+        .namespace("c1")
+        .uid()
+        .volcano_group("pg1", "master")
+        .requests(cpu="2", memory="4Gi")
+        .obj(),
+        pod("p2")
+        .namespace("c1")
+        .uid()
+        .volcano_group("pg1", "worker")
+        .requests(cpu="4", memory="8Gi")
+        .obj(),
         podgroup(2, name="pg2", phase="Running"),
-        pod("p3", group="pg2", role="master", node="s0-n1", phase="Running", cpu="2", memory="4Gi"),
-        pod("p4", group="pg2", role="worker", node="s0-n2", phase="Running", cpu="4", memory="8Gi"),
+        pod("p3")
+        .namespace("c1")
+        .uid()
+        .volcano_group("pg2", "master")
+        .requests(cpu="2", memory="4Gi")
+        .on("s0-n1")
+        .phase("Running")
+        .obj(),
+        pod("p4")
+        .namespace("c1")
+        .uid()
+        .volcano_group("pg2", "worker")
+        .requests(cpu="4", memory="8Gi")
+        .on("s0-n2")
+        .phase("Running")
+        .obj(),
         *two_sized_racks(),
         queue(),
     ]
@@ -64,11 +89,22 @@ def test_pods_follow_the_hypernode_the_job_already_uses() -> None:
     HyperNode is closest to where the job's pods already are, then where more of them are:
     two HyperNodes take two pods each."""
     items = [podgroup(4, mode="hard", tier=2), queue()]
-    items += [pod(f"p{i}", role="master" if i == 1 else "worker", cpu="4", memory="8Gi")
-              for i in range(1, 5)]  # fmt: skip
+    items += [
+        (
+            pod(f"p{i}")
+            .namespace("c1")
+            .uid()
+            .volcano_group("pg1", "master" if i == 1 else "worker")
+            .requests(cpu="4", memory="8Gi")
+            .obj()
+        )
+        for i in range(1, 5)
+    ]
     for hn in ("s0", "s1", "s2"):
         names = (f"{hn}-a", f"{hn}-b")
-        items += [node(n, "4", "8Gi") for n in names] + [hypernode(hn, 1, nodes=names)]
+        items += [
+            node(n).allocatable(cpu="4", memory="8Gi", pods="10").capacity().obj() for n in names
+        ] + [hypernode(hn, 1, nodes=names)]
     items.append(hypernode("s3", 2, children=("s0", "s1", "s2")))
     verdict = simulate(items, NTA)
     assert sorted(Counter(p.hypernode for p in verdict.binds).values()) == [2, 2]
@@ -79,9 +115,9 @@ def test_nodeorder_spreads_where_binpack_packs() -> None:
     heavier weight, the fuller one."""
     items = [
         podgroup(1),
-        pod("p1", cpu="1", memory="1Gi"),
-        node("big", "16", "64Gi"),
-        node("small", "2", "8Gi"),
+        pod("p1").namespace("c1").uid().volcano_group("pg1").requests(cpu="1", memory="1Gi").obj(),
+        node("big").allocatable(cpu="16", memory="64Gi", pods="10").capacity().obj(),
+        node("small").allocatable(cpu="2", memory="8Gi", pods="10").capacity().obj(),
         queue(),
     ]
     spread = parse_conf(
@@ -103,15 +139,19 @@ def test_prefer_no_schedule_taint_and_preferred_affinity_score() -> None:
     )
     items = [
         podgroup(1),
-        pod("p1", cpu="1", memory="1Gi"),
-        node(
-            "a", "4", "8Gi", taints=[{"key": "spot", "value": "yes", "effect": "PreferNoSchedule"}]
-        ),
-        node("b", "4", "8Gi"),
+        pod("p1").namespace("c1").uid().volcano_group("pg1").requests(cpu="1", memory="1Gi").obj(),
+        node("a")
+        .allocatable(cpu="4", memory="8Gi", pods="10")
+        .capacity()
+        .taints([{"key": "spot", "value": "yes", "effect": "PreferNoSchedule"}])
+        .obj(),
+        node("b").allocatable(cpu="4", memory="8Gi", pods="10").capacity().obj(),
         queue(),
     ]
     assert bound(simulate(items, plain)) == {"c1/p1": "b"}
-    wants_a = pod("p1", cpu="1", memory="1Gi")
+    wants_a = (
+        pod("p1").namespace("c1").uid().volcano_group("pg1").requests(cpu="1", memory="1Gi").obj()
+    )
     term = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}
     preferred = [{"weight": 100, "preference": term}]
     wants_a["spec"]["affinity"] = {
@@ -120,8 +160,12 @@ def test_prefer_no_schedule_taint_and_preferred_affinity_score() -> None:
     items = [
         podgroup(1),
         wants_a,
-        node("a", "4", "8Gi", labels={"zone": "z1"}),
-        node("b", "4", "8Gi"),
+        node("a")
+        .labels({"zone": "z1"})
+        .allocatable(cpu="4", memory="8Gi", pods="10")
+        .capacity()
+        .obj(),
+        node("b").allocatable(cpu="4", memory="8Gi", pods="10").capacity().obj(),
         queue(),
     ]
     assert bound(simulate(items, plain)) == {"c1/p1": "a"}
@@ -138,13 +182,32 @@ def test_preferred_affinity_counts_its_weight_unnormalized() -> None:
     term = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}
 
     def wanting(weight: int) -> list[dict[str, object]]:
-        p = pod("p1", cpu="2", memory="2Gi")
+        p = (
+            pod("p1")
+            .namespace("c1")
+            .uid()
+            .volcano_group("pg1")
+            .requests(cpu="2", memory="2Gi")
+            .obj()
+        )
         preferred = [{"weight": weight, "preference": term}]
         p["spec"]["affinity"] = {
             "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": preferred}
         }
-        small = node("small", "4", "8Gi", labels={"zone": "z1"})
-        return [podgroup(1), p, small, node("big", "16", "32Gi"), queue()]
+        small = (
+            node("small")
+            .labels({"zone": "z1"})
+            .allocatable(cpu="4", memory="8Gi", pods="10")
+            .capacity()
+            .obj()
+        )
+        return [
+            podgroup(1),
+            p,
+            small,
+            node("big").allocatable(cpu="16", memory="32Gi", pods="10").capacity().obj(),
+            queue(),
+        ]
 
     assert bound(simulate(wanting(10), plain)) == {"c1/p1": "big"}
     assert bound(simulate(wanting(100), plain)) == {"c1/p1": "small"}
