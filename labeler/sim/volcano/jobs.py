@@ -18,6 +18,7 @@ from typing import Any
 
 from labeler.base.errors import InputError
 from labeler.core.quantity import CPU
+from labeler.core.volcano import VERSION, TopologyMode
 from labeler.sim.common.cluster import pod_requests
 from labeler.sim.common.fields import as_map, whole
 from labeler.sim.volcano import resources as R
@@ -177,7 +178,7 @@ def _topology(raw: Any) -> dict[str, Any] | None:
     if raw is None:
         return None
     nt = as_map(raw)
-    out: dict[str, Any] = {"mode": nt.get("mode") or "hard"}
+    out: dict[str, Any] = {"mode": nt.get("mode") or TopologyMode.HARD.value}
     if nt.get("highestTierAllowed") is not None:
         out["highestTierAllowed"] = nt["highestTierAllowed"]
     elif nt.get("highestTierName"):
@@ -236,7 +237,7 @@ def _pods(
     return out
 
 
-def expand_job(obj: Mapping[str, Any], where: str, version: tuple[int, int] = (1, 14)) -> Gang:
+def expand_job(obj: Mapping[str, Any], where: str, version: tuple[int, int] = VERSION) -> Gang:
     """The PodGroup and pods Volcano makes from the Job (InputError: what admission refuses)."""
     meta, spec = as_map(obj.get("metadata")), as_map(obj.get("spec"))
     name = str(meta.get("name") or "")

@@ -198,7 +198,7 @@ def enqueue_check(
         if name in ("proportion", "capacity"):
             if attr.queue.state != "Open":
                 return QueueVerdict(
-                    False, f"queue {attr.queue.name} is {attr.queue.state}, not Open"
+                    ok=False, reason=f"queue {attr.queue.name} is {attr.queue.state}, not Open"
                 )
             if min_resources is None:
                 continue
@@ -207,7 +207,8 @@ def enqueue_check(
             short = R.over_in_requested(r, as_units(attr.real_capability), min_resources)
             if short:
                 return QueueVerdict(
-                    False, _names("queue resource quota insufficient", "insufficient", short)
+                    ok=False,
+                    reason=_names("queue resource quota insufficient", "insufficient", short),
                 )
         elif name == "overcommit" and overcommit is not None and min_resources is not None:
             idle, inqueue = overcommit
@@ -216,9 +217,9 @@ def enqueue_check(
             )
             if short:
                 return QueueVerdict(
-                    False, _names("resource in cluster is overused", "overused", short)
+                    ok=False, reason=_names("resource in cluster is overused", "overused", short)
                 )
-    return QueueVerdict(True)
+    return QueueVerdict(ok=True)
 
 
 def _names(prefix: str, verb: str, names: Sequence[str]) -> str:

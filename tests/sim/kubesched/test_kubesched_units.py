@@ -17,7 +17,7 @@ from labeler.sim.kubesched.filters import feasible
 from labeler.sim.kubesched.objects import group_from_object, pod_from_object
 from labeler.sim.kubesched.score import fit_placement_score, node_score, pods_count_scores
 from labeler.sim.kueue.advice import advise, make_job
-from labeler.sim.kueue.assign import PREFERRED, REQUIRED, UNCONSTRAINED
+from labeler.sim.kueue.assign import Mode
 from labeler.sim.kueue.report import advice_text
 from tests.builders import node, pod
 from tests.sim.kubesched.podgroups import composite, gang, nodes_of, run
@@ -139,17 +139,17 @@ def test_bad_podgroups_name_the_object_and_field(spec, problem) -> None:
     assert "f.yaml: object 1 (PodGroup ns/pg1)" in str(e.value) and problem in str(e.value)
 
 
-@pytest.mark.parametrize("mode", [REQUIRED, PREFERRED, UNCONSTRAINED])
+@pytest.mark.parametrize("mode", [Mode.REQUIRED, Mode.PREFERRED, Mode.UNCONSTRAINED])
 def test_flag_form_prints_a_podgroup_kube_scheduler_accepts(mode: str) -> None:
     kubernetes_validate = pytest.importorskip("kubernetes_validate")
     topology = oci_rdma().topology
     lb = topology.keys[-1]
     spec = [(("i", "nb", "lb1"), f"n{i}", 8, 0) for i in range(2)]
     tree = tree_of(topology, gpu_nodes(topology.keys, spec))
-    level = None if mode == UNCONSTRAINED else "local_block"
+    level = None if mode == Mode.UNCONSTRAINED else "local_block"
     job = make_job(topology, 2, mode=mode, level=level)
     result = advise(topology, tree, PodShape({"nvidia.com/gpu": 1}), job)
-    if mode == UNCONSTRAINED:
+    if mode == Mode.UNCONSTRAINED:
         assert result.podgroup is None
         return
     assert result.podgroup == {"schedulingConstraints": {"topology": [{"key": lb}]}}
@@ -158,7 +158,7 @@ def test_flag_form_prints_a_podgroup_kube_scheduler_accepts(mode: str) -> None:
     kubernetes_validate.validate(doc, "1.37", strict=True)
     text = advice_text(topology, result, {"nvidia.com/gpu": 1})
     assert "kube-scheduler PodGroup spec (scheduling.k8s.io/v1beta1" in text
-    assert ("no preferred mode" in text) == (mode == PREFERRED)
+    assert ("no preferred mode" in text) == (mode == Mode.PREFERRED)
 
 
 def test_test_objects_validate_against_the_1_37_schemas() -> None:
