@@ -323,6 +323,27 @@ def test_balanced_allocation_uses_the_real_requests_and_skips_best_effort_pods()
     # NodeResourcesFit (LeastAllocated) counts the missing memory request as 200Mi:
     # CPU 50, memory (4096 - 200) / 4096 → 95, (50 + 95) // 2 = 72; BalancedAllocation
     # counts what the pod really requests: fractions 0.5 and 0 → (1 - 0.25) * 100 = 75
-    assert node_score(n, {}, free, with_requests({"cpu": "2"})) == 72 + 75
+    # against 100 for the empty node, scored as the change: 50 + (50 + 75 - 100) // 2 = 62
+    assert node_score(n, {}, free, with_requests({"cpu": "2"})) == 72 + 62
     # a pod that requests nothing: CPU (4000 - 100) / 4000 → 97, memory 95, no balance score
     assert node_score(n, {}, free, with_requests({})) == (97 + 95) // 2
+
+
+def test_balanced_allocation_scores_the_change_the_pod_brings() -> None:
+    """kube-scheduler 1.37 packs a second CPU-only pod onto the node the first took when
+    the two nodes differ in size: the bigger node, already out of balance, loses less
+    balance than the empty one would."""
+    gib = 1024**3
+    big = Node("big", allocatable={"cpu": 8000, "memory": 8 * gib, "pods": 110})
+    small = Node("small", allocatable={"cpu": 4000, "memory": 8 * gib, "pods": 110})
+    obj = pod("x").namespace("ns").requests(cpu="1").scheduling_group("pg").obj()
+    one = pod_from_object(obj, "test")
+    assert one is not None
+    mib200 = 200 * 1024**2
+    # big with one such pod already: CPU 1/8 used (real), 1000m and 200Mi scored
+    big_free = {**big.allocatable, "cpu": 7000}
+    on_big = node_score(big, {"cpu": 1000, "memory": mib200}, big_free, one)
+    on_small = node_score(small, {}, dict(small.allocatable), one)
+    # big: LeastAllocated (75 + 95) // 2 = 85; balance 87 after, 93 before → 50 + 44 // 2 = 72
+    # small: LeastAllocated (75 + 97) // 2 = 86; balance 87 after, 100 before → 50 + 37 // 2 = 68
+    assert (on_big, on_small) == (85 + 72, 86 + 68)
