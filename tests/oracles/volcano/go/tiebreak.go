@@ -20,22 +20,35 @@ const hyperNodeNudge = 1e-6
 // tiebreak makes Volcano's random choices the ones advise made, where advise's choice is
 // one Volcano could make (tests/oracles/README.md, "Volcano"). Where several nodes share the
 // best score, Volcano picks one at random (util.SelectBestNodeAndScore) unless a plugin's
-// BestNodeFn picks: this one picks the node advise gave the pod, when that node is among
-// the best, and otherwise leaves the pick to Volcano. HyperNodes of equal score are picked
-// at random too (util.SelectBestHyperNodeAndScore, and a map walk for the job's
-// HyperNode); a HyperNode score of a millionth per advise pod on its nodes, as a share of
-// advise's pods, orders only those that tie.
+// BestNodeFn picks: this one picks the node advise gave the pod when that node is among the
+// best, else the first node among the best that advise picked for the pod in one of its
+// dry runs (a HyperNode it tried and did not keep), and otherwise leaves the pick to
+// Volcano. HyperNodes of equal score are picked at random too
+// (util.SelectBestHyperNodeAndScore, and a map walk for the job's HyperNode): a HyperNode
+// score of a millionth per advise pod on its nodes, counting only the sub-job's pods still
+// pending (the ones this choice places), as a share of advise's pods, orders only those
+// that tie.
 type tiebreak struct {
-	prefer map[string]string // namespace/pod -> node
-	nodes  map[string]int    // node -> how many of advise's pods it holds
+	prefer map[string]string   // namespace/pod -> the node advise placed it on
+	tried  map[string][]string // namespace/pod -> the nodes advise picked in its dry runs
+}
+
+// preferFile is --prefer's format: advise's placement and its dry runs' picks, in order.
+type preferFile struct {
+	Placed map[string]string   `json:"placed"`
+	Tried  map[string][]string `json:"tried"`
 }
 
 func (t *tiebreak) Name() string { return tiebreakName }
 
 func (t *tiebreak) OnSessionOpen(ssn *framework.Session) {
 	ssn.AddBestNodeFn(tiebreakName, func(task *api.TaskInfo, scores map[float64][]*api.NodeInfo) *api.NodeInfo {
-		want, ok := t.prefer[task.Namespace+"/"+task.Name]
-		if !ok {
+		key := task.Namespace + "/" + task.Name
+		want := t.tried[key]
+		if node, ok := t.prefer[key]; ok {
+			want = append([]string{node}, want...)
+		}
+		if len(want) == 0 {
 			return nil
 		}
 		first, best := true, 0.0
@@ -44,24 +57,37 @@ func (t *tiebreak) OnSessionOpen(ssn *framework.Session) {
 				first, best = false, s
 			}
 		}
-		for _, n := range scores[best] {
-			if n.Name == want {
-				return n
+		for _, name := range want {
+			for _, n := range scores[best] {
+				if n.Name == name {
+					return n
+				}
 			}
 		}
 		return nil
 	})
-	ssn.AddHyperNodeOrderFn(tiebreakName, func(_ *api.SubJobInfo, hyperNodes map[string][]*api.NodeInfo) (map[string]float64, error) {
+	ssn.AddHyperNodeOrderFn(tiebreakName, func(subJob *api.SubJobInfo, hyperNodes map[string][]*api.NodeInfo) (map[string]float64, error) {
 		out := make(map[string]float64, len(hyperNodes))
 		if len(t.prefer) == 0 {
 			return out, nil
 		}
-		for hn, nodes := range hyperNodes {
-			held := 0
-			for _, n := range nodes {
-				held += t.nodes[n.Name]
+		// Only the sub-job's pending pods: those allocated in an earlier round of this
+		// cycle are where both already put them, and would pull the choice there.
+		held := map[string]int{}
+		for _, task := range subJob.Tasks {
+			if task.Status != api.Pending {
+				continue
 			}
-			out[hn] = hyperNodeNudge * float64(held) / float64(len(t.prefer))
+			if node, ok := t.prefer[task.Namespace+"/"+task.Name]; ok {
+				held[node]++
+			}
+		}
+		for hn, nodes := range hyperNodes {
+			n := 0
+			for _, node := range nodes {
+				n += held[node.Name]
+			}
+			out[hn] = hyperNodeNudge * float64(n) / float64(len(t.prefer))
 		}
 		return out, nil
 	})
@@ -69,9 +95,10 @@ func (t *tiebreak) OnSessionOpen(ssn *framework.Session) {
 
 func (t *tiebreak) OnSessionClose(*framework.Session) {}
 
-// readPrefer reads advise's placement: a JSON object of "namespace/pod": "node".
+// readPrefer reads advise's choices: {"placed": {"ns/pod": "node"}, "tried": {"ns/pod":
+// ["node", ...]}}.
 func readPrefer(path string) (*tiebreak, error) {
-	t := &tiebreak{prefer: map[string]string{}, nodes: map[string]int{}}
+	t := &tiebreak{prefer: map[string]string{}, tried: map[string][]string{}}
 	if path == "" {
 		return t, nil
 	}
@@ -79,11 +106,15 @@ func readPrefer(path string) (*tiebreak, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(raw, &t.prefer); err != nil {
+	var f preferFile
+	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	for _, node := range t.prefer {
-		t.nodes[node]++
+	if f.Placed != nil {
+		t.prefer = f.Placed
+	}
+	if f.Tried != nil {
+		t.tried = f.Tried
 	}
 	return t, nil
 }
