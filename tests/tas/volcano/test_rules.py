@@ -216,3 +216,23 @@ def test_pipelined_when_the_room_is_held_by_a_terminating_pod() -> None:
     items = [podgroup(1), pod("p"), leaving, node("a"), queue()]
     verdict = simulate(items)
     assert verdict.binds == [] and [p.node for p in verdict.pipelined] == ["a"]
+
+
+def test_an_inqueue_podgroup_reserves_a_thousandth_of_its_gpus() -> None:
+    """v1.15.0's GetInqueueResource reads a scalar of minResources in whole units against
+    milli-units: another Inqueue PodGroup's 8 GPUs hold back 0.008 of a GPU, enough to
+    refuse a PodGroup that needs the queue's whole capability, not one that needs less."""
+    gpu = {"nvidia.com/gpu": "8"}
+    items = [
+        podgroup(1, queue="gpu", phase="Pending", min_resources=gpu),
+        pod("p", extra=gpu),
+        podgroup(1, name="other", queue="gpu", min_resources={"cpu": "1", **gpu}),
+        node("a", cpu="4", extra={"nvidia.com/gpu": "16"}),
+        queue("gpu", capability={"nvidia.com/gpu": "12"}),
+    ]
+    assert bound(simulate(items, DEFAULTS)) == {"c1/p": "a"}
+    items[-1] = queue("gpu", capability={"nvidia.com/gpu": "8"})
+    assert simulate(items, DEFAULTS).why == [
+        "the PodGroup stays Pending, not enqueued: queue resource quota insufficient: "
+        "insufficient nvidia.com/gpu"
+    ]
