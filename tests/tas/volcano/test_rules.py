@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from labeler.base.errors import InputError
 from labeler.tas.volcano.conf import parse_conf
 from tests.tas.volcano.objects import (
     TEST_CONF,
@@ -236,3 +237,13 @@ def test_an_inqueue_podgroup_reserves_a_thousandth_of_its_gpus() -> None:
         "the PodGroup stays Pending, not enqueued: queue resource quota insufficient: "
         "insufficient nvidia.com/gpu"
     ]
+
+
+def test_the_plugin_option_keys_are_v1_15s() -> None:
+    """conf.PluginOption's yaml tags: v1.15.0 spells the cluster order switch
+    EnabledClusterOrder (later releases enabledClusterOrder); a key it lacks is refused."""
+    conf = "actions: allocate\ntiers:\n- plugins:\n  - name: predicates\n    {}: true\n"
+    for key in ("EnabledClusterOrder", "enabledClusterOrder", "enabledHyperNodeOrder"):
+        assert parse_conf(conf.format(key), "t").tiers
+    with pytest.raises(InputError, match="unknown key"):
+        parse_conf(conf.format("enableClusterOrder"), "t")
