@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import kubernetes
+import urllib3
 import yaml
 
 from tests.realkube.controlplane import KWOK_ANNOTATION, ControlPlane
@@ -40,7 +41,7 @@ from tests.realkube.controlplane import KWOK_ANNOTATION, ControlPlane
 Obj = dict[str, Any]
 KUBERNETES = "v1.37.2"
 """The release the oracle runs; ``scripts/control-plane.sh`` builds it (a test checks)."""
-QUIET = 3.0
+QUIET = 5.0
 BACKOFF = 300
 POLL = 0.05
 MERGE = "application/merge-patch+json"
@@ -56,12 +57,26 @@ class OracleError(RuntimeError):
 
 
 class Api:
-    """JSON requests as the admin, over the official client's configuration and pool."""
+    """JSON requests as the admin, over the official client's configuration and pool, and
+    kube-scheduler's own count of the pods in its queue."""
 
-    def __init__(self, kubeconfig: Path) -> None:
-        client = kubernetes.config.new_client_from_config(config_file=str(kubeconfig))
+    def __init__(self, plane: ControlPlane) -> None:
+        client = kubernetes.config.new_client_from_config(config_file=str(plane.kubeconfig))
         self._pool = client.rest_client.pool_manager
         self._server = client.configuration.host
+        # /metrics is open to anyone (OraclePlane); the certificate is checked.
+        self._metrics = urllib3.PoolManager(ca_certs=str(plane.ca.cert))
+        self._metrics_url = f"https://127.0.0.1:{plane.scheduler_port}/metrics"
+
+    def queued_pods(self) -> int:
+        """Pods in kube-scheduler's queue, whatever part of it holds them
+        (``scheduler_pending_pods``: active, backoff, unschedulable, gated, ...)."""
+        text = self._metrics.request("GET", self._metrics_url).data.decode()
+        return sum(
+            int(float(line.rsplit(" ", 1)[1]))
+            for line in text.splitlines()
+            if line.startswith("scheduler_pending_pods{")
+        )
 
     def __call__(
         self,
@@ -197,7 +212,10 @@ def run(api: Api, folder: Path, quiet: float = QUIET) -> Obj:
         for obj in running:
             _create(api, obj)
         _sync(api, namespaces[0], host["metadata"]["name"])
-        for obj in [*pending, *_in_order(groups)]:
+        for obj in pending:
+            _create(api, obj)
+        _until_queued(api, len(pending))
+        for obj in _in_order(groups):
             _create(api, obj)
         started = time.monotonic()
         names = {p["metadata"]["name"] for p in pending}
@@ -250,6 +268,17 @@ def _sync(api: Api, namespace: str, host: str) -> None:
     api("DELETE", f"{path}/{SENTINEL}?gracePeriodSeconds=0")
 
 
+def _until_queued(api: Api, count: int) -> None:
+    """Until kube-scheduler holds every pending pod in its queue (each waits there for its
+    group), so that no group reaches it before one of its pods: the pods and the groups
+    come through informers of their own, in no order between them."""
+    deadline = time.monotonic() + 30
+    while api.queued_pods() < count:
+        if time.monotonic() > deadline:
+            raise OracleError(f"kube-scheduler did not queue the {count} pending pods in 30 s")
+        time.sleep(POLL / 2)
+
+
 def _in_order(groups: list[Obj]) -> list[Obj]:
     """PodGroups first, then CompositePodGroups from the leaves up: each parent after
     every child, so the root comes last."""
@@ -290,6 +319,9 @@ def _clean(api: Api, namespaces: list[str], nodes: list[str]) -> None:
         api("DELETE", f"/api/v1/nodes/{name}", ok=(404,))
 
 
+OPEN_PATHS = "/healthz,/readyz,/livez,/metrics"
+
+
 class OraclePlane(ControlPlane):
     """The control plane with kube-scheduler's retry held back: a pod or group that was
     found unschedulable waits ``BACKOFF`` seconds before its next try (the default is 1 s,
@@ -314,7 +346,8 @@ class OraclePlane(ControlPlane):
             )
         )
         kept = [a for a in args if not a.startswith(("--kubeconfig=", "--leader-elect="))]
-        return [*kept, f"--config={config}"]
+        # /metrics without credentials: the oracle reads the scheduler's queue length there.
+        return [*kept, f"--config={config}", f"--authorization-always-allow-paths={OPEN_PATHS}"]
 
 
 def with_plane(bin_dir: Path, work: Callable[[ControlPlane], Any]) -> Any:
@@ -334,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.oracles.kubesched.oracle")
     p.add_argument("folder", type=Path, help="a scenario: snapshot.yaml and podgroups.yaml")
     args = p.parse_args(argv)
-    answer = with_plane(control_plane_bin(), lambda plane: run(Api(plane.kubeconfig), args.folder))
+    answer = with_plane(control_plane_bin(), lambda plane: run(Api(plane), args.folder))
     print(json.dumps(answer, indent=2))
     return 0
 
