@@ -17,7 +17,7 @@ import json
 import re
 import subprocess
 import sys
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -25,7 +25,8 @@ from unittest import mock
 import yaml
 
 from labeler.tas.volcano.allocate import Allocator
-from labeler.tas.volcano.session import NodeState, Statement, TaskState
+from labeler.tas.volcano.hypernodes import TOP
+from labeler.tas.volcano.session import NodeState, Statement, SubJob, TaskState
 from tests.oracles.batch import Disagreement, Result, run_advise
 from tests.oracles.volcano import build, scenarios
 
@@ -45,30 +46,42 @@ def advise(folder: Path) -> Obj:
     return answer
 
 
-def advise_traced(folder: Path) -> tuple[Obj, dict[str, list[str]]]:
-    """advise's JSON answer, run in this process, and the nodes it picked for each pod in
-    every HyperNode it tried (dry runs included, in order; not the per-tier table's
+def advise_traced(folder: Path) -> tuple[Obj, dict[str, list[list[str]]]]:
+    """advise's JSON answer, run in this process, and the nodes it picked for each pod with
+    the HyperNode of each attempt (dry runs included, in order; not the per-tier table's
     first-fit counting)."""
-    tried: dict[str, list[str]] = {}
-    place = Allocator._place
+    tried: dict[str, list[list[str]]] = {}
+    attempt: list[str] = []  # the HyperNode whose nodes the allocator is placing tasks on
+    tasks, place = Allocator.tasks, Allocator._place
+
+    def in_hypernode(self: Allocator, sj: SubJob, ts: deque[TaskState], hn: str) -> Any:
+        attempt.append(hn)
+        try:
+            return tasks(self, sj, ts, hn)
+        finally:
+            attempt.pop()
 
     def recorded(self: Allocator, stmt: Statement, ts: TaskState, ns: NodeState) -> None:
-        if not self.first_fit and ns.name not in tried.setdefault(ts.task.ref, []):
-            tried[ts.task.ref].append(ns.name)
+        pick = [attempt[-1] if attempt else TOP, ns.name]
+        if not self.first_fit and pick not in tried.setdefault(ts.task.ref, []):
+            tried[ts.task.ref].append(pick)
         place(self, stmt, ts, ns)
 
     args = ["advise", "-f", str(folder / "job.yaml")]
     args += ["--from-snapshot", str(folder / "snapshot.yaml"), "-o", "json"]
-    with mock.patch.object(Allocator, "_place", recorded):
+    with (
+        mock.patch.object(Allocator, "tasks", in_hypernode),
+        mock.patch.object(Allocator, "_place", recorded),
+    ):
         _, answer = run_advise(args)
     if isinstance(answer, str):
         return {"error": answer}, {}
     return answer, tried
 
 
-def write_prefer(folder: Path, a: Obj, tried: dict[str, list[str]]) -> None:
+def write_prefer(folder: Path, a: Obj, tried: dict[str, list[list[str]]]) -> None:
     """advise's choices, for the oracle to take where Volcano breaks a tie at random: its
-    placement, and the nodes it picked in its dry runs."""
+    placement, and the nodes it picked in every HyperNode it tried."""
     placed = {**_advise_placed(a, "pods"), **_advise_placed(a, "pipelined")}
     prefer = {"placed": placed, "tried": tried}
     (folder / "prefer.json").write_text(json.dumps(prefer, indent=2, sort_keys=True) + "\n")
@@ -198,10 +211,10 @@ def batch(n: int, seed: int, out_dir: Path) -> Result:
         diffs = differences(folder, a, o)
         # Ties where advise made no pick are Volcano's own random picks, and
         # they decide which HyperNode holds the gang: other seeds, then (see README.md).
-        for seed in range(2, SEEDS + 1):
+        for run_seed in range(2, SEEDS + 1):
             if not diffs:
                 break
-            again = oracle(exe, folder, seed)
+            again = oracle(exe, folder, run_seed)
             if not differences(folder, a, again):
                 o, diffs = again, []
         (folder / "advise.json").write_text(json.dumps(a, indent=2))

@@ -65,7 +65,11 @@ def test_the_oracle_is_handed_advises_dry_run_picks(tmp_path: Path) -> None:
     answer, tried = compare.advise_traced(case)
     placed = {p["name"]: p["node"] for p in answer["pods"]}
     assert placed["team/train-t0-0"] == "n-s1-r10-3"
-    assert tried["team/train-t0-0"] == ["n-s1-r10-3", "n-s10-r1-0"]
+    assert tried["team/train-t0-0"] == [
+        ["s1", "n-s1-r10-3"],
+        ["s10", "n-s10-r1-0"],
+        ["<cluster-top-hypernode>", "n-s1-r10-3"],
+    ]
     for name in ("job.yaml", "snapshot.yaml"):
         shutil.copy(case / name, tmp_path / name)
     compare.write_prefer(tmp_path, answer, tried)
@@ -81,10 +85,18 @@ def _need_go() -> None:
         pytest.skip("Go is not installed; run scripts/oracle.sh volcano --n 200 --seed 1")
 
 
-@pytest.mark.parametrize("name", ["dry-run-node-tie", "round-two-hypernode-tie"])
+TIES = [
+    "dry-run-node-tie",
+    "round-two-hypernode-tie",
+    "wider-attempt-node-tie",
+    "unschedulable-count-node-tie",
+]
+
+
+@pytest.mark.parametrize("name", TIES)
 def test_volcano_takes_advises_tie_picks_on_every_run(name: str) -> None:
-    """Volcano's random ties (a node in a dry run, a HyperNode in a later round) fall as
-    advise's did, whatever the seed, given prefer.json."""
+    """Volcano's random ties (a node in a dry run or in a wider HyperNode's attempt, a
+    HyperNode in a later round) fall as advise's did, whatever the seed, given prefer.json."""
     _need_go()
     exe, case = build.build(), REGRESSIONS / name
     answer = compare.advise(case)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
+	"sort"
 
 	"volcano.sh/volcano/pkg/scheduler/api"
 	"volcano.sh/volcano/pkg/scheduler/conf"
@@ -20,51 +22,97 @@ const hyperNodeNudge = 1e-6
 // tiebreak makes Volcano's random choices the ones advise made, where advise's choice is
 // one Volcano could make (tests/oracles/README.md, "Volcano"). Where several nodes share the
 // best score, Volcano picks one at random (util.SelectBestNodeAndScore) unless a plugin's
-// BestNodeFn picks: this one picks the node advise gave the pod when that node is among the
-// best, else the first node among the best that advise picked for the pod in one of its
-// dry runs (a HyperNode it tried and did not keep), and otherwise leaves the pick to
-// Volcano. HyperNodes of equal score are picked at random too
-// (util.SelectBestHyperNodeAndScore, and a map walk for the job's HyperNode): a HyperNode
-// score of a millionth per advise pod on its nodes, counting only the sub-job's pods still
-// pending (the ones this choice places), as a share of advise's pods, orders only those
-// that tie.
+// BestNodeFn picks. This one knows every node advise picked for the pod and in which
+// HyperNode's attempt (dry runs of HyperNodes it did not keep included): it takes the pick
+// of the narrowest such HyperNode that holds all the nodes Volcano scored (the latest
+// first), when it is among the best; else the node advise placed the pod on, if among the
+// best; and otherwise leaves the pick to Volcano. HyperNodes of equal score are picked at
+// random too (util.SelectBestHyperNodeAndScore, and a map walk for the job's HyperNode): a
+// HyperNode score of a millionth per advise pod on its nodes, counting only the sub-job's
+// pods still pending (the ones this choice places), as a share of advise's pods, orders
+// only those that tie.
 type tiebreak struct {
-	prefer map[string]string   // namespace/pod -> the node advise placed it on
-	tried  map[string][]string // namespace/pod -> the nodes advise picked in its dry runs
+	prefer map[string]string      // namespace/pod -> the node advise placed it on
+	tried  map[string][][2]string // namespace/pod -> (HyperNode, node) advise picked, in order
 }
 
-// preferFile is --prefer's format: advise's placement and its dry runs' picks, in order.
+// preferFile is --prefer's format: advise's placement and its picks in every attempt.
 type preferFile struct {
-	Placed map[string]string   `json:"placed"`
-	Tried  map[string][]string `json:"tried"`
+	Placed map[string]string      `json:"placed"`
+	Tried  map[string][][2]string `json:"tried"`
 }
 
 func (t *tiebreak) Name() string { return tiebreakName }
 
-func (t *tiebreak) OnSessionOpen(ssn *framework.Session) {
-	ssn.AddBestNodeFn(tiebreakName, func(task *api.TaskInfo, scores map[float64][]*api.NodeInfo) *api.NodeInfo {
-		key := task.Namespace + "/" + task.Name
-		want := t.tried[key]
-		if node, ok := t.prefer[key]; ok {
-			want = append([]string{node}, want...)
-		}
-		if len(want) == 0 {
-			return nil
-		}
-		first, best := true, 0.0
-		for s := range scores {
-			if first || s > best {
-				first, best = false, s
-			}
-		}
-		for _, name := range want {
-			for _, n := range scores[best] {
-				if n.Name == name {
-					return n
-				}
+// pick is advise's node among best, given the nodes Volcano scored (all of the attempt's
+// HyperNode that passed the predicates) and each HyperNode's nodes.
+func (t *tiebreak) pick(key string, scored map[string]bool, best []*api.NodeInfo, members map[string]map[string]bool) *api.NodeInfo {
+	among := func(name string) *api.NodeInfo {
+		for _, n := range best {
+			if n.Name == name {
+				return n
 			}
 		}
 		return nil
+	}
+	// The attempts whose HyperNode holds every scored node, narrowest first, latest first.
+	var fits [][2]string
+	for _, tr := range t.tried[key] {
+		nodes, ok := members[tr[0]]
+		if !ok {
+			continue
+		}
+		holds := true
+		for name := range scored {
+			if !nodes[name] {
+				holds = false
+				break
+			}
+		}
+		if holds {
+			fits = append(fits, tr)
+		}
+	}
+	slices.Reverse(fits) // latest first, then narrowest first (a stable sort keeps that order)
+	sort.SliceStable(fits, func(i, j int) bool { return len(members[fits[i][0]]) < len(members[fits[j][0]]) })
+	for _, tr := range fits {
+		if n := among(tr[1]); n != nil {
+			return n
+		}
+	}
+	if node, ok := t.prefer[key]; ok {
+		return among(node)
+	}
+	return nil
+}
+
+func (t *tiebreak) OnSessionOpen(ssn *framework.Session) {
+	members := make(map[string]map[string]bool, len(ssn.RealNodesList))
+	for hn, nodes := range ssn.RealNodesList {
+		set := make(map[string]bool, len(nodes))
+		for _, n := range nodes {
+			set[n.Name] = true
+		}
+		members[hn] = set
+	}
+	ssn.AddBestNodeFn(tiebreakName, func(task *api.TaskInfo, scores map[float64][]*api.NodeInfo) *api.NodeInfo {
+		key := task.Namespace + "/" + task.Name
+		if _, ok := t.tried[key]; !ok {
+			if _, placed := t.prefer[key]; !placed {
+				return nil
+			}
+		}
+		first, best := true, 0.0
+		scored := map[string]bool{} // every node Volcano scored: the attempt's feasible nodes
+		for s, nodes := range scores {
+			if first || s > best {
+				first, best = false, s
+			}
+			for _, n := range nodes {
+				scored[n.Name] = true
+			}
+		}
+		return t.pick(key, scored, scores[best], members)
 	})
 	ssn.AddHyperNodeOrderFn(tiebreakName, func(subJob *api.SubJobInfo, hyperNodes map[string][]*api.NodeInfo) (map[string]float64, error) {
 		out := make(map[string]float64, len(hyperNodes))
@@ -96,9 +144,9 @@ func (t *tiebreak) OnSessionOpen(ssn *framework.Session) {
 func (t *tiebreak) OnSessionClose(*framework.Session) {}
 
 // readPrefer reads advise's choices: {"placed": {"ns/pod": "node"}, "tried": {"ns/pod":
-// ["node", ...]}}.
+// [["hyperNode", "node"], ...]}}.
 func readPrefer(path string) (*tiebreak, error) {
-	t := &tiebreak{prefer: map[string]string{}, tried: map[string][]string{}}
+	t := &tiebreak{prefer: map[string]string{}, tried: map[string][][2]string{}}
 	if path == "" {
 		return t, nil
 	}
