@@ -2,7 +2,7 @@
 
 The comparison (tests/oracles/README.md, "Volcano"): advise runs first and the oracle takes
 its choices where Volcano would break a tie at random (``--prefer``): its placement, and the
-nodes it picked in the dry runs of HyperNodes it did not keep. Then the verdict
+node it picked for each pod in every HyperNode it tried, dry runs included. Then the verdict
 (the gang placed this cycle or not), the number of pods bound and pipelined, for every
 HyperNode tier the pod counts per HyperNode (sorted), and the pod counts per node (sorted).
 When neither places the gang, the PodGroup's word must be the same up to its "Origin
