@@ -81,9 +81,10 @@ def advise_traced(folder: Path) -> tuple[Obj, dict[str, list[list[str]]]]:
 
 def write_prefer(folder: Path, a: Obj, tried: dict[str, list[list[str]]]) -> None:
     """advise's choices, for the oracle to take where Volcano breaks a tie at random: its
-    placement, and the nodes it picked in every HyperNode it tried."""
+    placement and in which order it placed the pods, and the nodes it picked in every
+    HyperNode it tried."""
     placed = {**_advise_placed(a, "pods"), **_advise_placed(a, "pipelined")}
-    prefer = {"placed": placed, "tried": tried}
+    prefer = {"placed": placed, "order": list(placed), "tried": tried}
     (folder / "prefer.json").write_text(json.dumps(prefer, indent=2, sort_keys=True) + "\n")
 
 

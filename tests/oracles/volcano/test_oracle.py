@@ -90,6 +90,7 @@ TIES = [
     "round-two-hypernode-tie",
     "wider-attempt-node-tie",
     "unschedulable-count-node-tie",
+    "one-pod-rounds-hypernode-tie",
 ]
 
 

@@ -28,18 +28,29 @@ const hyperNodeNudge = 1e-6
 // first), when it is among the best; else the node advise placed the pod on, if among the
 // best; and otherwise leaves the pick to Volcano. HyperNodes of equal score are picked at
 // random too (util.SelectBestHyperNodeAndScore, and a map walk for the job's HyperNode): a
-// HyperNode score of a millionth per advise pod on its nodes, counting only the sub-job's
-// pods still pending (the ones this choice places), as a share of advise's pods, orders
-// only those that tie.
+// HyperNode score below a millionth for advise's pods on its nodes, counting only the
+// sub-job's pods still pending, the earliest placed weighing most, orders only those that
+// tie.
 type tiebreak struct {
 	prefer map[string]string      // namespace/pod -> the node advise placed it on
+	order  map[string]int         // namespace/pod -> its place in advise's placement order
 	tried  map[string][][2]string // namespace/pod -> (HyperNode, node) advise picked, in order
 }
 
-// preferFile is --prefer's format: advise's placement and its picks in every attempt.
+// preferFile is --prefer's format: advise's placement (and its order) and its picks in
+// every attempt.
 type preferFile struct {
 	Placed map[string]string      `json:"placed"`
+	Order  []string               `json:"order"`
 	Tried  map[string][][2]string `json:"tried"`
+}
+
+// rank is the pod's place in advise's placement order; pods it did not place come last.
+func (t *tiebreak) rank(key string) int {
+	if r, ok := t.order[key]; ok {
+		return r
+	}
+	return len(t.order)
 }
 
 func (t *tiebreak) Name() string { return tiebreakName }
@@ -120,22 +131,29 @@ func (t *tiebreak) OnSessionOpen(ssn *framework.Session) {
 			return out, nil
 		}
 		// Only the sub-job's pending pods: those allocated in an earlier round of this
-		// cycle are where both already put them, and would pull the choice there.
-		held := map[string]int{}
+		// cycle are where both already put them, and would pull the choice there. Each
+		// weighs half the one advise placed before it, so the pods this round places
+		// first (a gang ready before all its pods are placed goes round again) decide.
+		var pending []string
 		for _, task := range subJob.Tasks {
-			if task.Status != api.Pending {
-				continue
+			if task.Status == api.Pending {
+				pending = append(pending, task.Namespace+"/"+task.Name)
 			}
-			if node, ok := t.prefer[task.Namespace+"/"+task.Name]; ok {
-				held[node]++
+		}
+		sort.SliceStable(pending, func(i, j int) bool { return t.rank(pending[i]) < t.rank(pending[j]) })
+		held, w := map[string]float64{}, 1.0
+		for _, key := range pending {
+			if node, ok := t.prefer[key]; ok {
+				held[node] += w
+				w /= 2
 			}
 		}
 		for hn, nodes := range hyperNodes {
-			n := 0
+			n := 0.0
 			for _, node := range nodes {
 				n += held[node.Name]
 			}
-			out[hn] = hyperNodeNudge * float64(n) / float64(len(t.prefer))
+			out[hn] = hyperNodeNudge * n / 2
 		}
 		return out, nil
 	})
@@ -163,6 +181,10 @@ func readPrefer(path string) (*tiebreak, error) {
 	}
 	if f.Tried != nil {
 		t.tried = f.Tried
+	}
+	t.order = make(map[string]int, len(f.Order))
+	for i, key := range f.Order {
+		t.order[key] = i
 	}
 	return t, nil
 }
