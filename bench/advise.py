@@ -28,10 +28,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from labeler.core.profiles import oci_rdma  # noqa: E402
-from labeler.tas.advice import advise, make_job  # noqa: E402
-from labeler.tas.inputs import read_snapshot  # noqa: E402
-from labeler.tas.inventory import inventory  # noqa: E402
-from labeler.tas.tree import PodShape, build_tree, leaf_capacity  # noqa: E402
+from labeler.sim.common.inputs import read_snapshot  # noqa: E402
+from labeler.sim.common.shape import PodShape  # noqa: E402
+from labeler.sim.kueue.advice import advise, make_job  # noqa: E402
+from labeler.sim.kueue.inventory import inventory  # noqa: E402
+from labeler.sim.kueue.tree import build_tree, leaf_capacity  # noqa: E402
 
 PREFIX = "oci.oraclecloud.com/rdma."
 

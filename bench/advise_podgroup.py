@@ -28,9 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.advise import PREFIX, cluster, timed  # noqa: E402
-from labeler.tas.inputs import read_snapshot_objects  # noqa: E402
-from labeler.tas.kubesched.objects import collect  # noqa: E402
-from labeler.tas.kubesched.schedule import advise  # noqa: E402
+from labeler.sim.common.inputs import read_snapshot_objects  # noqa: E402
+from labeler.sim.kubesched.objects import collect  # noqa: E402
+from labeler.sim.kubesched.schedule import advise  # noqa: E402
 
 GROUP = "scheduling.k8s.io"
 

@@ -29,13 +29,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from labeler.tas.cluster import items_of  # noqa: E402
-from labeler.tas.inputs import load_snapshot  # noqa: E402
-from labeler.tas.volcano.advice import advise  # noqa: E402
-from labeler.tas.volcano.conf import parse_conf  # noqa: E402
-from labeler.tas.volcano.hypernodes import build_tree  # noqa: E402
-from labeler.tas.volcano.jobs import expand_job  # noqa: E402
-from labeler.tas.volcano.snapshot import split  # noqa: E402
+from labeler.sim.common.cluster import items_of  # noqa: E402
+from labeler.sim.common.inputs import load_snapshot  # noqa: E402
+from labeler.sim.volcano.advice import advise  # noqa: E402
+from labeler.sim.volcano.conf import parse_conf  # noqa: E402
+from labeler.sim.volcano.hypernodes import build_tree  # noqa: E402
+from labeler.sim.volcano.jobs import expand_job  # noqa: E402
+from labeler.sim.volcano.snapshot import split  # noqa: E402
 
 CONF = """actions: "enqueue, allocate, backfill"
 tiers:

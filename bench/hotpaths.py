@@ -78,7 +78,8 @@ def map_case() -> Callable[[ModuleType], Any]:
 
 
 def capacity_case(leader: bool) -> Callable[[ModuleType], Any]:
-    from labeler.tas.tree import PodShape, build_tree
+    from labeler.sim.common.shape import PodShape
+    from labeler.sim.kueue.tree import build_tree
 
     tree = build_tree(TOPOLOGY, map_nodes(20_000))
     shape = PodShape(requests={"nvidia.com/gpu": 4})
@@ -113,8 +114,8 @@ def cases() -> dict[str, tuple[str, Callable[[], Callable[[ModuleType], Any]]]]:
         "plan_labels 10k unchanged": ("labeler/core/plan.py", lambda: plan_case("unchanged")),
         "plan_labels 10k changed": ("labeler/core/plan.py", lambda: plan_case("changed")),
         "build_map 100k": ("labeler/topomap/model.py", map_case),
-        "leaf_capacity 20k": ("labeler/tas/tree.py", lambda: capacity_case(False)),
-        "leaf_capacity 20k leader": ("labeler/tas/tree.py", lambda: capacity_case(True)),
+        "leaf_capacity 20k": ("labeler/sim/kueue/tree.py", lambda: capacity_case(False)),
+        "leaf_capacity 20k leader": ("labeler/sim/kueue/tree.py", lambda: capacity_case(True)),
         "build_hypernodes 100k": ("labeler/emit/hypernodes.py", hypernodes),
     }
 

@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.advise import PREFIX, _pod  # noqa: E402
 from bench.advise_workload import admitted, snapshot  # noqa: E402
-from labeler.tas.cluster import snapshot_from_objects  # noqa: E402
-from labeler.tas.hotswap import hot_swap  # noqa: E402
+from labeler.sim.common.cluster import snapshot_from_objects  # noqa: E402
+from labeler.sim.kueue.hotswap import hot_swap  # noqa: E402
 
 
 def cluster(nodes: int, workloads: int) -> dict[str, Any]:

@@ -19,8 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from labeler.topomap.render import render_html
+from tests.browser.browser import start_browser
 from tests.topomap.big import map_of, nodes
-from tests.topomap.browser import start_browser
 
 COUNT_JS = """return [document.querySelectorAll('i.n').length,
   document.querySelectorAll('*').length, document.querySelector('.views b').textContent]"""

@@ -1,9 +1,11 @@
 """Benchmark: start-up of the command line, as ratios to a bare ``python -c pass``.
 
-    python bench/startup.py [--runs 5] [--tree NAME=PATH ...]
+    python bench/startup.py [--runs 5] [--tree NAME=PATH ...] [--venv NAME=VENV ...]
 
-Each command runs as a real process from a neutral working directory with PYTHONPATH set
-to the tree under test (so two checkouts can be compared in one run, sharing one venv):
+Each command runs as a real process from a neutral working directory, either with
+PYTHONPATH set to a checkout (``--tree``: two checkouts compared in one run, sharing this
+venv) or with the interpreter of a venv the project was installed into (``--venv``, after
+``pip install .``: no PYTHONPATH, no editable finder; the ratio a user's install sees):
 
 - ``--help``, and the offline commands: ``lld`` (a small workbook), ``generate --from-csv``,
   ``check --from-csv``, ``advise --from-snapshot``, ``plan`` of a CSV with a bad value
@@ -73,14 +75,15 @@ def run(cmd: list[str], env: dict[str, str], cwd: Path, until: Callable[[], bool
     return wall, float(user) + float(system), int(rss_kb) / 1024
 
 
-def import_costs(cmd: list[str], env: dict[str, str], cwd: Path, runs: int) -> dict[str, float]:
+def import_costs(
+    python: str, cmd: list[str], env: dict[str, str], cwd: Path, runs: int
+) -> dict[str, float]:
     """Median self import time (ms) of each package ``cmd`` imports beyond ``python -c pass``
-    of the same environment (site and the editable install's finder are on both sides)."""
+    of the same environment (site, and an editable install's finder, are on both sides)."""
+    timed = {**env, "PYTHONPROFILEIMPORTTIME": "1"}  # -X importtime, for a console script too
 
     def self_times(argv: list[str]) -> dict[str, int]:
-        p = subprocess.run(
-            [argv[0], "-X", "importtime", *argv[1:]], env=env, cwd=cwd, capture_output=True
-        )
+        p = subprocess.run(argv, env=timed, cwd=cwd, capture_output=True)
         out: dict[str, int] = {}
         for line in p.stderr.decode().splitlines():
             if line.startswith("import time:") and "self [us]" not in line:
@@ -88,7 +91,7 @@ def import_costs(cmd: list[str], env: dict[str, str], cwd: Path, runs: int) -> d
                 out[name.strip()] = int(own)
         return out
 
-    bare = set(self_times([cmd[0], "-c", "pass"]))
+    bare = set(self_times([python, "-c", "pass"]))
     per_run: list[collections.Counter[str]] = []
     for _ in range(runs):
         groups: collections.Counter[str] = collections.Counter()
@@ -123,54 +126,73 @@ def main() -> int:
         help="NAME=PATH of a checkout to measure (default: this one as 'this')",
     )
     ap.add_argument(
+        "--venv",
+        action="append",
+        default=[],
+        help="NAME=VENV: a venv the project was installed into with `pip install .`",
+    )
+    ap.add_argument(
         "--imports", action="store_true", help="also print what each offline command imports"
     )
     args = ap.parse_args()
-    trees = dict(t.split("=", 1) for t in args.tree) or {"this": str(ROOT)}
+    # name → (its python, the command line a user types, its environment, what it is)
+    sides: dict[str, tuple[str, list[str], dict[str, str], str]] = {}
+    bare_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    here = sys.executable
+    for name, tree in (t.split("=", 1) for t in args.tree):
+        sides[name] = (here, [here, "-m", "labeler"], {**bare_env, "PYTHONPATH": tree}, tree)
+    for name, venv in (v.split("=", 1) for v in args.venv):
+        bin_dir = Path(venv) / "bin"
+        script = [str(bin_dir / "topology-labeler")]  # the console script pip made
+        sides[name] = (str(bin_dir / "python"), script, bare_env, f"{venv} (installed)")
+    if not sides:
+        sides["this"] = (here, [here, "-m", "labeler"], {**bare_env, "PYTHONPATH": str(ROOT)}, "")
 
     # Byte-compile each tree first, as pip does on install: otherwise a process started
     # with PYTHONDONTWRITEBYTECODE (set on some CI and build machines) compiles every
     # module of ours on every run, and that is what would be measured.
-    for tree in trees.values():
+    for _, tree in (t.split("=", 1) for t in args.tree or [f"this={ROOT}"]):
         subprocess.run([sys.executable, "-m", "compileall", "-q", f"{tree}/labeler"], check=True)
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    bare_env.pop("PYTHONDONTWRITEBYTECODE", None)
     tmp = Path(tempfile.mkdtemp(prefix="bench-startup-"))
     csv = ROOT / "examples" / "oci-cluster.csv"
     bad = tmp / "bad.csv"
     bad.write_text(csv.read_text().replace("gpu-02,", "gpu_02,", 1))
     xlsx = workbook(tmp / "lld.xlsx")
     snapshot = ROOT / "examples" / "snapshot-oci.yaml"
-    py = [sys.executable]
-    tl = [*py, "-m", "labeler"]
-    commands: dict[str, list[str]] = {
-        "python -c pass": [*py, "-c", "pass"],
-        "--help": [*tl, "--help"],
-        "lld": [*tl, "lld", "-i", str(xlsx), "-o", str(tmp / "lld.csv"), "-t", "t"],
-        "generate --from-csv": [
-            *tl,
-            "generate",
-            "--profile=oci-rdma",
-            f"--from-csv={csv}",
-            f"--output-dir={tmp / 'out'}",
-        ],
-        "check --from-csv": [*tl, "check", "--profile=oci-rdma", f"--from-csv={csv}"],
-        "advise --from-snapshot": [
-            *tl,
-            "advise",
-            "--profile=oci-rdma",
-            f"--from-snapshot={snapshot}",
-            "--pods=2",
-            "--request=nvidia.com/gpu=8",
-        ],
-        "plan (CSV error)": [*tl, "plan", f"--config-path={bad}"],
-    }
+
+    def commands_of(python: str, tl: list[str]) -> dict[str, list[str]]:
+        return {
+            "python -c pass": [python, "-c", "pass"],
+            "--help": [*tl, "--help"],
+            "lld": [*tl, "lld", "-i", str(xlsx), "-o", str(tmp / "lld.csv"), "-t", "t"],
+            "generate --from-csv": [
+                *tl,
+                "generate",
+                "--profile=oci-rdma",
+                f"--from-csv={csv}",
+                f"--output-dir={tmp / 'out'}",
+            ],
+            "check --from-csv": [*tl, "check", "--profile=oci-rdma", f"--from-csv={csv}"],
+            "advise --from-snapshot": [
+                *tl,
+                "advise",
+                "--profile=oci-rdma",
+                f"--from-snapshot={snapshot}",
+                "--pods=2",
+                "--request=nvidia.com/gpu=8",
+            ],
+            "plan (CSV error)": [*tl, "plan", f"--config-path={bad}"],
+        }
+
+    labels = list(commands_of(here, []))
     results: dict[tuple[str, str], list[Sample]] = {}
     with FakeKube() as fake, FakeImds() as imds:
         kubeconfig = fake.write_kubeconfig(tmp / "kubeconfig")
         for i in range(args.runs):
-            for name, tree in trees.items():
-                env = {**os.environ, "PYTHONPATH": tree}
-                for label, cmd in commands.items():
+            for name, (python, tl, env, _) in sides.items():
+                for label, cmd in commands_of(python, tl).items():
                     results.setdefault((name, label), []).append(run(cmd, env, tmp, None))
                 node = f"gpu-{name}-{i}"
                 fake.add_node(node)
@@ -195,10 +217,10 @@ def main() -> int:
         f"start-up, median of {args.runs} runs, load average {os.getloadavg()[0]:.1f} "
         f"(wall ms / CPU ms / ratio of wall to python -c pass / peak RSS MB)"
     )
-    for name in trees:
+    for name, (_, _, _, what) in sides.items():
         bare = statistics.median(s[0] for s in results[(name, "python -c pass")])
-        print(f"[{name}] {trees[name]}")
-        for label in [*commands, "agent --once"]:
+        print(f"[{name}] {what}")
+        for label in [*labels, "agent --once"]:
             samples = results[(name, label)]
             wall = statistics.median(s[0] for s in samples)
             cpu = statistics.median(s[1] for s in samples)
@@ -209,9 +231,9 @@ def main() -> int:
             )
     if args.imports:
         print(f"imports beyond python -c pass, median self ms of {args.runs} runs of -X importtime")
-        for label, cmd in list(commands.items())[1:]:
-            for name, tree in trees.items():
-                costs = import_costs(cmd, {**os.environ, "PYTHONPATH": tree}, tmp, args.runs)
+        for label in labels[1:]:
+            for name, (python, tl, env, _) in sides.items():
+                costs = import_costs(python, commands_of(python, tl)[label], env, tmp, args.runs)
                 top = sorted(costs.items(), key=lambda kv: -kv[1])
                 print(f"  [{name}] {label}: {sum(costs.values()):.0f} ms in {len(costs)} packages")
                 print("    " + ", ".join(f"{g} {ms:.1f}" for g, ms in top[:12]))

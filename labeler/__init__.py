@@ -1,6 +1,6 @@
 """topology-labeler: keep GPU/NPU topology labels on Kubernetes nodes.
 
-Layers, lowest first (docs/architecture.md; tests/unit/test_layers.py enforces them):
+Layers, lowest first (docs/architecture.md; the contracts in .importlinter enforce them):
 ``base`` → ``core`` → ``kube`` | ``sources`` → the features → ``commands`` → ``cli``.
 """
 

@@ -9,9 +9,19 @@ from pathlib import Path
 import pytest
 
 from tests.fakekube import FakeKube
+from tests.live import exporter, exporter_of, running, tls_server
 from tests.realkube.fixtures import crds, own_real_kube, real_kube, real_kube_bin
 
-__all__ = ["crds", "own_real_kube", "real_kube", "real_kube_bin"]
+__all__ = [
+    "crds",
+    "exporter",
+    "exporter_of",
+    "own_real_kube",
+    "real_kube",
+    "real_kube_bin",
+    "running",
+    "tls_server",
+]
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The agent's decisions as pure functions: what a node's labels should be for a source
 outcome, which labels a reading could not tell (and why), whether a node counts as labeled,
 and what one reconcile means for ``--once``'s exit code. No I/O here, so every rule is
-unit-tested without a server (tests/unit/test_agent_desired.py); reconcile.py acts on them,
+unit-tested without a server (tests/agent/test_agent_desired.py); reconcile.py acts on them,
 and ``--dry-run`` prints the plan with ``labeler.core.plan.describe``, as ``plan`` does.
 """
 

@@ -1,6 +1,6 @@
 """The readiness gate: let pods onto the node only once its topology labels are there.
 
-Off unless asked. Two ways, both driven by each reconcile's result (README, "Readiness
+Off unless asked. Two ways, both driven by each reconcile's result (docs/agent.md, "Readiness
 gate"): remove a ``NoSchedule`` startup taint once every level label is on the node
 (``--remove-taint``; only ever removed, never added back, so the agent cannot take a node
 out of service), and keep the node condition ``TopologyLabeled`` (``--set-condition``) for a

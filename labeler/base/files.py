@@ -58,6 +58,20 @@ def _new_file_mode() -> int:
     return 0o666 & ~umask
 
 
+def _new_temp_file(path: Path) -> tuple[int, str]:
+    """A file beside ``path`` that this call alone created (0600): what tempfile.mkstemp
+    gives, without importing tempfile, which loads random and hashlib (a few ms of every
+    command that writes a file)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"
+        try:
+            return os.open(tmp, flags, 0o600), str(tmp)
+        except FileExistsError:
+            continue  # another writer's name: draw again
+    raise FileExistsError(f"no free temporary name beside {path}")
+
+
 def write_atomic(path: str | Path, text: str) -> None:
     """Write ``text`` (UTF-8, newlines as given) to ``path`` in one step.
 
@@ -65,11 +79,9 @@ def write_atomic(path: str | Path, text: str) -> None:
     renamed over ``path``; an existing file keeps its permissions. Errors name the path
     and what to check (exit 1).
     """
-    import tempfile  # here: every command imports this module, few of them write files
-
     path = Path(path)
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = _new_temp_file(path)
     except OSError as e:
         raise InputError(
             f"{path}: cannot write: {e.strerror or e}; check that {path.parent} exists "

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from labeler.core.scope import Scope
     from labeler.core.slinky import Slinky
     from labeler.kube.client import Api
-    from labeler.tas.cluster import Snapshot
+    from labeler.sim.common.cluster import Snapshot
 
 # Exit codes shared by every command; each command names what 0 (and 3) mean for it.
 EXIT_ERROR = "error: invalid input, cluster or API failure (the message says what to do)"
@@ -252,7 +252,7 @@ def read_nodes(
     cluster with, when the caller needs it again (else one is made). ``kueue_optional``:
     an answer that Kueue's objects may not be read (403) is a warning, not an error.
     """
-    from labeler.tas.inputs import read_cluster, read_snapshot
+    from labeler.sim.common.inputs import read_cluster, read_snapshot
 
     # domains has no --dra-driver: it says nothing about DRA, so it reads no slices.
     drivers = dra_drivers(args) if hasattr(args, "dra_driver") else ()

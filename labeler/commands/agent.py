@@ -29,17 +29,14 @@ from labeler.sources.select import KINDS
 DEFAULT_GATE_TAINT = "topology-labeler.io/not-ready"
 
 
+_AGENT_EXITS = {
+    Exit.OK: "--once: labeled, already current, or definite no data; otherwise: stopped by SIGTERM",
+    Exit.INCOMPLETE: "--once: done, but a conflict was left in place (see --adopt)",
+}
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = add_command(
-        sub,
-        common,
-        "agent",
-        exits={
-            Exit.OK: "--once: labeled, already current, or definite no data; "
-            "otherwise: stopped by SIGTERM",
-            Exit.INCOMPLETE: "--once: done, but a conflict was left in place (see --adopt)",
-        },
-    )
+    p = add_command(sub, common, "agent", exits=_AGENT_EXITS)
     p.add_argument("--profile", required=True, help=PROFILE_HELP)
     p.add_argument(
         "--node-name", default=None, help="this node's name (default: $NODE_NAME, downward API)"

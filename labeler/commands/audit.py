@@ -25,7 +25,7 @@ from labeler.commands._base import (
     node_scope,
     profile_of,
 )
-from labeler.commands.advise_flags import add_gates_option, kueue_gates
+from labeler.commands.advise.kueue_flags import add_gates_option, kueue_gates
 
 if TYPE_CHECKING:
     from labeler.core.capacity import Node
@@ -34,22 +34,20 @@ if TYPE_CHECKING:
     from labeler.core.profiles import Profile
     from labeler.core.scope import Scope
     from labeler.core.states import NodeFacts
-    from labeler.tas.gates import Gates
+    from labeler.sim.kueue.gates import Gates
 
 log = logging.getLogger(__name__)
 
 
+_AUDIT_EXITS = {
+    Exit.OK: "every node in scope is fully labeled (with --serve: stopped by a signal)",
+    Exit.INCOMPLETE: "audited: some node in scope is not fully labeled, or no node "
+    "is in scope (a mistyped --node-selector)",
+}
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = add_command(
-        sub,
-        common,
-        "audit",
-        exits={
-            Exit.OK: "every node in scope is fully labeled (with --serve: stopped by a signal)",
-            Exit.INCOMPLETE: "audited: some node in scope is not fully labeled, or no node "
-            "is in scope (a mistyped --node-selector)",
-        },
-    )
+    p = add_command(sub, common, "audit", exits=_AUDIT_EXITS)
     add_profile(p)
     add_scope(p)
     add_report_format(p, "table")
@@ -158,8 +156,8 @@ def read_hot_swap(api: Any, nodes: Sequence[NodeInfo], gates: Gates) -> HotSwapV
     ResourceFlavors), or None where Kueue's API is not served or may not be read."""
     from labeler.kube.errors import KubeError, NotFound
     from labeler.kube.kueue import list_topology_objects, list_workloads
-    from labeler.tas.hotswap import hot_swap
-    from labeler.tas.inputs import cluster_snapshot
+    from labeler.sim.common.inputs import cluster_snapshot
+    from labeler.sim.kueue.hotswap import hot_swap
 
     try:
         objects = list_workloads(api)[0] + list_topology_objects(api)
@@ -230,7 +228,7 @@ def hot_swap_of(gates: Gates) -> Callable[[Sequence[Node], Sequence[Any]], HotSw
     """The exporter's hot-swap computation (the simulator's, handed to the audit)."""
 
     def compute(nodes: Sequence[Node], objects: Sequence[Any]) -> HotSwapView:
-        from labeler.tas.hotswap import hot_swap
+        from labeler.sim.kueue.hotswap import hot_swap
 
         return hot_swap(nodes, objects, gates, source=EXPORTER_SOURCE)
 

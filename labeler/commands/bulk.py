@@ -43,20 +43,18 @@ _WRITE_EXITS = {
 }
 
 
+_PLAN_EXITS = {
+    Exit.OK: "planned",
+    Exit.ERROR: "a CSV node is not in the cluster, the CSV is invalid, or the cluster "
+    "cannot be read",
+    Exit.INCOMPLETE: f"planned, but {_CONFLICTS}",
+}
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     from labeler.bulk import lld
 
-    p = add_command(
-        sub,
-        common,
-        "plan",
-        exits={
-            Exit.OK: "planned",
-            Exit.ERROR: "a CSV node is not in the cluster, the CSV is invalid, or the cluster "
-            "cannot be read",
-            Exit.INCOMPLETE: f"planned, but {_CONFLICTS}",
-        },
-    )
+    p = add_command(sub, common, "plan", exits=_PLAN_EXITS)
     _csv_options(p, delete=False, write=False)
     p.set_defaults(handler=run_plan, action="apply")
 

@@ -51,12 +51,16 @@ SLURM_HELP = (
 )
 
 
+_CHECK_EXITS = {
+    Exit.OK: "every node checked is fully labeled, values nest and are valid",
+    Exit.INCOMPLETE: "checked: some node lacks a level label, or values do not "
+    "nest or are invalid (the report lists them), or no node was in scope",
+}
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     g = add_command(
-        sub,
-        common,
-        "generate",
-        exits={Exit.OK: "generated (and applied or merged, if asked)"},
+        sub, common, "generate", exits={Exit.OK: "generated (and applied or merged, if asked)"}
     )
     _source_options(g, required=False)
     _output_options(g)
@@ -70,16 +74,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     g.set_defaults(handler=run_generate)
 
-    c = add_command(
-        sub,
-        common,
-        "check",
-        exits={
-            Exit.OK: "every node checked is fully labeled, values nest and are valid",
-            Exit.INCOMPLETE: "checked: some node lacks a level label, or values do not "
-            "nest or are invalid (the report lists them), or no node was in scope",
-        },
-    )
+    c = add_command(sub, common, "check", exits=_CHECK_EXITS)
     _source_options(c, required=True)
     add_report_format(c, "text", "--format")
     c.add_argument("--max-nodes", type=int, default=10, help="nodes listed per problem (10)")
@@ -234,7 +229,7 @@ def run_check(args: argparse.Namespace) -> int:
     if (args.affinity_config is None) != (args.replicas is None):
         raise UsageError("--affinity-config and --replicas go together")
     if args.affinity_config is not None:
-        from labeler.tas.multilevel import check_affinity_flag  # the simulator's rules
+        from labeler.sim.kueue.multilevel import check_affinity_flag  # the simulator's rules
 
         check_affinity_flag(args.affinity_config, args.replicas, profile.topology, profile.name)
     pset = _positions(args, profile)

@@ -19,17 +19,12 @@ from labeler.commands._base import (
 )
 
 if TYPE_CHECKING:
-    from labeler.tas.cluster import Snapshot
+    from labeler.sim.common.cluster import Snapshot
     from labeler.topomap.model import TopologyMap
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = add_command(
-        sub,
-        common,
-        "map",
-        exits={Exit.OK: "the page was written"},
-    )
+    p = add_command(sub, common, "map", exits={Exit.OK: "the page was written"})
     add_profile(p)
     add_source(p, required=True, csv=True, snapshot=True, cluster_help="read nodes and pods live")
     add_scope(p, when="--from-cluster and --from-snapshot")
@@ -61,7 +56,7 @@ def run_map(args: argparse.Namespace) -> int:
         scope = "every node of the CSV"
     else:
         from labeler.core.dra import device_counts
-        from labeler.tas.usage import admitted_usage, with_held
+        from labeler.sim.kueue.usage import admitted_usage, with_held
 
         in_scope = node_scope(args)
         snap = read_nodes(args, kueue=True, kueue_optional=True)
@@ -90,7 +85,7 @@ def run_map(args: argparse.Namespace) -> int:
 def _with_hotswap(topo: TopologyMap, snap: Snapshot) -> TopologyMap:
     """The map with the domains marked where one node failure would evict a Workload
     (judged on the nodes as read: the hot-swap view subtracts what Workloads hold itself)."""
-    from labeler.tas.hotswap import hot_swap
+    from labeler.sim.kueue.hotswap import hot_swap
     from labeler.topomap.risk import with_hotswap
 
     return with_hotswap(topo, hot_swap(snap.nodes, snap.kueue) if snap.workloads else None)

@@ -2,7 +2,7 @@
 
 ``tools/label_tool.py`` and ``tools/lld_parser.py`` call ``label_tool_main`` and
 ``lld_parser_main``. Command lines, prompts, messages and exit codes are the originals'
-(README.md, "Drop-in twins"), so runbooks and scripts keep working. The policy is the
+(docs/bulk.md, "Drop-in twins"), so runbooks and scripts keep working. The policy is the
 original's too: keys named in the CSV are overwritten or removed whoever set them (as its
 ``kubectl label --overwrite`` / ``key-`` did), and what the twin writes is recorded as
 owned; nodes not in the cluster fail one by one while the others are labeled; short rows

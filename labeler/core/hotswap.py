@@ -10,8 +10,8 @@ node's replacement to one domain of the flavor's topology, or to none:
   in the assignment;
 - else (preferred, unconstrained, whole slices lost) no domain: the whole flavor.
 
-``replacement_domain`` is that rule, pure: ``advise --failed-node`` (``labeler.tas.replace``)
-and the hot-swap view (``labeler.tas.hotswap``, shown by ``audit``) both use it. The view's
+``replacement_domain`` is that rule, pure: ``advise --failed-node`` (``labeler.sim.kueue.replace``)
+and the hot-swap view (``labeler.sim.kueue.hotswap``, shown by ``audit``) both use it. The view's
 records are plain data here so that ``audit``, its metrics and the map read them without
 knowing the simulator.
 """

@@ -1,7 +1,7 @@
 """Profiles: a named topology plus what the agent writes and how it encodes IDs.
 
 Built-in: ``oci-rdma``, ``ascend-superpod``, ``gce``, ``azure``, ``nvlink``,
-``oci-rdma-nvlink`` and ``gce-nvlink`` (their keys are listed in README.md). A level may
+``oci-rdma-nvlink`` and ``gce-nvlink`` (their keys are listed in docs/profiles.md). A level may
 name its own ``source``: the agent then reads every source the profile needs each cycle.
 A custom profile is a YAML file; ``--profile`` takes a built-in name or a path.
 

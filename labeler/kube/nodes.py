@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
 
+from labeler.base.clock import SYSTEM_CLOCK, Clock
 from labeler.core.labels import NODE_NAME_RE
 from labeler.core.node import (
     OWNED_ANNOTATION,
@@ -234,22 +235,24 @@ class WriteResult:
 class LabelWriter:
     """One minimal merge patch per node, guarded by resourceVersion; 409 → re-read, re-plan."""
 
-    def __init__(self, api: Api, *, conflict_retries: int = 5) -> None:
+    def __init__(self, api: Api, *, conflict_retries: int = 5, clock: Clock = SYSTEM_CLOCK) -> None:
         self.api = api
         self.conflict_retries = conflict_retries
+        self.clock = clock  # sleeps the pauses between retries (a test's returns at once)
 
     def reconcile(
         self, name: str, desired: Desired, *, adopt: bool = False, dry_run: bool = False
     ) -> WriteResult:
         """GET the node, then write what differs."""
-        return self.write(get_node(self.api, name), desired, adopt=adopt, dry_run=dry_run)
+        node = steps.run(read_node(name), self.api.perform, self.clock.sleep)
+        return self.write(node, desired, adopt=adopt, dry_run=dry_run)
 
     def write(
         self, node: NodeLabels, desired: Desired, *, adopt: bool = False, dry_run: bool = False
     ) -> WriteResult:
         """Write what differs on a node already read (the agent's own node)."""
         work = self.steps(node, desired, adopt=adopt, dry_run=dry_run)
-        return steps.run(work, self.api.perform)
+        return steps.run(work, self.api.perform, self.clock.sleep)
 
     def steps(
         self,

@@ -79,7 +79,7 @@ def test_help_and_offline_commands_do_not_load_the_client(tmp_path: Path) -> Non
         ["plan", f"--config-path={bad}"],  # a CSV error stops it before the cluster
         cwd=tmp_path,
     )
-    assert "labeler.commands.generate" in modules and "labeler.tas.advice" in modules
+    assert "labeler.commands.generate" in modules and "labeler.sim.kueue.advice" in modules
     assert client_modules(modules) == set()
 
 
@@ -108,18 +108,28 @@ def test_help_lists_the_commands_without_importing_any(tmp_path: Path) -> None:
         # --node-selector names the default scope, not a parsed one), no YAML.
         (
             ["check", "--profile=oci-rdma", f"--from-csv={CSV}"],
-            {"labeler.tas", "labeler.core.selector", "statistics", "hashlib", "yaml"},
+            {"labeler.sim", "labeler.core.selector", "statistics", "hashlib", "yaml"},
         ),
-        # generate without --emit slurm: no Slinky model nor the label planner under it.
+        # generate without --emit slurm: no Slinky model nor the label planner under it;
+        # its files are written without tempfile (which loads random and hashlib).
         (
             ["generate", "--profile=oci-rdma", f"--from-csv={CSV}", "--output-dir=out"],
-            {"labeler.tas", "labeler.core.slinky", "labeler.core.plan", "statistics", "yaml"},
+            {
+                "labeler.sim",
+                "labeler.core.slinky",
+                "labeler.core.plan",
+                "statistics",
+                "yaml",
+                "tempfile",
+                "random",
+                "hashlib",
+            },
         ),
         # Kueue's advise of one PodSet: not Volcano's simulator, not emit's HyperNodes (the
         # --volcano-version default is not parsed), not the domains inventory.
         (
             ["advise", "--profile=oci-rdma", f"--from-snapshot={SNAPSHOT}", *ADVISE],
-            {"labeler.tas.volcano", "labeler.emit", "labeler.tas.inventory", "statistics"},
+            {"labeler.sim.volcano", "labeler.emit", "labeler.sim.kueue.inventory", "statistics"},
         ),
     ],
     ids=["check", "generate", "advise"],

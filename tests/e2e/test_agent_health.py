@@ -2,7 +2,7 @@
 RecursionError while the source thread reads it. The thread must not die while /healthz
 says 200: it is a source error (logged on one line, counted), the agent keeps reading
 IMDS, and labels the node once IMDS answers properly. (Any other unexpected exception in
-a thread is caught by the agent's thread supervision: tests/kube/test_agent_threads.py.)"""
+a thread is caught by the agent's thread supervision: tests/agent/test_agent_threads.py.)"""
 
 from __future__ import annotations
 

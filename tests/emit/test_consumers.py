@@ -32,9 +32,9 @@ from labeler.core.profiles import (
 )
 from labeler.emit import hypernodes
 from labeler.emit.configmap import merge_resource_level_config
-from labeler.tas.advice import ascend_annotations, make_job, volcano_network_topology
-from labeler.tas.assign import REQUIRED
-from labeler.tas.multilevel import affinity_problems
+from labeler.sim.kueue.advice import ascend_annotations, make_job, volcano_network_topology
+from labeler.sim.kueue.assign import REQUIRED
+from labeler.sim.kueue.multilevel import affinity_problems
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "inputs"
 HEADER = f"nodeName,{ASCEND_TREE_LABEL},{ASCEND_GROUP},{ASCEND_SUPERPOD}\n"
@@ -134,7 +134,7 @@ def test_custom_tier_name_falls_back_to_the_number() -> None:
     )
     stanza = volcano_network_topology(profile.topology, REQUIRED, 1, legacy=False)
     assert stanza is not None and stanza["networkTopology"]["highestTierName"] == "leaf"
-    from labeler.tas.advice import tier_name_works
+    from labeler.sim.kueue.advice import tier_name_works
 
     assert not tier_name_works(profile.topology, 1, (1, 14))  # discovery would say example.com/b
     assert tier_name_works(profile.topology, 0, (1, 14))

@@ -14,6 +14,7 @@ from kubernetes.client.exceptions import (
     UnprocessableEntityException,
 )
 
+from tests.builders import node
 from tests.realkube.adapter import Kube
 
 
@@ -22,16 +23,12 @@ def core(api: Kube) -> client.CoreV1Api:
     return client.CoreV1Api(api.api_client())
 
 
-def _node(name: str, labels: dict[str, str] | None = None) -> dict:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels or {}}}
-
-
 def test_create_answers_201_then_already_exists_409(api: Kube, core) -> None:
     """API concepts "Create": POST answers 201 Created; a second POST of the same name is
     409 AlreadyExists (k8s.io/apimachinery/pkg/api/errors NewAlreadyExists)."""
-    assert core.create_node_with_http_info(_node("n1"))[1] == 201
+    assert core.create_node_with_http_info(node("n1").obj())[1] == 201
     with pytest.raises(ConflictException) as exc:
-        core.create_node(_node("n1"))
+        core.create_node(node("n1").obj())
     body = json.loads(exc.value.body)
     assert body["reason"] == "AlreadyExists"
     assert body["message"] == 'nodes "n1" already exists'
@@ -69,8 +66,8 @@ def test_unknown_path_is_status_404(api: Kube) -> None:
 def test_global_resource_version_increases(api: Kube, core) -> None:
     """API concepts "Resource versions": one cluster-wide counter; every write gets a larger
     resourceVersion than any earlier write, across objects and kinds."""
-    a = core.create_node(_node("a")).metadata.resource_version
-    b = core.create_node(_node("b")).metadata.resource_version
+    a = core.create_node(node("a").obj()).metadata.resource_version
+    b = core.create_node(node("b").obj()).metadata.resource_version
     p = core.patch_node("a", {"metadata": {"labels": {"x": "1"}}}).metadata.resource_version
     ev = core.create_namespaced_config_map("default", {"metadata": {"name": "c"}})
     rvs = [int(a), int(b), int(p), int(ev.metadata.resource_version)]
@@ -82,7 +79,7 @@ def test_global_resource_version_increases(api: Kube, core) -> None:
 def test_noop_patch_does_not_bump_resource_version(core) -> None:
     """etcd3 store GuaranteedUpdate: an update that leaves the object byte-identical is not
     written, so resourceVersion stays and no watch event is sent."""
-    core.create_node(_node("n1", {"a": "1"}))
+    core.create_node(node("n1").labels({"a": "1"}).obj())
     rv1 = core.patch_node("n1", {"metadata": {"labels": {"a": "2"}}}).metadata.resource_version
     rv2 = core.patch_node("n1", {"metadata": {"labels": {"a": "2"}}}).metadata.resource_version
     assert rv1 == rv2
@@ -90,14 +87,14 @@ def test_noop_patch_does_not_bump_resource_version(core) -> None:
 
 def test_create_sets_uid_timestamp_and_resource_version(core) -> None:
     """ObjectMeta: uid, creationTimestamp and resourceVersion are set by the server."""
-    n = core.create_node(_node("n1"))
+    n = core.create_node(node("n1").obj())
     assert n.metadata.uid and n.metadata.creation_timestamp and n.metadata.resource_version
 
 
 def test_put_with_stale_resource_version_is_409_conflict(core) -> None:
     """API concepts "Resource versions" / optimistic concurrency: an update whose
     metadata.resourceVersion is not current fails with 409 Conflict and the canonical message."""
-    n = core.create_node(_node("x"))
+    n = core.create_node(node("x").obj())
     core.patch_node("x", {"metadata": {"labels": {"bump": "1"}}})
     n.metadata.labels = {"mine": "1"}
     with pytest.raises(ConflictException) as exc:
@@ -112,7 +109,7 @@ def test_put_with_stale_resource_version_is_409_conflict(core) -> None:
 
 def test_put_with_current_resource_version_succeeds(core) -> None:
     """A PUT carrying the current resourceVersion replaces the object."""
-    n = core.create_node(_node("x"))
+    n = core.create_node(node("x").obj())
     n.metadata.labels = {"mine": "1"}
     out = core.replace_node("x", n)
     assert out.metadata.labels == {"mine": "1"}
@@ -122,7 +119,7 @@ def test_put_with_current_resource_version_succeeds(core) -> None:
 def test_patch_carrying_stale_resource_version_is_409(core) -> None:
     """Patches are optimistic-concurrency checked when they set metadata.resourceVersion
     (API concepts "Patch" + apiserver patcher precondition)."""
-    n = core.create_node(_node("x"))
+    n = core.create_node(node("x").obj())
     core.patch_node("x", {"metadata": {"labels": {"bump": "1"}}})
     stale = {"metadata": {"resourceVersion": n.metadata.resource_version, "labels": {"a": "b"}}}
     with pytest.raises(ConflictException):
@@ -161,7 +158,7 @@ def test_invalid_labels_are_422_with_causes(core, labels, field_value, message) 
     """Labels and Selectors, "Syntax and character set" (apimachinery IsQualifiedName /
     IsValidLabelValue): an invalid key or value is 422 Invalid with a FieldValueInvalid cause
     on metadata.labels and the server's wording."""
-    core.create_node(_node("n1"))
+    core.create_node(node("n1").obj())
     with pytest.raises(UnprocessableEntityException) as exc:
         core.patch_node("n1", {"metadata": {"labels": labels}})
     body = json.loads(exc.value.body)
@@ -178,21 +175,21 @@ def test_valid_label_edge_cases_are_accepted(core) -> None:
     """Empty values, 63-character names and values, and a 253-character prefix are valid."""
     prefix = ".".join(["a" * 63] * 4)[:253].rstrip(".")
     labels = {"empty": "", "n" * 63: "v" * 63, prefix + "/k": "A-b_c.1"}
-    core.create_node(_node("n1", labels))
+    core.create_node(node("n1").labels(labels).obj())
     assert core.read_node("n1").metadata.labels == labels
 
 
 def test_invalid_node_name_is_422(core) -> None:
     """Nodes are named by DNS-1123 subdomains (ValidateNodeName = NameIsDNSSubdomain)."""
     with pytest.raises(UnprocessableEntityException) as exc:
-        core.create_node(_node("Bad_Name"))
+        core.create_node(node("Bad_Name").obj())
     cause = json.loads(exc.value.body)["details"]["causes"][0]
     assert cause["field"] == "metadata.name"
 
 
 def test_annotation_size_limit(core) -> None:
     """ValidateAnnotations: total size of keys and values must be <= 256 KiB."""
-    core.create_node(_node("n1"))
+    core.create_node(node("n1").obj())
     with pytest.raises(UnprocessableEntityException) as exc:
         core.patch_node("n1", {"metadata": {"annotations": {"big": "x" * (256 * 1024)}}})
     cause = json.loads(exc.value.body)["details"]["causes"][0]
@@ -201,7 +198,7 @@ def test_annotation_size_limit(core) -> None:
 
 def test_delete_node_returns_success_status(core) -> None:
     """Registry Store.Delete without ReturnDeletedObject (nodes) answers a Success Status."""
-    core.create_node(_node("n1"))
+    core.create_node(node("n1").obj())
     st = core.delete_node("n1")  # client 37 hands this back as a plain dict
     assert st["status"] == "Success" and st["details"]["name"] == "n1"
     with pytest.raises(NotFoundException):

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from labeler.core.profiles import parse_profile
+from tests.builders import node
 from tests.helm.helpers import (
     KUSTOMIZATIONS,
     MANIFESTS,
@@ -133,12 +134,10 @@ def test_agent_values_reach_its_command_line_pod_and_policy(helm: Helm) -> None:
     )
     gate = {"key": "example.com/gate", "effect": "NoSchedule"}
     default = {"key": "topology-labeler.io/not-ready", "effect": "NoSchedule"}
-    assert policy.admit(_node([gate]), _node([])) == []
-    assert policy.admit(_node([default]), _node([])) == [SPEC_DENIED]
-
-
-def _node(taints: list[dict[str, str]]) -> dict[str, Any]:
-    return {"metadata": {"name": "n1", "labels": {}}, "spec": {"taints": taints}}
+    assert policy.admit(node("n1").taints([gate]).obj(), node("n1").taints([]).obj()) == []
+    assert policy.admit(node("n1").taints([default]).obj(), node("n1").taints([]).obj()) == [
+        SPEC_DENIED
+    ]
 
 
 def test_exporter_values_reach_its_deployment(helm: Helm) -> None:

@@ -1,20 +1,25 @@
-"""The label writer against the fake API server, driven through the real client."""
+"""The label writer against the fake API server, driven through the real client. Its
+pauses between retries go to a fake clock: they return at once and are recorded."""
 
 import json
 import threading
-import time
 
 import pytest
 
 from labeler.core.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
 from labeler.core.plan import Desired
-from labeler.kube.client import ClusterOptions, connect
+from labeler.kube.client import Api, ClusterOptions, connect
 from labeler.kube.errors import Expired, Forbidden, Invalid
 from labeler.kube.nodes import LabelWriter, get_node, list_node_labels, list_nodes, watch_nodes
+from tests.clock import FakeClock
 from tests.fakekube import FakeKube
 
 ISLAND, BLOCK, RACK = "x.io/island", "x.io/block", "x.io/rack"
 SCOPE = frozenset({ISLAND, BLOCK, RACK})
+
+
+def writer_of(api: Api, clock: FakeClock | None = None) -> LabelWriter:
+    return LabelWriter(api, clock=clock or FakeClock())
 
 
 def labels(fake: FakeKube, name: str = "n1") -> dict[str, str]:
@@ -23,7 +28,7 @@ def labels(fake: FakeKube, name: str = "n1") -> dict[str, str]:
 
 def test_sets_only_changed_keys_and_records_ownership(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1", labels={ISLAND: "i1"})
-    writer = LabelWriter(fake_kube.cluster())
+    writer = writer_of(fake_kube.cluster())
     result = writer.reconcile(
         "n1", Desired(set={ISLAND: "i1", BLOCK: "b1"}, prune=SCOPE, source_ids={BLOCK: "ocid.b1"})
     )
@@ -41,7 +46,7 @@ def test_sets_only_changed_keys_and_records_ownership(fake_kube: FakeKube) -> No
 
 def test_unchanged_rerun_makes_zero_writes(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1")
-    writer = LabelWriter(fake_kube.cluster())
+    writer = writer_of(fake_kube.cluster())
     desired = Desired(set={ISLAND: "i1", RACK: "r1"}, prune=SCOPE, source_ids={RACK: "id"})
     writer.reconcile("n1", desired)
     fake_kube.clear_journal()
@@ -53,7 +58,7 @@ def test_unchanged_rerun_makes_zero_writes(fake_kube: FakeKube) -> None:
 
 def test_removes_only_owned_stale_keys(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1", labels={"team": "a", RACK: "by-hand"})
-    writer = LabelWriter(fake_kube.cluster())
+    writer = writer_of(fake_kube.cluster())
     writer.reconcile("n1", Desired(set={ISLAND: "i1", BLOCK: "b1"}, prune=SCOPE))
     writer.reconcile("n1", Desired(set={ISLAND: "i1"}, prune=SCOPE))
     after = labels(fake_kube)
@@ -65,7 +70,7 @@ def test_removes_only_owned_stale_keys(fake_kube: FakeKube) -> None:
 
 def test_leaves_a_foreign_value_and_reports_it(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1", labels={ISLAND: "someone-else"})
-    writer = LabelWriter(fake_kube.cluster())
+    writer = writer_of(fake_kube.cluster())
     result = writer.reconcile("n1", Desired(set={ISLAND: "i1"}, prune=SCOPE))
     assert labels(fake_kube)[ISLAND] == "someone-else"
     assert [c.key for c in result.plan.conflicts] == [ISLAND]
@@ -80,7 +85,7 @@ def test_concurrent_change_gives_409_then_replans(fake_kube: FakeKube) -> None:
     api = fake_kube.cluster()
     stale = get_node(api, "n1")
     fake_kube.set_node_labels("n1", {"team": "b"})  # someone writes in between
-    result = LabelWriter(api).write(stale, Desired(set={ISLAND: "i1"}))
+    result = writer_of(api).write(stale, Desired(set={ISLAND: "i1"}))
     assert result.written and result.attempts == 2
     statuses = [r.status for r in fake_kube.requests(method="PATCH")]
     assert statuses == [409, 200]
@@ -91,7 +96,7 @@ def test_concurrent_change_gives_409_then_replans(fake_kube: FakeKube) -> None:
 def test_invalid_value_is_rejected_with_the_servers_causes(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1")
     with pytest.raises(Invalid) as e:
-        LabelWriter(fake_kube.cluster()).reconcile("n1", Desired(set={ISLAND: "not valid"}))
+        writer_of(fake_kube.cluster()).reconcile("n1", Desired(set={ISLAND: "not valid"}))
     assert "metadata.labels" in str(e.value)
     assert ISLAND not in labels(fake_kube)
 
@@ -99,8 +104,11 @@ def test_invalid_value_is_rejected_with_the_servers_causes(fake_kube: FakeKube) 
 def test_429_with_retry_after_is_retried(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1")
     fake_kube.faults.add(method="PATCH", path="/api/v1/nodes/n1", status=429, retry_after=1)
-    LabelWriter(fake_kube.cluster()).reconcile("n1", Desired(set={ISLAND: "i1"}))
+    clock = FakeClock()
+    writer_of(fake_kube.cluster(), clock).reconcile("n1", Desired(set={ISLAND: "i1"}))
     assert [r.status for r in fake_kube.requests(method="PATCH")] == [429, 200]
+    (pause,) = clock.slept
+    assert pause >= 1.0  # at least what Retry-After asked for
     assert labels(fake_kube)[ISLAND] == "i1"
 
 
@@ -108,7 +116,7 @@ def test_forbidden_says_which_rbac_verb_is_missing(fake_kube: FakeKube) -> None:
     fake_kube.add_node("n1")
     fake_kube.faults.add(method="PATCH", status=403)
     with pytest.raises(Forbidden, match="lacks 'patch' on 'nodes/n1'"):
-        LabelWriter(fake_kube.cluster()).reconcile("n1", Desired(set={ISLAND: "i1"}))
+        writer_of(fake_kube.cluster()).reconcile("n1", Desired(set={ISLAND: "i1"}))
 
 
 def test_list_nodes_paginates_and_reads_scheduling_facts(fake_kube: FakeKube) -> None:
@@ -183,11 +191,12 @@ def test_a_server_that_never_answers_times_out_and_is_retried(
     fake_kube.add_node("n1")
     fake_kube.faults.add(method="GET", path="/api/v1/nodes/n1", delay=8.0, times=1)
     opts = ClusterOptions(kubeconfig=str(kubeconfig), request_timeout=(1.0, 0.5))
-    start = time.monotonic()
-    node = get_node(connect(opts), "n1")  # the held answer times out; the retry answers
-    assert node.name == "n1"
-    # Without a read timeout the call would wait the full 8 s for the held answer.
-    assert time.monotonic() - start < 6.0
+    clock = FakeClock()
+    result = writer_of(connect(opts), clock).reconcile("n1", Desired(set={ISLAND: "i1"}))
+    assert result.written
+    # The held answer timed out and the GET was tried again after one pause; without a read
+    # timeout the first GET would have waited for the held answer, with no pause at all.
+    assert len(clock.slept) == 1
 
 
 @pytest.mark.parametrize("times", [1, None])
@@ -199,7 +208,7 @@ def test_a_patch_applied_whose_reply_was_lost_is_reported_as_written(
     (once: the retry would only get 409 for the stale resourceVersion)."""
     fake_kube.add_node("n1", labels={"team": "a"})
     fake_kube.faults.add(method="PATCH", drop_reply=True, times=times)
-    writer = LabelWriter(fake_kube.cluster())
+    writer = writer_of(fake_kube.cluster())
     result = writer.reconcile("n1", Desired(set={ISLAND: "i1"}, prune=SCOPE))
     assert result.written
     assert labels(fake_kube)[ISLAND] == "i1"
@@ -219,17 +228,19 @@ def test_a_lost_reply_settled_only_by_the_retrys_409_is_reported_as_written(
     fake_kube.faults.add(method="PATCH", drop_reply=True, times=1)
     # Every attempt of the re-read that follows the lost reply goes unanswered.
     fake_kube.faults.add(method="GET", path="/api/v1/nodes/n1", drop=True, times=5)
-    result = LabelWriter(api).write(node, Desired(set={ISLAND: "i1"}, prune=SCOPE))
+    clock = FakeClock()
+    result = writer_of(api, clock).write(node, Desired(set={ISLAND: "i1"}, prune=SCOPE))
     assert result.written
     assert labels(fake_kube)[ISLAND] == "i1"
     assert fake_kube.count("patch") == 2  # the second one met the 409
+    assert len(clock.slept) == 5  # 4 between the 5 unanswered GETs, 1 before the re-PATCH
 
 
 def test_a_lost_patch_that_did_not_apply_is_still_a_failure(fake_kube: FakeKube) -> None:
     """No answer and the node does not have the labels: an error, never "written"."""
     fake_kube.add_node("n1")
     fake_kube.faults.add(method="PATCH", drop=True, times=None)
-    writer = LabelWriter(fake_kube.cluster())
+    writer = writer_of(fake_kube.cluster())
     with pytest.raises(Exception, match="no answer"):
         writer.reconcile("n1", Desired(set={ISLAND: "i1"}, prune=SCOPE))
     assert ISLAND not in labels(fake_kube)

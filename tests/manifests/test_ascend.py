@@ -11,6 +11,7 @@ import pytest
 
 from labeler.core.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION
 from labeler.core.profiles import ASCEND_GROUP, ascend_superpod
+from tests.builders import node
 from tests.manifests.helpers import (
     GATE_REMOVALS,
     MANIFESTS,
@@ -150,13 +151,6 @@ def test_policy_names_exactly_the_profile_keys_and_the_agents_annotations(
     )
 
 
-def _node(labels: dict[str, str], annotations: dict[str, str] | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": "npu-1", "labels": labels}
-    if annotations is not None:
-        meta["annotations"] = annotations
-    return {"metadata": meta, "spec": {"podCIDR": "10.0.0.0/24"}}
-
-
 BASE = {"kubernetes.io/hostname": "npu-1", "huawei.com/topotree.groupid": "3"}
 OWNED = {"topology-labeler.io/owned-labels": "huawei.com/topotree.superpodid"}
 # The claim of an equal value: annotations only, the label as it was.
@@ -166,31 +160,80 @@ CLAIM = {**OWNED, "topology-labeler.io/owned-by": '{"huawei.com/topotree.superpo
 @pytest.mark.parametrize(
     ("new", "claim", "allowed"),
     [
-        (_node({**BASE, "huawei.com/topotree.superpodid": "7"}, OWNED), "npu-1", True),
-        (_node({**BASE, "huawei.com/topotree.superpodid": "7"}, OWNED), "npu-2", False),
-        (_node({**BASE, "huawei.com/topotree.groupid": "4"}), "npu-1", False),
-        (_node({"kubernetes.io/hostname": "npu-1"}), "npu-1", False),  # removes groupid
-        (_node(BASE, {"other.io/x": "y"}), "npu-1", False),
-        (_node(BASE, CLAIM), "npu-1", True),
+        (
+            node("npu-1")
+            .labels({**BASE, "huawei.com/topotree.superpodid": "7"})
+            .annotations(OWNED)
+            .pod_cidr("10.0.0.0/24")
+            .obj(),
+            "npu-1",
+            True,
+        ),
+        (
+            node("npu-1")
+            .labels({**BASE, "huawei.com/topotree.superpodid": "7"})
+            .annotations(OWNED)
+            .pod_cidr("10.0.0.0/24")
+            .obj(),
+            "npu-2",
+            False,
+        ),
+        (
+            node("npu-1")
+            .labels({**BASE, "huawei.com/topotree.groupid": "4"})
+            .pod_cidr("10.0.0.0/24")
+            .obj(),
+            "npu-1",
+            False,
+        ),
+        (
+            node("npu-1").labels({"kubernetes.io/hostname": "npu-1"}).pod_cidr("10.0.0.0/24").obj(),
+            "npu-1",
+            False,
+        ),  # removes groupid
+        (
+            node("npu-1")
+            .labels(BASE)
+            .annotations({"other.io/x": "y"})
+            .pod_cidr("10.0.0.0/24")
+            .obj(),
+            "npu-1",
+            False,
+        ),
+        (
+            node("npu-1").labels(BASE).annotations(CLAIM).pod_cidr("10.0.0.0/24").obj(),
+            "npu-1",
+            True,
+        ),
     ],
 )
 def test_policy_cel_allows_only_own_node_and_agent_keys(
     policy: Policy, new: dict[str, Any], claim: str, allowed: bool
 ) -> None:
-    verdicts = policy.verdicts(_node(BASE), new, node_name=claim)
+    verdicts = policy.verdicts(
+        node("npu-1").labels(BASE).pod_cidr("10.0.0.0/24").obj(), new, node_name=claim
+    )
     assert all(verdicts) is allowed, verdicts
 
 
 def test_policy_cel_forbids_other_metadata_changes(policy: Policy) -> None:
-    new = _node(BASE)
+    new = node("npu-1").labels(BASE).pod_cidr("10.0.0.0/24").obj()
     new["metadata"]["finalizers"] = ["example.com/keep"]
-    assert not all(policy.verdicts(_node(BASE), new, node_name="npu-1"))
+    assert not all(
+        policy.verdicts(
+            node("npu-1").labels(BASE).pod_cidr("10.0.0.0/24").obj(), new, node_name="npu-1"
+        )
+    )
 
 
 def test_policy_cel_forbids_spec_changes(policy: Policy) -> None:
-    new = _node(BASE)
+    new = node("npu-1").labels(BASE).pod_cidr("10.0.0.0/24").obj()
     new["spec"] = {"unschedulable": True}
-    assert not all(policy.verdicts(_node(BASE), new, node_name="npu-1"))
+    assert not all(
+        policy.verdicts(
+            node("npu-1").labels(BASE).pod_cidr("10.0.0.0/24").obj(), new, node_name="npu-1"
+        )
+    )
 
 
 # --- the readiness gate (agent --remove-taint, --set-condition) ----------------------------
@@ -200,7 +243,10 @@ def test_policy_cel_forbids_spec_changes(policy: Policy) -> None:
 def test_policy_allows_removing_only_the_gate_taint(
     policy: Policy, old: tuple[dict[str, str], ...], new: tuple[dict[str, str], ...]
 ) -> None:
-    before, after = tainted(_node(BASE), *old), tainted(_node(BASE), *new)
+    before, after = (
+        tainted(node("npu-1").labels(BASE).pod_cidr("10.0.0.0/24").obj(), *old),
+        tainted(node("npu-1").labels(BASE).pod_cidr("10.0.0.0/24").obj(), *new),
+    )
     assert policy.admit(before, after, node_name="npu-1") == []
     # ... on its own node only
     assert policy.admit(before, after, node_name="npu-2")
@@ -213,7 +259,10 @@ def test_policy_denies_any_other_taint_or_spec_change(
     new: tuple[dict[str, str], ...],
     spec: dict[str, Any],
 ) -> None:
-    before, after = tainted(_node(BASE), *old), tainted(_node(BASE), *new, **spec)
+    before, after = (
+        tainted(node("npu-1").labels(BASE).pod_cidr("10.0.0.0/24").obj(), *old),
+        tainted(node("npu-1").labels(BASE).pod_cidr("10.0.0.0/24").obj(), *new, **spec),
+    )
     assert policy.admit(before, after, node_name="npu-1") == [SPEC_DENIED]
 
 
@@ -226,5 +275,8 @@ def test_policy_allows_on_status_only_the_topology_condition(
     allowed: bool,
 ) -> None:
     status = status_policy(by_kind(rendered, "ValidatingAdmissionPolicy"), user=SA)
-    before, after = with_status(_node(BASE), *old), with_status(_node(BASE), *new, cpu=cpu)
+    before, after = (
+        with_status(node("npu-1").labels(BASE).pod_cidr("10.0.0.0/24").obj(), *old),
+        with_status(node("npu-1").labels(BASE).pod_cidr("10.0.0.0/24").obj(), *new, cpu=cpu),
+    )
     assert status.admit(before, after, node_name="npu-1") == ([] if allowed else [STATUS_DENIED])

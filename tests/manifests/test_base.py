@@ -23,6 +23,7 @@ from labeler.core.node import (
     SOURCE_IDS_ANNOTATION,
 )
 from labeler.core.profiles import oci_rdma
+from tests.builders import node
 from tests.manifests.helpers import (
     GATE_REMOVALS,
     LABELED,
@@ -137,14 +138,6 @@ OCI = oci_rdma()
 LOCAL = OCI.level_keys[-1]
 
 
-def node(name: str = "n1", labels: dict[str, str] | None = None, **ann: str) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "labels": {"kubernetes.io/hostname": name}}
-    meta["labels"].update(labels or {})
-    if ann:
-        meta["annotations"] = dict(ann)
-    return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "spec": {"podCIDR": "x"}}
-
-
 @pytest.fixture(scope="module")
 def policy() -> Policy:
     return Policy(by_kind(raw_documents(), "ValidatingAdmissionPolicy"), user=SA)
@@ -183,27 +176,41 @@ def test_policy_names_exactly_the_profile_keys_and_our_annotations(policy: Polic
 
 
 def test_own_node_own_labels_and_annotations_are_allowed(policy: Policy) -> None:
-    new = node(
-        labels={LOCAL: "abc"},
-        **{
-            OWNED_ANNOTATION: LOCAL,
-            OWNERS_ANNOTATION: '{"x":"agent"}',
-            SOURCE_IDS_ANNOTATION: "{}",
-        },
+    new = (
+        node("n1")
+        .hostname()
+        .labels({LOCAL: "abc"})
+        .annotations(
+            {
+                OWNED_ANNOTATION: LOCAL,
+                OWNERS_ANNOTATION: '{"x":"agent"}',
+                SOURCE_IDS_ANNOTATION: "{}",
+            }
+        )
+        .pod_cidr("x")
+        .obj()
     )
-    assert policy.admit(node(), new) == []
+    assert policy.admit(node("n1").hostname().pod_cidr("x").obj(), new) == []
     # changing and removing an own key too
-    assert policy.admit(new, node(labels={LOCAL: "def"})) == []
-    assert policy.admit(new, node()) == []
+    assert policy.admit(new, node("n1").hostname().labels({LOCAL: "def"}).pod_cidr("x").obj()) == []
+    assert policy.admit(new, node("n1").hostname().pod_cidr("x").obj()) == []
 
 
 def test_another_node_is_denied(policy: Policy) -> None:
-    failed = policy.admit(node("n2"), node("n2", labels={LOCAL: "abc"}), node_name="n1")
+    failed = policy.admit(
+        node("n2").hostname().pod_cidr("x").obj(),
+        node("n2").hostname().labels({LOCAL: "abc"}).pod_cidr("x").obj(),
+        node_name="n1",
+    )
     assert failed == ["the topology-labeler agent may change only the node it runs on (n1), not n2"]
 
 
 def test_a_token_without_a_node_binding_is_denied(policy: Policy) -> None:
-    failed = policy.admit(node(), node(labels={LOCAL: "abc"}), node_name=None)
+    failed = policy.admit(
+        node("n1").hostname().pod_cidr("x").obj(),
+        node("n1").hostname().labels({LOCAL: "abc"}).pod_cidr("x").obj(),
+        node_name=None,
+    )
     assert failed and "the token is not bound to a node" in failed[0]
 
 
@@ -219,26 +226,42 @@ def test_a_token_without_a_node_binding_is_denied(policy: Policy) -> None:
 def test_a_foreign_label_change_is_denied(
     policy: Policy, old_labels: dict[str, str], new_labels: dict[str, str]
 ) -> None:
-    failed = policy.admit(node(labels=old_labels), node(labels={**new_labels, LOCAL: "x"}))
+    failed = policy.admit(
+        node("n1").hostname().labels(old_labels).pod_cidr("x").obj(),
+        node("n1").hostname().labels({**new_labels, LOCAL: "x"}).pod_cidr("x").obj(),
+    )
     assert failed == [
         "the topology-labeler agent may add, change or remove only its own label keys"
     ]
 
 
 def test_a_foreign_annotation_change_is_denied(policy: Policy) -> None:
-    failed = policy.admit(node(), node(**{"example.com/x": "1"}))
+    failed = policy.admit(
+        node("n1").hostname().pod_cidr("x").obj(),
+        node("n1").hostname().annotations({"example.com/x": "1"}).pod_cidr("x").obj(),
+    )
     assert failed == ["the topology-labeler agent may change only its own annotations"]
-    assert policy.admit(node(**{"example.com/x": "1"}), node())
+    assert policy.admit(
+        node("n1").hostname().annotations({"example.com/x": "1"}).pod_cidr("x").obj(),
+        node("n1").hostname().pod_cidr("x").obj(),
+    )
 
 
 def test_a_spec_change_is_denied(policy: Policy) -> None:
-    new = node()
+    new = node("n1").hostname().pod_cidr("x").obj()
     new["spec"] = {"podCIDR": "x", "unschedulable": True}
-    assert policy.admit(node(), new) == [SPEC_DENIED]
+    assert policy.admit(node("n1").hostname().pod_cidr("x").obj(), new) == [SPEC_DENIED]
 
 
 def test_other_users_are_not_matched(policy: Policy) -> None:
-    assert policy.admit(node("n2"), node("n2", labels={"team": "a"}), user="admin") == []
+    assert (
+        policy.admit(
+            node("n2").hostname().pod_cidr("x").obj(),
+            node("n2").hostname().labels({"team": "a"}).pod_cidr("x").obj(),
+            user="admin",
+        )
+        == []
+    )
 
 
 @pytest.mark.parametrize(
@@ -250,12 +273,12 @@ def test_other_users_are_not_matched(policy: Policy) -> None:
     ],
 )
 def test_other_metadata_changes_are_denied(policy: Policy, change: dict[str, Any]) -> None:
-    new = node(labels={LOCAL: "abc"})
+    new = node("n1").hostname().labels({LOCAL: "abc"}).pod_cidr("x").obj()
     new["metadata"].update(change)
-    failed = policy.admit(node(), new)
+    failed = policy.admit(node("n1").hostname().pod_cidr("x").obj(), new)
     assert len(failed) == 1 and "ownerReferences, finalizers" in failed[0]
     # ... and an agent write that leaves them as they are is still allowed
-    old = node()
+    old = node("n1").hostname().pod_cidr("x").obj()
     old["metadata"].update(change)
     assert policy.admit(old, new) == []
 
@@ -331,8 +354,9 @@ def dockerfile() -> str:
 
 
 @pytest.mark.parametrize("kustomization", ["", "ascend", "audit", "gce", "azure"])
-def test_the_manifests_deploy_the_image_the_readme_builds(kustomization: str) -> None:
-    (tag,) = re.findall(r"^docker build -t (\S+) \.", (ROOT / "README.md").read_text(), re.M)
+def test_the_manifests_deploy_the_image_the_install_page_builds(kustomization: str) -> None:
+    install = (ROOT / "docs" / "install.md").read_text()
+    (tag,) = re.findall(r"^docker build -t (\S+) \.", install, re.M)
     images = {
         c["image"]
         for d in render(MANIFESTS / kustomization)
@@ -349,7 +373,13 @@ def test_the_manifests_deploy_the_image_the_readme_builds(kustomization: str) ->
 def test_removing_only_the_gate_taint_is_allowed(
     policy: Policy, old: tuple[dict[str, str], ...], new: tuple[dict[str, str], ...]
 ) -> None:
-    assert policy.admit(tainted(node(), *old), tainted(node(), *new)) == []
+    assert (
+        policy.admit(
+            tainted(node("n1").hostname().pod_cidr("x").obj(), *old),
+            tainted(node("n1").hostname().pod_cidr("x").obj(), *new),
+        )
+        == []
+    )
 
 
 @pytest.mark.parametrize(("old", "new", "spec"), OTHER_SPEC_CHANGES)
@@ -359,7 +389,10 @@ def test_any_other_taint_or_spec_change_is_denied(
     new: tuple[dict[str, str], ...],
     spec: dict[str, Any],
 ) -> None:
-    assert policy.admit(tainted(node(), *old), tainted(node(), *new, **spec)) == [SPEC_DENIED]
+    assert policy.admit(
+        tainted(node("n1").hostname().pod_cidr("x").obj(), *old),
+        tainted(node("n1").hostname().pod_cidr("x").obj(), *new, **spec),
+    ) == [SPEC_DENIED]
 
 
 @pytest.mark.parametrize(("old", "new", "cpu", "allowed"), STATUS_WRITES)
@@ -367,12 +400,18 @@ def test_on_status_only_the_topology_condition_may_change(
     old: tuple[dict[str, str], ...], new: tuple[dict[str, str], ...], cpu: str, allowed: bool
 ) -> None:
     status = status_policy(by_kind(raw_documents(), "ValidatingAdmissionPolicy"), user=SA)
-    failed = status.admit(with_status(node(), *old), with_status(node(), *new, cpu=cpu))
+    failed = status.admit(
+        with_status(node("n1").hostname().pod_cidr("x").obj(), *old),
+        with_status(node("n1").hostname().pod_cidr("x").obj(), *new, cpu=cpu),
+    )
     assert failed == ([] if allowed else [STATUS_DENIED])
 
 
 def test_another_nodes_status_is_denied() -> None:
     status = status_policy(by_kind(raw_documents(), "ValidatingAdmissionPolicy"), user=SA)
-    old, new = with_status(node(), READY), with_status(node(), READY, LABELED)
+    old, new = (
+        with_status(node("n1").hostname().pod_cidr("x").obj(), READY),
+        with_status(node("n1").hostname().pod_cidr("x").obj(), READY, LABELED),
+    )
     other = status.admit(old, new, node_name="n2")
     assert other and "only the node it runs on" in other[0]

@@ -1,5 +1,5 @@
 """The Grafana dashboard: every query names only metrics the project exports, with their
-real label names; every metric is charted where README's table says, or deliberately not;
+real label names; every metric is charted where docs/audit.md's table says, or deliberately not;
 and the ConfigMap carries the dashboard for Grafana's dashboard sidecar."""
 
 from __future__ import annotations
@@ -134,9 +134,9 @@ def test_configmap_carries_the_dashboard_for_the_sidecar() -> None:
     assert len({p["id"] for p in panels}) == len(panels)
 
 
-def readme_table() -> dict[str, tuple[set[str], str]]:
-    """README's table of metrics: metric -> (the label names it shows, its last cell)."""
-    text = (ROOT / "README.md").read_text()
+def metrics_table() -> dict[str, tuple[set[str], str]]:
+    """docs/audit.md's table of metrics: metric -> (the label names it shows, its last cell)."""
+    text = (ROOT / "docs" / "audit.md").read_text()
     start = text.index("| metric | from | what it says | panel or alert |")
     rows: dict[str, tuple[set[str], str]] = {}
     for line in text[start:].splitlines()[2:]:
@@ -148,12 +148,12 @@ def readme_table() -> dict[str, tuple[set[str], str]]:
     return rows
 
 
-def test_the_readme_table_names_every_metric_and_where_it_is_charted() -> None:
-    """Every metric published is in README's table with its labels; each is charted in the
+def test_the_audit_page_table_names_every_metric_and_where_it_is_charted() -> None:
+    """Every metric published is in docs/audit.md's table with its labels; each is charted in the
     panels the table names (and alerted on by the alerts it names), or the table says why
     not and the dashboard does not chart it."""
     published = families()
-    table = readme_table()
+    table = metrics_table()
     assert set(table) == set(published)
     dashboard = json.loads(DASHBOARD.read_text())
     panels = {p["title"]: queries(p) for p in dashboard["panels"] if p["type"] != "row"}

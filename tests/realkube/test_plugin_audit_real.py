@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.audit.test_audit_fake import scrape, series
 from tests.helpers import cli_env, wait_for
-from tests.kube.test_audit_fake import scrape, series
 from tests.realkube import cluster, processes
 from tests.realkube.controlplane import ControlPlane
 

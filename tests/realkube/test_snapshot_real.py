@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.audit.test_audit_fake import scrape, series
 from tests.draslices import gpu_slice
 from tests.helpers import ROOT, wait_for
-from tests.kube.test_audit_fake import scrape, series
 from tests.realkube import cluster, processes
 from tests.realkube.controlplane import ControlPlane
 from tests.realkube.test_plugin_audit_real import unlabeled

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.audit.test_audit_fake import scrape, series
 from tests.helpers import http_get, wait_for
-from tests.kube.test_audit_fake import scrape, series
 from tests.realkube import cluster, processes
 from tests.realkube.controlplane import ControlPlane
 from tests.realkube.test_plugin_audit_real import GPU, unlabeled

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from labeler.tas.kubesched import KUBERNETES
+from labeler.sim.kubesched import KUBERNETES
 from tests.oracles.kubesched import build, oracle
 from tests.oracles.kubesched.compare import batch, compare, run_advise
 
@@ -27,9 +27,10 @@ def test_simulator_and_oracle_model_one_release() -> None:
 # Not every scenario agrees yet (docs/compatibility.md lists the open classes: the second
 # pod-group cycle after a gang's Permit, pods per node inside a domain, some verdicts). Until
 # they are closed the batch is a ratchet: agreement may not fall below what the simulator
-# reached (147 of 200 on seed 1; the real scheduler's own answer varies by a few scenarios
-# from run to run, hence the margin). Raise it with every class closed; at 200 it is the bar.
-AGREE_AT_LEAST = 142
+# reached. Two batches here read 156 and 157 of 200 (a scenario that disagrees is tried
+# three times); the margin is for the scenarios whose outcome the scheduler's draws still
+# change. Raise it with every class closed; at 200 it is the bar.
+AGREE_AT_LEAST = 148
 
 
 def test_fixed_seed_batch_agrees_at_least_as_much_as_before(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from labeler.tas.gates import KUEUE_VERSION as MODELLED
+from labeler.sim.kueue.gates import KUEUE_VERSION as MODELLED
 from tests.oracles.kueue import build
 
 

@@ -24,9 +24,9 @@ from unittest import mock
 
 import yaml
 
-from labeler.tas.volcano.allocate import Allocator
-from labeler.tas.volcano.hypernodes import TOP
-from labeler.tas.volcano.session import NodeState, Statement, SubJob, TaskState
+from labeler.sim.volcano.allocate import Allocator
+from labeler.sim.volcano.hypernodes import TOP
+from labeler.sim.volcano.session import NodeState, Statement, SubJob, TaskState
 from tests.oracles.batch import Disagreement, Result, run_advise
 from tests.oracles.volcano import build, scenarios
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from labeler.tas.volcano import VOLCANO_VERSION
+from labeler.sim.volcano import VOLCANO_VERSION
 from tests.oracles.volcano import build, compare
 
 REGRESSIONS = Path(__file__).parent / "regressions"

@@ -1,0 +1,50 @@
+"""What the pod-group cycle found: per pod its node, per placement tried its outcome, per
+group (and CompositePodGroup child) its result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from labeler.sim.kubesched.objects import Assignment, Group, GroupPod
+
+
+@dataclass
+class PodResult:
+    pod: GroupPod
+    node: str | None
+    message: str = ""
+
+
+@dataclass
+class Placement:
+    """One candidate placement as tried: its domain value (None: no constraint)."""
+
+    domain: str | None
+    nodes: int
+    feasible: bool
+    message: str = ""
+    scores: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class GroupResult:
+    group: Group
+    ok: bool
+    message: str = ""
+    """The group's status as kube-scheduler writes it (``Status.Message()``)."""
+    cause: str = ""
+    """The same status as an error (``Status.AsError()``), what a parent quotes as the
+    ``first placement status``: ``pod group is unschedulable`` where the status carries
+    that error, the message itself where it does not."""
+    error: bool = False  # a scheduler error, not "unschedulable"
+    domain: str | None = None
+    pods: list[PodResult] = field(default_factory=list)
+    children: list[GroupResult] = field(default_factory=list)
+    placements: list[Placement] = field(default_factory=list)
+    tie: bool = False
+    assignments: list[Assignment] = field(default_factory=list)
+    """What the (sub)tree binds: every pod on its node."""
+    note: str = ""
+    """Why, in our words, when kube-scheduler's message does not say (no placement)."""
+    known: dict[str, int] = field(default_factory=dict)
+    """Scores worked out for this outcome, shared with its copies (see ``memo``)."""

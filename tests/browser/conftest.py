@@ -1,0 +1,3 @@
+from tests.browser.browser import chrome
+
+__all__ = ["chrome"]

@@ -1,0 +1,93 @@
+"""Fixtures that run the agent, the audit exporter and a TLS server in-process against the
+fake API server, for the agent, audit, kube and browser tests (``tests/conftest.py`` shares
+them)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from labeler.agent.loop import Agent
+from labeler.agent.reconcile import AgentConfig
+from labeler.audit.serve import AuditExporter, ExporterOptions
+from labeler.base.metrics import agent_metrics
+from labeler.core.labels import parse_encoding
+from labeler.core.profiles import oci_rdma
+from labeler.core.scope import Scope
+from labeler.kube.events import NodeEvents
+from labeler.sources import Source
+from tests.audit.exporters import running as running_exporter
+from tests.fakekube import FakeKube
+from tests.kube import servers
+
+P = oci_rdma()
+
+
+@pytest.fixture
+def running(fake_kube: FakeKube) -> Iterator[Callable[..., Agent]]:
+    """``running(source, **config)``: an agent for node n1 running in a thread, fast
+    timings (re-read every 0.1 s); stopped, and every thread of it joined, at the end of
+    the test."""
+    fake_kube.bookmark_interval = 0.2  # a stopped watch ends at its next event
+    agents: list[tuple[Agent, threading.Thread]] = []
+
+    def start(source: Source, **overrides: Any) -> Agent:
+        api = fake_kube.cluster()
+        settings: dict[str, Any] = {
+            "interval": 0.1,
+            "jitter": 0.0,
+            "error_backoff": 0.05,
+            "min_write_interval": 0.0,
+            **overrides,
+        }
+        config = AgentConfig(node="n1", profile=P, encoding=parse_encoding("hash"), **settings)
+        agent = Agent(
+            api,
+            source,
+            config,
+            metrics=agent_metrics(CollectorRegistry()),
+            events=NodeEvents(api, "n1"),
+        )
+        thread = threading.Thread(target=agent.run, daemon=True)
+        thread.start()
+        agents.append((agent, thread))
+        return agent
+
+    yield start
+    for agent, thread in agents:
+        agent.shutdown()
+        thread.join(2)
+        assert not thread.is_alive() and agent.join(5)
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """An HTTPS server on loopback with a self-signed certificate for 127.0.0.1."""
+    yield from servers.tls_server(tmp_path)
+
+
+@pytest.fixture
+def exporter_of(fake_kube: FakeKube) -> Iterator[Callable[..., tuple[AuditExporter, str]]]:
+    """``exporter_of(**AuditExporter keywords)``: an audit exporter of oci-rdma (default
+    scope) serving on a free port, and its base URL; stopped, its threads joined, at the end
+    of the test."""
+    with ExitStack() as stack:
+
+        def start(**keywords: Any) -> tuple[AuditExporter, str]:
+            keywords.setdefault("options", ExporterOptions(watch_timeout=30))
+            exp = AuditExporter(fake_kube.cluster(), P, Scope(), **keywords)
+            return exp, stack.enter_context(running_exporter(fake_kube, exp))
+
+        yield start
+
+
+@pytest.fixture
+def exporter(exporter_of: Callable[..., tuple[AuditExporter, str]]) -> tuple[AuditExporter, str]:
+    """An audit exporter of oci-rdma (default scope) serving /metrics on a free port."""
+    return exporter_of()

@@ -1,0 +1,150 @@
+"""Compact builders of the Kubernetes objects the Volcano tests use (our words for the
+situations of Volcano's own tests), and a runner of one simulated cycle."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from labeler.sim.volcano.conf import SchedulerConf, parse_conf
+from labeler.sim.volcano.model import gang_of, podgroup_from_object
+from labeler.sim.volcano.simulate import Verdict, cluster_tree, run_cycle
+from labeler.sim.volcano.snapshot import split
+from tests.builders import node
+
+# The tiers Volcano's allocate tests open their sessions with.
+TEST_CONF = parse_conf(
+    """
+actions: "enqueue, allocate"
+tiers:
+- plugins:
+  - name: gang
+  - name: predicates
+  - name: network-topology-aware
+""",
+    "test configuration",
+)
+
+
+def topology(mode: str | None, tier: int | None = None, name: str | None = None) -> dict[str, Any]:
+    nt: dict[str, Any] = {"mode": mode}
+    if tier is not None:
+        nt["highestTierAllowed"] = tier
+    if name is not None:
+        nt["highestTierName"] = name
+    return nt
+
+
+def podgroup(
+    min_member: int,
+    *,
+    name: str = "pg1",
+    ns: str = "c1",
+    queue: str = "q1",
+    mode: str | None = None,
+    tier: int | None = None,
+    tier_name: str | None = None,
+    phase: str = "Inqueue",
+    min_task_member: Mapping[str, int] | None = None,
+    subgroups: Sequence[Mapping[str, Any]] = (),
+    min_resources: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"queue": queue, "minMember": min_member}
+    if mode is not None:
+        spec["networkTopology"] = topology(mode, tier, tier_name)
+    if min_task_member:
+        spec["minTaskMember"] = dict(min_task_member)
+    if subgroups:
+        spec["subGroupPolicy"] = [dict(s) for s in subgroups]
+    if min_resources is not None:
+        spec["minResources"] = dict(min_resources)
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": spec,
+        "status": {"phase": phase},
+    }
+
+
+def subgroup(
+    name: str,
+    keys: Sequence[str],
+    mode: str | None = None,
+    tier: int | None = None,
+    *,
+    size: int = 1,
+    min_subgroups: int = 0,
+    selector: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": name,
+        "subGroupSize": size,
+        "minSubGroups": min_subgroups,
+        "matchLabelKeys": list(keys),
+    }
+    if mode is not None:
+        out["networkTopology"] = topology(mode, tier)
+    if selector is not None:
+        out["labelSelector"] = {"matchLabels": dict(selector)}
+    return out
+
+
+def hypernode(
+    name: str,
+    tier: int,
+    *,
+    nodes: Sequence[str] = (),
+    children: Sequence[str] = (),
+    tier_name: str | None = None,
+) -> dict[str, Any]:
+    members = [{"type": "Node", "selector": {"exactMatch": {"name": n}}} for n in nodes]
+    members += [{"type": "HyperNode", "selector": {"exactMatch": {"name": c}}} for c in children]
+    spec: dict[str, Any] = {"tier": tier, "members": members}
+    if tier_name is not None:
+        spec["tierName"] = tier_name
+    return {
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def queue(name: str = "q1", *, weight: int = 1, capability: Mapping[str, str] | None = None,
+          state: str = "Open") -> dict[str, Any]:  # fmt: skip
+    spec: dict[str, Any] = {"weight": weight}
+    if capability:
+        spec["capability"] = dict(capability)
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": spec,
+        "status": {"state": state},
+    }
+
+
+def two_racks(prefix: str = "s") -> list[dict[str, Any]]:
+    """Four 2-CPU nodes in two tier-1 HyperNodes s0 and s1 under the tier-2 s2."""
+    return [
+        *(
+            node(n).allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj()
+            for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4")
+        ),
+        hypernode("s0", 1, nodes=("s0-n1", "s0-n2")),
+        hypernode("s1", 1, nodes=("s1-n3", "s1-n4")),
+        hypernode("s2", 2, children=("s0", "s1")),
+    ]
+
+
+def simulate(items: Sequence[Mapping[str, Any]], conf: SchedulerConf = TEST_CONF) -> Verdict:
+    """One cycle for the PodGroup among ``items`` (the only one, or the first)."""
+    objects = split(items, "test")
+    where, obj = next(iter(objects.podgroups.values()))
+    gang = gang_of(podgroup_from_object(obj, where), objects.cluster.pods, "test")
+    return run_cycle(gang, objects.cluster, conf, cluster_tree(objects.cluster)).verdict
+
+
+def bound(v: Verdict) -> dict[str, str]:
+    return {p.pod: p.node for p in v.binds}

@@ -1,3 +1,0 @@
-from tests.topomap.browser import chrome
-
-__all__ = ["chrome"]
