@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from labeler.core.check import check_positions
 from labeler.core.positions import read_csv
 from labeler.core.profiles import oci_rdma
-from labeler.emit import bundle, hypernodes
+from labeler.emit import Target, bundle, hypernodes, kueue
 
 
 def write_csv(path: Path, n: int) -> None:
@@ -48,12 +48,15 @@ def main() -> None:
         assert report.ok
         t2 = time.perf_counter()
         opts = bundle.GenerateOptions(
-            topology=profile.topology,
-            profile_name=profile.name,
-            flavor_node_labels={"node.kubernetes.io/instance-type": "BM.GPU.H100.8"},
-            hypernode=hypernodes.HyperNodeOptions(owner="oci-rdma"),
+            options=(
+                kueue.KueueOptions(
+                    flavor_node_labels={"node.kubernetes.io/instance-type": "BM.GPU.H100.8"}
+                ),
+                hypernodes.HyperNodeOptions(owner="oci-rdma"),
+            )
         )
-        outputs = bundle.build(opts, pset.positions)
+        target = Target(profile.topology, profile.name, pset.positions)
+        outputs = bundle.build(target, opts)
         t3 = time.perf_counter()
         out_dir = Path(d) / "out"
         out_dir.mkdir()

@@ -61,9 +61,14 @@ def csv_data() -> tuple[bytes, PositionSet]:
 def plan_case(case: str) -> Callable[[ModuleType], Any]:
     plan = bench("plan")
     sheet = plan.sheet_of(10_000, changed=case == "changed")
-    nodes = plan.nodes_of(10_000, labelled=case != "cold")
+    nodes = plan.nodes_of(10_000, labeled=case != "cold")
     rows = {r.node: r.values for r in sheet.rows}
-    return lambda m: [m.plan_labels(n, m.Desired(set=rows[n.name], writer=m.BULK)) for n in nodes]
+
+    def run(m: ModuleType) -> list[Any]:
+        bulk = m.Writer.BULK if hasattr(m, "Writer") else m.BULK  # a string before the enum
+        return [m.plan_labels(n, m.Desired(set=rows[n.name], writer=bulk)) for n in nodes]
+
+    return run
 
 
 def map_case() -> Callable[[ModuleType], Any]:

@@ -24,7 +24,7 @@ import time
 import labeler
 from labeler.bulk.apply import BulkOptions, plan_bulk
 from labeler.core.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, NodeLabels
-from labeler.core.plan import BULK
+from labeler.core.plan import Writer
 from labeler.core.sheet import CsvRow, LabelSheet
 
 G = "huawei.com/topotree.groupid"
@@ -55,7 +55,7 @@ def nodes_of(count: int, *, labeled: bool) -> list[NodeLabels]:
     names = [f"node-{i:05d}" for i in range(count)]
     if not labeled:
         return [NodeLabels(name, kubelet_labels(name), {}, "1") for name in names]
-    owners = {G: BULK, T: BULK}
+    owners = {G: Writer.BULK, T: Writer.BULK}
     return [
         NodeLabels(
             name,

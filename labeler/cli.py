@@ -27,7 +27,8 @@ PLUGIN_PROG = "kubectl topology"
 
 def common_options() -> argparse.ArgumentParser:
     """Options every subcommand accepts, after the subcommand name (like kubectl)."""
-    from labeler.base.flags import duration  # not for the overview's --help
+    from labeler.base.flags import duration, one_of  # not for the overview's --help
+    from labeler.base.logs import LogFormat
 
     common = argparse.ArgumentParser(add_help=False)
     g = common.add_argument_group("cluster and logging")
@@ -41,7 +42,9 @@ def common_options() -> argparse.ArgumentParser:
         "60s); a slower one is retried like a lost one",
     )
     g.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    g.add_argument("--log-format", default="text", choices=["text", "json"])
+    g.add_argument(
+        "--log-format", type=one_of(LogFormat), choices=list(LogFormat), default=LogFormat.TEXT
+    )
     return common
 
 

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
+from labeler.agent.config import AgentConfig
 from labeler.agent.loop import Agent
-from labeler.agent.reconcile import AgentConfig
-from labeler.audit.serve import AuditExporter, ExporterOptions
+from labeler.audit.options import ExporterOptions
+from labeler.audit.serve import AuditExporter
 from labeler.base.metrics import agent_metrics
 from labeler.core.labels import parse_encoding
 from labeler.core.profiles import oci_rdma

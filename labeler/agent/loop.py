@@ -28,12 +28,14 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from labeler.agent.config import AgentConfig
 from labeler.agent.decide import ReconcileResult, Status, unknown_levels
 from labeler.agent.events import AgentEvents, short
 from labeler.agent.health import Heartbeats
-from labeler.agent.reconcile import AgentConfig, Reconciler, error
+from labeler.agent.reconcile import Reconciler, error
 from labeler.base.backoff import Backoff, Reconnect
 from labeler.base.errors import Exit
 from labeler.base.metrics import AgentMetrics
@@ -46,6 +48,40 @@ from labeler.sources import NoData, Reading, Source, SourceError
 log = logging.getLogger(__name__)
 
 API_MAX_BACKOFF = 60.0  # seconds: the longest wait between two tries of the API server
+
+
+# What the source and watch threads tell the loop, through its queue.
+@dataclass(frozen=True)
+class NodeSeen:
+    """The watch, or the GET that restarts it, saw this node."""
+
+    node: NodeInfo
+
+
+@dataclass(frozen=True)
+class NodeDeleted:
+    """The watch saw this node deleted."""
+
+
+@dataclass(frozen=True)
+class SourceRead:
+    """The source was read. An error is not passed on: the last good outcome stays."""
+
+    outcome: Reading | NoData
+
+
+@dataclass(frozen=True)
+class Stop:
+    """``shutdown`` wakes the loop, which then sees the stop event."""
+
+
+@dataclass(frozen=True)
+class Retry:
+    """Not queued: the loop's own wake-up when the last reconcile failed and its backoff
+    has passed."""
+
+
+Message = NodeSeen | NodeDeleted | SourceRead | Stop | Retry
 
 
 class Agent:
@@ -75,7 +111,7 @@ class Agent:
         self._watch_rv = ""  # where the watch resumes; the newest resourceVersion seen
         # Waiting threads wake this often to beat: well inside the staleness bound.
         self._beat_every = min(5.0, config.stall_after / 4)
-        self._queue: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._queue: queue.Queue[Message] = queue.Queue()
         self._api_backoff = Backoff(config.api_backoff, API_MAX_BACKOFF)
         self._source_backoff = Backoff(config.error_backoff, config.interval)
         self._failures = 0  # reconciles failed in a row
@@ -85,7 +121,7 @@ class Agent:
     def shutdown(self) -> None:
         """Ask ``run`` to return; safe from a signal handler or another thread."""
         self.stop.set()
-        self._queue.put(("stop", None))
+        self._queue.put(Stop())
 
     def join(self, timeout: float) -> bool:
         """Wait for the source and watch threads after :meth:`shutdown`; True when both
@@ -154,28 +190,30 @@ class Agent:
             retry_at = self._retry_at
             beat = self._beat_every
             timeout = beat if retry_at is None else min(beat, max(0.0, retry_at - self._clock()))
+            message: Message
             try:
-                kind, item = self._queue.get(timeout=timeout)
+                message = self._queue.get(timeout=timeout)
             except queue.Empty:
                 if retry_at is None or self._clock() < retry_at:
                     continue
-                kind, item = "retry", None  # the last reconcile failed: try again now
+                message = Retry()  # the last reconcile failed: try again now
             latest_node: NodeInfo | None = None
             outcome_changed = False
             # Drain: a burst of watch events needs one reconcile, against the newest node.
             while True:
-                if kind == "node":
-                    latest_node = item
-                elif kind == "outcome":
-                    if self.step.accept(item):
-                        outcome_changed = True
-                    else:  # a change waiting for confirmation: read again soon
-                        self._reread.set()
-                elif kind == "deleted":
-                    self.step.node = None
-                    latest_node = None
+                match message:
+                    case NodeSeen(node=seen):
+                        latest_node = seen
+                    case SourceRead(outcome=outcome):
+                        if self.step.accept(outcome):
+                            outcome_changed = True
+                        else:  # a change waiting for confirmation: read again soon
+                            self._reread.set()
+                    case NodeDeleted():
+                        self.step.node = None
+                        latest_node = None
                 try:
-                    kind, item = self._queue.get_nowait()
+                    message = self._queue.get_nowait()
                 except queue.Empty:
                     break
             if self.stop.is_set():
@@ -262,7 +300,7 @@ class Agent:
                 )
             if not isinstance(outcome, SourceError):
                 # An error is not passed on: the last good outcome (and labels) stay.
-                self._queue.put(("outcome", outcome))
+                self._queue.put(SourceRead(outcome))
             self._wait("source", delay, sooner=self._reread)
 
     def _wait(self, name: str, seconds: float, *, sooner: threading.Event | None = None) -> bool:
@@ -303,10 +341,10 @@ class Agent:
                     if node.resource_version:
                         self._watch_rv = node.resource_version
                     if kind in ("ADDED", "MODIFIED"):
-                        self._queue.put(("node", node))
+                        self._queue.put(NodeSeen(node))
                     elif kind == "DELETED":
                         log.warning("node deleted node=%s", cfg.node)
-                        self._queue.put(("deleted", None))
+                        self._queue.put(NodeDeleted())
                     if self.stop.is_set():
                         return
                 reconnect.ended()
@@ -324,7 +362,7 @@ class Agent:
             if node_now is None:
                 return
             self._watch_rv = node_now.resource_version
-            self._queue.put(("node", node_now))
+            self._queue.put(NodeSeen(node_now))
 
     def _get_node_until_ok(self, thread: str) -> NodeInfo | None:
         """GET this node, retrying with backoff until it works or stop is set."""

@@ -18,12 +18,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from labeler.agent.config import AgentConfig
 from labeler.agent.confirm import Confirmation, Signature, recorded_signature, signature
 from labeler.agent.decide import (
-    OnMissing,
     ReconcileResult,
     Status,
     desired_from_outcome,
@@ -34,41 +34,16 @@ from labeler.agent.decide import (
 from labeler.agent.events import AgentEvents, short
 from labeler.agent.gate import ReadinessGate
 from labeler.base.errors import LabelerError
-from labeler.core.labels import Encoding
 from labeler.core.node import NodeInfo
 from labeler.core.plan import Conflict, Desired, change_lines, describe
-from labeler.core.profiles import Profile
 from labeler.kube.errors import KubeError
 from labeler.kube.nodes import LabelWriter
 from labeler.sources import NoData, Reading, Source, SourceError
 
 if TYPE_CHECKING:
-    from labeler.core.slinky import Slinky
+    pass
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class AgentConfig:
-    node: str
-    profile: Profile
-    encoding: Encoding
-    on_missing: OnMissing = OnMissing.SKIP
-    adopt: bool = False
-    dry_run: bool = False
-    interval: float = 600.0
-    jitter: float = 0.1
-    error_backoff: float = 10.0  # first retry after a source error; doubles up to interval
-    api_backoff: float = 1.0  # first retry after an API error; doubles up to 60 s
-    watch_timeout: int = 300
-    min_write_interval: float = 1.0  # never more than one patch a second, even in a fight
-    # The longest one blocking call (a source read, an API request) may take before its
-    # thread counts as stuck; the watch may also wait a whole watch request for an event.
-    stall_after: float = 300.0
-    confirm_reads: int = 2  # reads in a row that must agree before a topology change is written
-    remove_taint: str | None = None  # readiness gate: this NoSchedule taint goes once labeled
-    set_condition: bool = False  # readiness gate: keep the TopologyLabeled condition
-    slinky: Slinky | None = None  # also keep the Slinky topology annotation
 
 
 class Reconciler:

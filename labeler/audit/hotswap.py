@@ -34,7 +34,7 @@ class HotSwapExporter:
         registry: CollectorRegistry,
         loop: Loop,
         *,
-        interval: float = 15.0,
+        interval: float,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.compute = compute

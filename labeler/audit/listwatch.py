@@ -39,7 +39,7 @@ class Loop:
 
     stop: threading.Event  # set: each loop ends at its next event or wait
     backoff: Backoff  # after a failed LIST or WATCH
-    watch_timeout: int = 300  # seconds the server keeps one WATCH request open
+    watch_timeout: int  # seconds the server keeps one WATCH request open
     recheck: float = 300.0  # seconds before an API not served is asked again
     quick_for: float = QUICK_FOR  # seconds after a working watch broke: retried each first
     clock: Callable[[], float] = time.monotonic  # how long a watch was open, or down

@@ -7,17 +7,17 @@ from collections.abc import Mapping, Sequence
 
 from labeler.audit.jobview import JobPlacement
 from labeler.base.text import a_few, left_out, table
-from labeler.core.check import INCONSISTENT, LABELED, NODE_STATES, PARTIAL, UNLABELED
-from labeler.core.hotswap import EXEMPT, NOT_REPLACEABLE, REPLACEABLE, HotSwapView
+from labeler.core.check import NodeState
+from labeler.core.hotswap import HotSwapView, SwapState
 from labeler.core.states import AuditReport
 
 MAX_LISTED = 20
 
 _MEANING = {
-    LABELED: "every level label present, nesting consistent",
-    PARTIAL: "some level labels missing: Kueue TAS ignores the node",
-    UNLABELED: "no level label at all: invisible to topology-aware scheduling",
-    INCONSISTENT: "all labels present, but a value sits under two parents",
+    NodeState.LABELED: "every level label present, nesting consistent",
+    NodeState.PARTIAL: "some level labels missing: Kueue TAS ignores the node",
+    NodeState.UNLABELED: "no level label at all: invisible to topology-aware scheduling",
+    NodeState.INCONSISTENT: "all labels present, but a value sits under two parents",
 }
 
 
@@ -58,7 +58,7 @@ def _states(report: AuditReport) -> list[str]:
     """The table of nodes per state, and the foreign ones among them."""
     counts = report.counts()
     rows = [["STATE", "NODES", "MEANING"]]
-    rows += [[s, str(counts[s]), _MEANING[s]] for s in NODE_STATES]
+    rows += [[s, str(counts[s]), _MEANING[s]] for s in NodeState]
     rows.append(
         [
             "foreign",
@@ -75,8 +75,8 @@ def _problems(report: AuditReport, limit: int) -> list[str]:
     if report.missing:
         lines.append("Partial nodes (levels missing):")
         lines += _per_node(report.missing, limit)
-    if report.states[UNLABELED]:
-        lines.append(f"Unlabeled nodes: {a_few(report.states[UNLABELED], limit)}")
+    if report.states[NodeState.UNLABELED]:
+        lines.append(f"Unlabeled nodes: {a_few(report.states[NodeState.UNLABELED], limit)}")
         lines.append("")
     if report.nesting:
         lines.append("Nesting violations (inconsistent nodes):")
@@ -134,7 +134,8 @@ def _verdict(report: AuditReport) -> str:
     if report.ok:
         return "verdict: every node in scope is usable by topology-aware schedulers"
     return (
-        f"verdict: {report.nodes - report.counts()[LABELED]} of {report.nodes} node(s) in "
+        f"verdict: {report.nodes - report.counts()[NodeState.LABELED]} of {report.nodes} "
+        "node(s) in "
         "scope are not fully labeled"
     )
 
@@ -169,7 +170,12 @@ def render_hotswap(view: HotSwapView, *, limit: int = MAX_LISTED) -> str:
     else:
         rows = [["CLUSTERQUEUE", "REPLACEABLE", "NOT REPLACEABLE", "EXEMPT"]]
         rows += [
-            [cq, str(c[REPLACEABLE]), str(c[NOT_REPLACEABLE]), str(c[EXEMPT])]
+            [
+                cq,
+                str(c[SwapState.REPLACEABLE]),
+                str(c[SwapState.NOT_REPLACEABLE]),
+                str(c[SwapState.EXEMPT]),
+            ]
             for cq, c in view.by_cluster_queue().items()
         ]
         lines += table(rows, right={1, 2, 3}, indent="  ")
@@ -186,7 +192,7 @@ def render_hotswap(view: HotSwapView, *, limit: int = MAX_LISTED) -> str:
                 lines.append(f"    {n.node}: {n.pods} pod(s) of {n.podset}; in {where}: {n.reason}")
         lines += left_out(len(risky), limit)
     for w in view.workloads:
-        if w.state == EXEMPT:
+        if w.state == SwapState.EXEMPT:
             lines.append(f"  exempt: {w.key}: {w.note}")
     lines += [f"  could not judge: {p}" for p in view.problems[:limit]]
     return "\n".join(lines)

@@ -11,7 +11,6 @@ Workloads are watched too (:mod:`labeler.audit.hotswap`), and the node watch fee
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 import time
@@ -23,9 +22,10 @@ from prometheus_client import CollectorRegistry
 
 from labeler.audit.hotswap import Compute, HotSwapExporter
 from labeler.audit.listwatch import ListWatch, Loop
+from labeler.audit.options import ExporterOptions
 from labeler.audit.slices import SliceWatch
 from labeler.audit.store import NodeStore
-from labeler.base.backoff import STALE_AFTER, Backoff
+from labeler.base.backoff import Backoff
 from labeler.base.metrics import AuditFigures, audit_metrics, slice_watch_errors, watch_staleness
 from labeler.core.hotswap import HotSwapView
 from labeler.core.profiles import Profile
@@ -34,16 +34,6 @@ from labeler.core.states import AuditReport, NodeFacts, build_report
 from labeler.kube.nodes import list_nodes, watch_nodes
 
 log = logging.getLogger(__name__)
-
-
-@dataclasses.dataclass(frozen=True)
-class ExporterOptions:
-    debounce: float = 0.1  # seconds between a change and its recomputation
-    watch_timeout: int = 300  # server-side timeout of one WATCH request
-    page_size: int = 500
-    first_backoff: float = 1.0  # after a failed LIST or WATCH; doubles up to max_backoff
-    max_backoff: float = 30.0
-    stale_after: float = STALE_AFTER  # seconds the node watch may be down: then not ready
 
 
 def audit_figures(report: AuditReport, last_sync: float | None) -> AuditFigures:
@@ -78,7 +68,6 @@ class AuditExporter:
         monotonic: Callable[[], float] = time.monotonic,
         page: Callable[[Sequence[NodeFacts], HotSwapView | None], str] | None = None,
         hotswap: Compute | None = None,
-        hotswap_interval: float = 15.0,
     ) -> None:
         """``page`` renders the watched facts (and the hot-swap view) as the ``/topology``
         page; ``hotswap`` computes the hot-swap view from the watched nodes and Kueue's
@@ -108,7 +97,12 @@ class AuditExporter:
         )
         self.hot = (
             HotSwapExporter(
-                api, hotswap, self.registry, self.loop, interval=hotswap_interval, clock=clock
+                api,
+                hotswap,
+                self.registry,
+                self.loop,
+                interval=self.options.hotswap_interval,
+                clock=clock,
             )
             if hotswap is not None
             else None

@@ -5,10 +5,29 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
+from enum import StrEnum
+from typing import TypeVar
+
+E = TypeVar("E", bound=StrEnum)
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _DURATION = re.compile(r"(?:\d+(?:\.\d*)?(?:ms|s|m|h))+")
 _PART = re.compile(r"(\d+(?:\.\d*)?)(ms|s|m|h)")
+
+
+def one_of(kind: type[E]) -> Callable[[str], E]:
+    """The member of the enum ``kind`` whose value is the text; give ``choices=list(kind)``
+    too, so that ``--help`` lists them."""
+
+    def parse(text: str) -> E:
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: choose from {', '.join(kind)}") from None
+
+    parse.__name__ = kind.__name__
+    return parse
 
 
 def positive_number(text: str) -> float:

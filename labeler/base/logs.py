@@ -5,6 +5,14 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from enum import StrEnum
+
+
+class LogFormat(StrEnum):
+    """``--log-format``: key=value text for people, or one JSON object per line."""
+
+    TEXT = "text"
+    JSON = "json"
 
 
 class JsonFormatter(logging.Formatter):
@@ -20,9 +28,9 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(doc, ensure_ascii=False)
 
 
-def setup_logging(level: str = "info", fmt: str = "text") -> None:
+def setup_logging(level: str, fmt: LogFormat) -> None:
     handler = logging.StreamHandler(sys.stderr)
-    if fmt == "json":
+    if fmt is LogFormat.JSON:
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))

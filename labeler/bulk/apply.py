@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import InputError
 from labeler.core.node import NodeLabels
-from labeler.core.plan import BULK, Desired, LabelPlan, describe, plan_labels
+from labeler.core.plan import Desired, LabelPlan, Writer, describe, plan_labels
 from labeler.core.profiles import Profile
 from labeler.core.sheet import CsvRow, LabelSheet
 from labeler.kube.nodes import list_node_labels
@@ -62,9 +62,9 @@ def desired_from_row(row: CsvRow, keys: Sequence[str], opts: BulkOptions) -> Des
     """What the CSV asks of one node; None when the row asks nothing (skipped)."""
     if opts.action is Action.APPLY:
         # An empty cell leaves the key as it is (MindCluster's rule): nothing to prune.
-        return Desired(set=dict(row.values), writer=BULK) if row.values else None
+        return Desired(set=dict(row.values), writer=Writer.BULK) if row.values else None
     remove = frozenset(keys) if opts.all_keys else frozenset(row.values)
-    return Desired(remove=remove, writer=BULK) if remove else None
+    return Desired(remove=remove, writer=Writer.BULK) if remove else None
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from typing import Any
 
 from labeler.base.errors import Exit, Terminated
 from labeler.bulk.apply import Action, BulkPlan, NodeDiff, describe_diff
+from labeler.bulk.pace import Pace
 from labeler.core.plan import Conflict, LabelPlan, describe
 from labeler.kube.errors import Interrupted, KubeError
 from labeler.kube.many import run_many, stopped_in_flight
@@ -70,12 +71,12 @@ def run(
     api: Any,
     plan: BulkPlan,
     *,
-    concurrency: int = 16,
-    qps: float = 0.0,
+    pace: Pace | None = None,
     on_done: Callable[[NodeOutcome], None] | None = None,
 ) -> BulkReport:
-    """Patch every node whose plan changes something, ``concurrency`` at a time, and
-    report what happened; missing nodes are refused first (unless skipped).
+    """Patch every node whose plan changes something, ``pace.concurrency`` at a time and
+    at most ``pace.qps`` a second, and report what happened; missing nodes are refused
+    first (unless skipped).
 
     The writer (labeler.kube.nodes.LabelWriter) re-plans from the node it is given, and on
     a 409 re-reads the node and plans again, so a concurrent edit is never overwritten
@@ -86,13 +87,14 @@ def run(
     started but not finished is an outcome with its error, so every started node has
     exactly one outcome.
     """
+    pace = pace or Pace()
     err = plan.missing_error()
     if err is not None:
         raise err
     start = time.monotonic()
     writer = LabelWriter(api)
     todo = plan.to_change
-    limiter = RateLimiter(qps)
+    limiter = RateLimiter(pace.qps)
     outcomes: list[NodeOutcome] = []
     started: dict[str, NodeDiff] = {}
 
@@ -124,7 +126,7 @@ def run(
         if on_done is not None:
             on_done(outcome)
 
-    width = max(1, min(concurrency, len(todo)))
+    width = max(1, min(pace.concurrency, len(todo)))
     with StopOnSignal() as stop:
         run_many(writer.api, map(one, todo), width, record, stopping=stop.requested)
     finished = {o.node for o in outcomes}

@@ -113,7 +113,6 @@ def _volcano_version(text: str) -> tuple[int, int]:
 # default is given parsed: argparse would parse a default string, and so import the parser's
 # module (emit's HyperNodes) for every command line.
 volcano_version = flag_value(_volcano_version)
-DEFAULT_VOLCANO = (1, 14)
 
 
 def cluster(args: argparse.Namespace, *, concurrency: int = 0) -> Api:

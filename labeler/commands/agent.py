@@ -10,9 +10,10 @@ import sys
 import threading
 from typing import Any
 
+from labeler.agent.config import AgentConfig
 from labeler.agent.decide import OnMissing, Status
 from labeler.base.errors import Exit, UsageError
-from labeler.base.flags import positive_number
+from labeler.base.flags import one_of, positive_number
 from labeler.commands._base import (
     PROFILE_HELP,
     add_command,
@@ -50,11 +51,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--on-missing",
-        type=OnMissing,
+        type=one_of(OnMissing),
         choices=list(OnMissing),
-        default=OnMissing.SKIP,
+        default=AgentConfig.on_missing,
         help="no topology data: skip (write nothing) or isolate (a unique value per node "
-        "on each missing level, so Kueue still sees the node)",
+        "on each missing level, so Kueue still sees the node); default: %(default)s",
     )
     p.add_argument("--once", action="store_true", help="reconcile once and exit (0/1/3)")
     p.add_argument(
@@ -68,16 +69,18 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--interval",
         type=positive_number,
-        default=600.0,
-        help="re-read the source every S seconds (±10%% jitter; default 600)",
+        default=AgentConfig.interval,
+        help=f"re-read the source every S seconds (±{AgentConfig.jitter * 100:g}%% jitter; "
+        "default %(default)g)",
     )
     p.add_argument(
         "--confirm-reads",
         type=int,
-        default=2,
+        default=AgentConfig.confirm_reads,
         metavar="N",
         help="a change of topology source or of any level value is written only after N "
-        "reads in a row agree (default 2; 1 = at once); the first labeling needs none",
+        "reads in a row agree (default %(default)s; 1 = at once); the first labeling needs "
+        "none",
     )
     gate = p.add_argument_group("readiness gate (off unless asked)")
     gate.add_argument(
@@ -135,7 +138,6 @@ def run_agent(args: argparse.Namespace) -> int:
     from prometheus_client import CollectorRegistry
 
     from labeler.agent.loop import Agent, serve
-    from labeler.agent.reconcile import AgentConfig
     from labeler.base.metrics import agent_metrics
     from labeler.core.profiles import load_profile
     from labeler.kube.events import NodeEvents

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from labeler.base.backoff import STALE_AFTER
+from labeler.audit.options import ExporterOptions
 from labeler.base.errors import Exit, UsageError
 from labeler.base.flags import positive_number
 from labeler.commands._base import (
@@ -64,18 +64,20 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--watch-timeout",
         type=int,
-        default=300,
-        help="seconds before each WATCH request is renewed (default 300)",
+        default=ExporterOptions.watch_timeout,
+        help="seconds before each WATCH request is renewed (default %(default)s)",
     )
     g.add_argument(
         "--stale-after",
         type=positive_number,
-        default=STALE_AFTER,
+        default=ExporterOptions.stale_after,
         metavar="SECONDS",
         help="/readyz answers 503 while the node watch has been down longer than this: the "
-        f"figures are stale (default {STALE_AFTER:g})",
+        "figures are stale (default %(default)g)",
     )
-    g.add_argument("--debounce", type=float, default=0.1, help=argparse.SUPPRESS)
+    g.add_argument(
+        "--debounce", type=float, default=ExporterOptions.debounce, help=argparse.SUPPRESS
+    )
     h = p.add_argument_group("hot swap (Kueue)")
     h.add_argument(
         "--no-hotswap",
@@ -87,9 +89,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     h.add_argument(
         "--hotswap-interval",
         type=float,
-        default=15.0,
+        default=ExporterOptions.hotswap_interval,
         help="exporter: at most one recomputation of the hot-swap view per this many "
-        "seconds (default 15)",
+        "seconds (default %(default)g)",
     )
     p.set_defaults(handler=run_audit)
 
@@ -175,7 +177,7 @@ def read_hot_swap(api: Any, nodes: Sequence[NodeInfo], gates: Gates) -> HotSwapV
 
 
 def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
-    from labeler.audit.serve import AuditExporter, ExporterOptions
+    from labeler.audit.serve import AuditExporter
     from labeler.base.http import ProbeServer, serve_until_signal
 
     if not 0 <= args.port <= 65535:
@@ -188,10 +190,10 @@ def _serve(args: argparse.Namespace, profile: Profile, scope: Scope) -> int:
             debounce=args.debounce,
             watch_timeout=args.watch_timeout,
             stale_after=args.stale_after,
+            hotswap_interval=args.hotswap_interval,
         ),
         page=live_map(profile, scope),
         hotswap=None if args.no_hotswap else hot_swap_of(kueue_gates(args)),
-        hotswap_interval=args.hotswap_interval,
     )
     server = ProbeServer(
         exporter.registry,

@@ -14,6 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from labeler.base.errors import Exit, UsageError
+from labeler.bulk.pace import Pace
 from labeler.commands._base import (
     PROFILE_HELP,
     add_command,
@@ -140,13 +141,13 @@ def _csv_options(p: argparse.ArgumentParser, *, delete: bool, write: bool) -> No
         p.add_argument(
             "--concurrency",
             type=int,
-            default=16,
+            default=Pace.concurrency,
             help="nodes patched in parallel (default: %(default)s)",
         )
         p.add_argument(
             "--qps",
             type=float,
-            default=0.0,
+            default=Pace.qps,
             help="client-side limit of patches per second (default: 0 = none; "
             "the server's 429s are always honoured)",
         )
@@ -243,7 +244,7 @@ def _write(args: argparse.Namespace) -> int:
     # collector does not walk their objects again on each of its passes during the writes.
     gc.freeze()
     try:
-        report = writes.run(api, plan, concurrency=args.concurrency, qps=args.qps, on_done=done)
+        report = writes.run(api, plan, pace=Pace(args.concurrency, args.qps), on_done=done)
         for line in lines.rest():
             progress.line(line)
     finally:

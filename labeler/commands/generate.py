@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
 from labeler.base.files import read_text, write_atomic
+from labeler.base.flags import one_of
 from labeler.base.prog import command
 from labeler.commands._base import (
-    DEFAULT_VOLCANO,
     add_command,
     add_profile,
     add_report_format,
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from labeler.core.check import CheckReport
     from labeler.core.positions import PositionSet
     from labeler.core.profiles import Profile
-    from labeler.emit import bundle
+    from labeler.emit import Output, Target, bundle
 
 
 SNIPPETS_DIR = "config-snippets"  # under --output-dir: fragments to merge, not objects
@@ -77,7 +77,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     c = add_command(sub, common, "check", exits=_CHECK_EXITS)
     _source_options(c, required=True)
     add_report_format(c, "text", "--format")
-    c.add_argument("--max-nodes", type=int, default=10, help="nodes listed per problem (10)")
+    c.add_argument(
+        "--max-nodes", type=int, default=10, help="nodes listed per problem (%(default)s)"
+    )
     c.add_argument(
         "--affinity-config",
         metavar="level1=N1,...",
@@ -89,16 +91,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _output_options(g: argparse.ArgumentParser) -> None:
-    from labeler.emit.kinds import ALL_KINDS, KINDS
+    from labeler.emit.kinds import DEFAULT_KINDS, Kind
 
     out = g.add_argument_group("output")
     out.add_argument("--output-dir", metavar="D", help="write one file per kind into D")
     out.add_argument("-o", "--output", metavar="FILE", help="one YAML stream; '-' = stdout")
     out.add_argument(
         "--emit",
-        default=",".join(KINDS),
-        help=f"what to emit, comma-separated, from {','.join(ALL_KINDS)} "
-        f"(default: {','.join(KINDS)}); hypernodes and slurm need --from-csv or "
+        default=",".join(DEFAULT_KINDS),
+        help=f"what to emit, comma-separated, from {','.join(Kind)} "
+        "(default: %(default)s); hypernodes and slurm need --from-csv or "
         "--from-cluster, slurm also --output-dir",
     )
     out.add_argument(
@@ -157,7 +159,7 @@ def _kueue_options(g: argparse.ArgumentParser) -> None:
 
 def _volcano_options(g: argparse.ArgumentParser) -> None:
     from labeler.emit import hypernodes
-    from labeler.emit.volcano import discovery_name_problems
+    from labeler.emit.volcano import DiscoveryOptions, discovery_name_problems
 
     v = g.add_argument_group("Volcano")
     v.add_argument(
@@ -169,28 +171,35 @@ def _volcano_options(g: argparse.ArgumentParser) -> None:
     v.add_argument(
         "--volcano-version",
         type=volcano_version,
-        default=DEFAULT_VOLCANO,
-        help="target Volcano version; before 1.14 HyperNodes carry no tierName (default 1.14)",
+        default=hypernodes.HyperNodeOptions.volcano_version,
+        help="target Volcano version; before 1.14 HyperNodes carry no tierName (default "
+        + ".".join(map(str, hypernodes.HyperNodeOptions.volcano_version))
+        + ")",
     )
     v.add_argument(
         "--hypernode-prefix",
         type=checked(hypernodes.prefix_problems),
-        default="",
+        default=hypernodes.HyperNodeOptions.prefix,
         help="prefix of every HyperNode name",
     )
     v.add_argument(
         "--node-members",
-        choices=["names", "labels"],
-        default="names",
-        help="tier-1 members: each node by name (default), or one labelMatch on the "
-        "narrowest label (picks up new nodes by itself)",
+        type=one_of(hypernodes.NodeMembers),
+        choices=list(hypernodes.NodeMembers),
+        default=hypernodes.HyperNodeOptions.node_members,
+        help="tier-1 members: each node by name, or one labelMatch on the narrowest label "
+        "(picks up new nodes by itself); default: %(default)s",
     )
     v.add_argument(
         "--discovery-name",
         type=checked(discovery_name_problems),
         help="networkTopologyTypes name (≤ 20 characters)",
     )
-    v.add_argument("--discovery-interval", default="1h", help="label discovery interval")
+    v.add_argument(
+        "--discovery-interval",
+        default=DiscoveryOptions.interval,
+        help="label discovery interval, a Go duration (default %(default)s)",
+    )
 
 
 def _source_options(p: argparse.ArgumentParser, *, required: bool) -> None:
@@ -263,32 +272,36 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptions:
-    from labeler.emit import bundle, hypernodes, volcano
+    """Each emitter's options from its flags."""
+    from labeler.emit import bundle, hypernodes, kueue, slurm, volcano
 
     labels = parse_pairs(args.flavor_node_label, "--flavor-node-label")
-    tolerations = tuple(args.flavor_toleration)
     if args.reserved_node is not None and args.reserved_node < 0:
         raise UsageError("--reserved-node must be 0 or more")
     volcano.parse_discovery_interval(args.discovery_interval)
-    topo = profile.topology
     return bundle.GenerateOptions(
-        topology=topo,
-        profile_name=profile.name,
         kinds=bundle.parse_kinds(args.emit),
-        topology_name=args.topology_name,
-        flavor_name=args.flavor_name,
-        flavor_node_labels=labels,
-        tolerations=tolerations,
-        reserved_node=args.reserved_node,
-        hypernode=hypernodes.HyperNodeOptions(
-            prefix=args.hypernode_prefix,
-            volcano_version=args.volcano_version,
-            node_members=args.node_members,
-            owner=hypernodes.owner_value(profile.name, topo.name),
+        options=(
+            kueue.KueueOptions(
+                topology_name=args.topology_name,
+                flavor_name=args.flavor_name,
+                flavor_node_labels=labels,
+                tolerations=tuple(args.flavor_toleration),
+            ),
+            volcano.VolcanoOptions(reserved_node=args.reserved_node),
+            hypernodes.HyperNodeOptions(
+                prefix=args.hypernode_prefix,
+                volcano_version=args.volcano_version,
+                node_members=args.node_members,
+                owner=hypernodes.owner_value(profile.name, profile.topology.name),
+            ),
+            volcano.DiscoveryOptions(
+                name=args.discovery_name,
+                interval=args.discovery_interval,
+                volcano_version=args.volcano_version,
+            ),
+            slurm.SlurmOptions(topology_name=args.slurm_topology_name),
         ),
-        discovery_name=args.discovery_name,
-        discovery_interval=args.discovery_interval,
-        slurm_topology_name=args.slurm_topology_name,
     )
 
 
@@ -316,7 +329,7 @@ def _merge(args: argparse.Namespace, profile: Profile, *, network_topology: bool
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    from labeler.emit import bundle
+    from labeler.emit import Target, bundle, hypernodes
 
     profile = profile_of(args)
     opts = _generate_options(args, profile)  # validate every flag before reading anything
@@ -325,8 +338,11 @@ def run_generate(args: argparse.Namespace) -> int:
         _merge(args, profile)
         return Exit.OK
     pset = _checked_positions(args, profile, opts)
-    opts = _drop_unusable(args, opts, pset)
-    outputs = bundle.build(opts, pset.positions if pset else None)
+    target = Target(profile.topology, profile.name)
+    if pset is not None:
+        target = Target(profile.topology, profile.name, pset.positions, pset.other_trees)
+    opts = _drop_unusable(args, opts, target)
+    outputs = bundle.build(target, opts)
     if args.merge_into:
         hn = any(o.filename in bundle.HYPERNODE_FILES for o in outputs)
         _merge(args, profile, network_topology=hn)
@@ -343,7 +359,7 @@ def run_generate(args: argparse.Namespace) -> int:
         sync(
             cluster(args),
             outputs,
-            opts.hypernode.owner,
+            opts.of(hypernodes.EMITTER).owner,
             dry_run=args.dry_run,
             prune=args.prune,
             report=print,
@@ -354,17 +370,16 @@ def run_generate(args: argparse.Namespace) -> int:
 def _generate_options(args: argparse.Namespace, profile: Profile) -> bundle.GenerateOptions:
     """The options of ``generate``, once the flags are known to go together."""
     from labeler.emit import bundle
+    from labeler.emit.kinds import Kind
 
     if (args.dry_run or args.prune) and not args.apply:
         raise UsageError("--dry-run and --prune go with --apply")
-    if args.prune and bundle.HYPERNODES not in bundle.parse_kinds(args.emit):
+    if args.prune and Kind.HYPERNODES not in bundle.parse_kinds(args.emit):
         raise UsageError("--prune deletes stale HyperNodes: keep hypernodes in --emit")
     if args.output_dir and args.output:
         raise UsageError("give either --output-dir or -o, not both")
     opts = _options(args, profile)
-    if bundle.SLURM in opts.kinds and not (
-        args.output_dir and (args.from_csv or args.from_cluster)
-    ):
+    if Kind.SLURM in opts.kinds and not (args.output_dir and (args.from_csv or args.from_cluster)):
         raise UsageError(
             "--emit slurm writes two files (slurm/topology.conf, slurm/topology.yaml): "
             "give --output-dir and --from-csv or --from-cluster"
@@ -377,7 +392,7 @@ def _checked_positions(
 ) -> PositionSet | None:
     """The nodes' positions, when a source is given, refused (or, with --force, warned
     about) when the check finds errors."""
-    from labeler.emit import bundle
+    from labeler.emit.kinds import DEFAULT_KINDS, Kind
 
     pset = _positions(args, profile)
     if pset is not None:
@@ -391,8 +406,8 @@ def _checked_positions(
                 )
             for line in lines:
                 print(f"warning: {line}", file=sys.stderr)
-    elif bundle.HYPERNODES in opts.kinds:
-        if args.emit != ",".join(bundle.KINDS) or args.prune:
+    elif Kind.HYPERNODES in opts.kinds:
+        if args.emit != ",".join(DEFAULT_KINDS) or args.prune:
             raise UsageError(
                 "HyperNodes (--emit hypernodes, --prune) need --from-csv or --from-cluster"
             )
@@ -400,7 +415,7 @@ def _checked_positions(
     return pset
 
 
-def _write_dir(d: Path, outputs: list[bundle.Output]) -> None:
+def _write_dir(d: Path, outputs: list[Output]) -> None:
     """One file per output under --output-dir, each said on a line."""
     for o in outputs:
         # Config snippets go one folder down so that `kubectl apply -f D/` applies
@@ -424,15 +439,14 @@ def _write_dir(d: Path, outputs: list[bundle.Output]) -> None:
 
 
 def _drop_unusable(
-    args: argparse.Namespace, opts: bundle.GenerateOptions, pset: PositionSet | None
+    args: argparse.Namespace, opts: bundle.GenerateOptions, target: Target
 ) -> bundle.GenerateOptions:
     """Leave out an output its consumer cannot use, saying why (refuse if it was asked for)."""
     from labeler.emit import bundle
+    from labeler.emit.kinds import DEFAULT_KINDS
 
-    asked = args.emit != ",".join(bundle.KINDS)
-    for kind, reasons in bundle.unusable(
-        opts, pset.positions if pset else None, pset.other_trees if pset else None
-    ).items():
+    asked = args.emit != ",".join(DEFAULT_KINDS)
+    for kind, reasons in bundle.unusable(target, opts).items():
         if asked:
             raise InputError(reasons, heading=f"--emit {kind}: not generated:")
         for reason in reasons:

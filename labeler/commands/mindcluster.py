@@ -21,9 +21,10 @@ import os
 from collections.abc import Callable, Sequence
 
 from labeler.base.errors import Exit, LabelerError
-from labeler.base.logs import setup_logging
+from labeler.base.logs import LogFormat, setup_logging
 from labeler.bulk import apply as bulk
 from labeler.bulk import lld, writes
+from labeler.bulk.pace import Pace
 from labeler.commands._base import cluster
 from labeler.core.plan import conflict_line
 from labeler.core.sheet import (
@@ -95,7 +96,7 @@ def label_tool_parser() -> argparse.ArgumentParser:
         # Accepted so scripts written for an earlier twin keep working; it no longer
         # changes anything, since the twin always overwrites like the original.
         p.add_argument("--adopt", action="store_true", help=argparse.SUPPRESS)
-        p.add_argument("--concurrency", type=int, default=16, help=argparse.SUPPRESS)
+        p.add_argument("--concurrency", type=int, default=Pace.concurrency, help=argparse.SUPPRESS)
         # The original's kubectl read $KUBECONFIG; so does this. The flags are ours, so the
         # "no cluster configured: pass --kubeconfig" hint is true here too.
         p.add_argument(
@@ -108,7 +109,7 @@ def label_tool_parser() -> argparse.ArgumentParser:
 def label_tool_main(argv: Sequence[str] | None = None) -> int:
     args = label_tool_parser().parse_args(argv)
     # Errors only: the result is printed, and retry warnings would be noise around it.
-    setup_logging("error")
+    setup_logging("error", LogFormat.TEXT)
     return _interruptible(_label_tool, args)
 
 
@@ -166,7 +167,7 @@ def _label_tool(args: argparse.Namespace) -> int:
     try:
         api = cluster(args, concurrency=args.concurrency)
         plan = bulk.cluster_plan(api, sheet, opts)
-        report = writes.run(api, plan, concurrency=args.concurrency)
+        report = writes.run(api, plan, pace=Pace(concurrency=args.concurrency))
     except LabelerError as e:
         print(f"Error: {e}")
         return Exit.ERROR
@@ -225,7 +226,7 @@ def lld_parser_parser() -> argparse.ArgumentParser:
 
 def lld_parser_main(argv: Sequence[str] | None = None) -> int:
     args = lld_parser_parser().parse_args(argv)
-    setup_logging("warning")
+    setup_logging("warning", LogFormat.TEXT)
     return _interruptible(_lld_parser, args)
 
 

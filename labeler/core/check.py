@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any
@@ -30,11 +31,21 @@ from labeler.base.text import a_few
 from labeler.core.labels import value_problems
 from labeler.core.model import Level, NodePosition, Topology
 
-LABELED = "labeled"
-PARTIAL = "partial"
-UNLABELED = "unlabeled"
-INCONSISTENT = "inconsistent"
-NODE_STATES = (LABELED, PARTIAL, UNLABELED, INCONSISTENT)
+
+class NodeState(StrEnum):
+    """How a node's level labels look to a topology-aware scheduler: every level present
+    and nested, some missing (Kueue TAS ignores it), none, or present but a value sits
+    under two parents. Exclusive: the states sum to the nodes checked."""
+
+    LABELED = "labeled"
+    PARTIAL = "partial"
+    UNLABELED = "unlabeled"
+    INCONSISTENT = "inconsistent"
+
+
+# Read once per node of 100,000: a module global costs a tenth of an enum's class attribute.
+_LABELED, _PARTIAL = NodeState.LABELED, NodeState.PARTIAL
+_UNLABELED, _INCONSISTENT = NodeState.UNLABELED, NodeState.INCONSISTENT
 
 
 @dataclass(frozen=True)
@@ -91,17 +102,17 @@ class CheckReport:
     def _inconsistent_nodes(self) -> frozenset[str]:
         return frozenset(n for v in self.nesting for n in v.nodes)
 
-    def node_state(self, position: NodePosition) -> str:
+    def node_state(self, position: NodePosition) -> NodeState:
         """One of labeled / partial / unlabeled / inconsistent: exclusive, so the states
         sum to the nodes checked."""
         present = sum(v is not None for v in position.values)
         if present == 0:
-            return UNLABELED
+            return _UNLABELED
         if present < len(position.values):
-            return PARTIAL
+            return _PARTIAL
         if position.node in self._inconsistent_nodes:
-            return INCONSISTENT
-        return LABELED
+            return _INCONSISTENT
+        return _LABELED
 
     @property
     def ok(self) -> bool:
@@ -305,7 +316,7 @@ def check_positions(
 
 def state_counts(report: CheckReport, positions: Sequence[NodePosition]) -> dict[str, int]:
     """Nodes per state; the states are exclusive, so the counts sum to the nodes."""
-    counts = dict.fromkeys(NODE_STATES, 0)
+    counts: dict[str, int] = dict.fromkeys(NodeState, 0)
     for p in positions:
         counts[report.node_state(p)] += 1
     return counts
@@ -316,7 +327,7 @@ def render_text(
     positions: Sequence[NodePosition],
     *,
     origin: str,
-    max_nodes: int = 10,
+    max_nodes: int,
 ) -> list[str]:
     """The human report of ``check``: node states, domain sizes, then every error."""
     topo = report.topology

@@ -20,14 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 Path = tuple[str, ...]
 
-REPLACEABLE = "replaceable"
-NOT_REPLACEABLE = "not_replaceable"
-EXEMPT = "exempt"  # Kueue keeps the assignment as it is: no replacement, no eviction
-HOTSWAP_STATES = (REPLACEABLE, NOT_REPLACEABLE, EXEMPT)
+
+class SwapState(StrEnum):
+    """Could Kueue replace each node of an admitted Workload if it failed now."""
+
+    REPLACEABLE = "replaceable"
+    NOT_REPLACEABLE = "not_replaceable"
+    EXEMPT = "exempt"  # Kueue keeps the assignment as it is: no replacement, no eviction
 
 
 def replacement_domain(
@@ -98,9 +102,9 @@ class WorkloadSpare:
     name: str
     cluster_queue: str
     flavor: str
-    state: str  # REPLACEABLE, NOT_REPLACEABLE or EXEMPT
+    state: SwapState
     nodes: tuple[NodeSpare, ...] = ()
-    note: str = ""  # why EXEMPT, or what else Kueue would do
+    note: str = ""  # why exempt, or what else Kueue would do
 
     @property
     def key(self) -> str:
@@ -125,14 +129,14 @@ class HotSwapView:
         """ClusterQueue → state → Workloads (every state present, zero or not)."""
         out: dict[str, dict[str, int]] = {}
         for w in self.workloads:
-            counts = out.setdefault(w.cluster_queue, dict.fromkeys(HOTSWAP_STATES, 0))
+            counts = out.setdefault(w.cluster_queue, dict.fromkeys(SwapState, 0))
             counts[w.state] += 1
         return dict(sorted(out.items()))
 
     @property
     def at_risk(self) -> tuple[WorkloadSpare, ...]:
         """The Workloads one node failure would evict (or strand, without fail-fast)."""
-        return tuple(w for w in self.workloads if w.state == NOT_REPLACEABLE)
+        return tuple(w for w in self.workloads if w.state == SwapState.NOT_REPLACEABLE)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -147,7 +151,7 @@ class HotSwapView:
                     "name": w.name,
                     "clusterQueue": w.cluster_queue,
                     "flavor": w.flavor,
-                    "state": w.state,
+                    "state": w.state.value,
                     "note": w.note,
                     "nodes": [
                         {

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from labeler.base.prog import command
 from labeler.core.node import (
@@ -29,16 +30,20 @@ from labeler.core.node import (
     owners_of,
 )
 
-AGENT = "agent"
-BULK = "bulk"
+
+class Writer(StrEnum):
+    """A writer of ours, as the owners annotation records it."""
+
+    AGENT = "agent"
+    BULK = "bulk"
 
 
 def writer_name(owner: str) -> str:
     """How a conflict names the writer of ours that owns a key (bulk's commands as the user
     invokes them)."""
-    if owner == AGENT:
+    if owner == Writer.AGENT:
         return "the topology-labeler agent"
-    if owner == BULK:
+    if owner == Writer.BULK:
         return command("apply/delete")
     return f"the writer {owner!r}"
 
@@ -56,7 +61,7 @@ class Desired:
       (the agent's profile keys; empty for ``apply``, whose empty cells mean "leave it").
     - ``remove``: keys to delete outright if owned, or with adopt (``delete``).
     - ``source_ids``: key → full source ID, recorded so a hashed value can be traced back.
-    - ``writer``: who asks (``AGENT``, ``BULK``); recorded as the owner of what it writes.
+    - ``writer``: who asks; recorded as the owner of what it writes.
     - ``claim``: a ``set`` key that already holds the wanted value and that no writer of
       ours owns is recorded as this writer's (an annotation write, the label untouched).
     - ``placeholders``: values that mean "nothing known" (another labeler's): a key holding
@@ -70,7 +75,7 @@ class Desired:
     prune: frozenset[str] = frozenset()
     remove: frozenset[str] = frozenset()
     source_ids: Mapping[str, str] = field(default_factory=dict)
-    writer: str = AGENT
+    writer: Writer = Writer.AGENT
     claim: bool = False
     placeholders: frozenset[str] = frozenset()
     annotations: Mapping[str, str] = field(default_factory=dict)
@@ -246,7 +251,7 @@ def _diff_keys(
     adopt: bool,
 ) -> _Keys:
     """The ownership rules for one kind of key; ``keys`` is updated and returned."""
-    me = desired.writer
+    me = str(desired.writer)  # a plain str: compared with every owner, once per key
     owned, owners = keys.owned, keys.owners
 
     def other(key: str) -> str | None:
@@ -382,7 +387,7 @@ def _record_source_ids(
     owned = labels.owned
     new_ids = {k: v for k, v in ids.items() if k in owned} if ids else {}
     if desired.source_ids:
-        me = desired.writer
+        me = str(desired.writer)
         wanted = {**desired.set, **fill}
         # Only keys this writer may write: a value someone else set (the same one we want)
         # and did not let us claim is not recorded, which would be a write where none is

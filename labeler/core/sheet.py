@@ -64,7 +64,9 @@ class Leniency:
 
 
 STRICT = Leniency()
-LIKE_MINDCLUSTER = Leniency(True, True, True, True)
+LIKE_MINDCLUSTER = Leniency(
+    pad_short_rows=True, skip_unnamed_rows=True, merge_repeats=True, strip_headers=True
+)
 
 
 @dataclass(frozen=True)

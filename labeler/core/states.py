@@ -20,16 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from labeler.core.check import (
-    INCONSISTENT,
-    LABELED,
-    NODE_STATES,
-    PARTIAL,
-    UNLABELED,
-    CheckReport,
-    NestingViolation,
-    check_positions,
-)
+from labeler.core.check import CheckReport, NestingViolation, NodeState, check_positions
 from labeler.core.dra import Devices
 from labeler.core.model import NodePosition, Topology, level_values
 from labeler.core.node import NodeInfo
@@ -96,7 +87,8 @@ def candidate_facts(topology: Topology, scope: Scope, node: NodeInfo) -> NodeFac
     )
 
 
-UNUSABLE_STATES = (PARTIAL, UNLABELED)
+UNUSABLE_STATES = (NodeState.PARTIAL, NodeState.UNLABELED)
+_PARTIAL = NodeState.PARTIAL  # read per node: a module global, not the class attribute
 
 
 @dataclass(frozen=True)
@@ -107,7 +99,7 @@ class AuditReport:
     scope: str
     topology: Topology
     check: CheckReport
-    states: Mapping[str, tuple[str, ...]]  # state -> nodes, sorted; every state present
+    states: Mapping[NodeState, tuple[str, ...]]  # state -> nodes, sorted; every state present
     missing: Mapping[str, tuple[str, ...]]  # partial node -> level names it lacks
     foreign: Mapping[str, tuple[str, ...]]  # node -> topology keys not set by us
     accelerators: Mapping[str, int]  # resource -> allocatable on all in-scope nodes
@@ -120,10 +112,10 @@ class AuditReport:
     @property
     def ok(self) -> bool:
         """True when every node in scope is fully and consistently labeled."""
-        return len(self.states[LABELED]) == self.nodes
+        return len(self.states[NodeState.LABELED]) == self.nodes
 
     def counts(self) -> dict[str, int]:
-        return {s: len(self.states[s]) for s in NODE_STATES}
+        return {s: len(self.states[s]) for s in NodeState}
 
     @property
     def nesting(self) -> tuple[NestingViolation, ...]:
@@ -137,7 +129,7 @@ class AuditReport:
             "ok": self.ok,
             "nodesInScope": self.nodes,
             "counts": self.counts(),
-            "nodes": {s: list(self.states[s]) for s in NODE_STATES},
+            "nodes": {s.value: list(self.states[s]) for s in NodeState},
             "missing": {n: list(lv) for n, lv in self.missing.items()},
             "foreignLabels": {n: list(keys) for n, keys in self.foreign.items()},
             "accelerators": dict(self.accelerators),
@@ -175,7 +167,7 @@ def build_report(
     tree = topology.tree_label
     tree_labels = {p.node: p.extra[tree] for p in positions if tree in p.extra} if tree else None
     check = check_positions(topology, positions, tree_labels)
-    states: dict[str, list[str]] = {s: [] for s in NODE_STATES}
+    states: dict[NodeState, list[str]] = {s: [] for s in NodeState}
     missing: dict[str, tuple[str, ...]] = {}
     total: Counter[str] = Counter()
     unusable: Counter[str] = Counter()
@@ -186,7 +178,7 @@ def build_report(
             total[resource] += count
             if state in UNUSABLE_STATES:
                 unusable[resource] += count
-        if state == PARTIAL:
+        if state is _PARTIAL:
             missing[f.name] = tuple(lv.name for lv in p.missing(topology))
     return AuditReport(
         profile=profile,
@@ -202,10 +194,6 @@ def build_report(
 
 
 __all__ = [
-    "INCONSISTENT",
-    "LABELED",
-    "PARTIAL",
-    "UNLABELED",
     "AuditReport",
     "NodeFacts",
     "build_report",

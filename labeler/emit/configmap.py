@@ -158,7 +158,9 @@ def merge_resource_level_config(
     merged = {**trees, **ours}
     value = resource_level_config_string(merged)
     if isinstance(previous, str) and trees == merged and not plugin_added:
-        return MergeResult(text, False, previous, previous, tuple(notes))
+        return MergeResult(
+            text, changed=False, previous=previous, value=previous, notes=tuple(notes)
+        )
     arguments[RESOURCE_LEVEL_CONFIG] = value
 
     if _COMMENT.search(conf_text) or _COMMENT.search(parts[index][1]):
@@ -170,7 +172,7 @@ def merge_resource_level_config(
     parts[index] = (parts[index][0], dump(doc))
     new_text = "".join(sep + body for sep, body in parts)
     prev = previous if isinstance(previous, str) else None
-    return MergeResult(new_text, True, prev, value, tuple(notes))
+    return MergeResult(new_text, changed=True, previous=prev, value=value, notes=tuple(notes))
 
 
 def _scheduler_configmap(parts: list[tuple[str, str]], origin: str) -> tuple[int, dict[str, Any]]:

@@ -18,6 +18,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from labeler.base.errors import InputError
@@ -25,6 +26,9 @@ from labeler.core.labels import NAME_HASH_LENGTH as HASH_LEN
 from labeler.core.labels import digest, dns_name, slug
 from labeler.core.model import Level, NodePosition, Topology
 from labeler.core.positions import DEFAULT_TREE
+from labeler.core.volcano import VERSION, MemberType
+from labeler.emit import Emitter, Output, Target
+from labeler.emit.kinds import Kind
 
 log = logging.getLogger(__name__)
 
@@ -35,14 +39,26 @@ LEVEL_ANNOTATION = "topology-labeler.io/level-label"
 OWNER_LABEL = "topology-labeler.io/topology"
 DISCOVERY_SOURCE_LABEL = "volcano.sh/network-topology-source"  # never set (see module doc)
 TIER_NAME_SINCE = (1, 14)
+HYPERNODES_FILE = "volcano-hypernodes.yaml"
+# Plain strings, looked up once: a member is written per node (100,000 of them), and an
+# enum member's value is a property read each time.
+_NODE, _HYPERNODE = MemberType.NODE.value, MemberType.HYPERNODE.value
 _PREFIX_RE = re.compile(r"^[a-z0-9][-a-z0-9]{0,39}$")
+
+
+class NodeMembers(StrEnum):
+    """How a tier-1 HyperNode names its nodes: one member per node, or one ``labelMatch``
+    on the narrowest label (which picks up new nodes by itself)."""
+
+    NAMES = "names"
+    LABELS = "labels"
 
 
 @dataclass(frozen=True)
 class HyperNodeOptions:
     prefix: str = ""  # e.g. "oci-"; must itself be DNS-safe
-    volcano_version: tuple[int, int] = (1, 14)
-    node_members: str = "names"  # "names": one member per node; "labels": one labelMatch
+    volcano_version: tuple[int, int] = VERSION
+    node_members: NodeMembers = NodeMembers.NAMES
     owner: str = ""  # value of OWNER_LABEL, so --prune touches only this topology's HyperNodes
 
 
@@ -87,9 +103,9 @@ def hypernode_name(level: Level, value: str, prefix: str = "") -> str:
 def node_member(node: str) -> dict[str, Any]:
     """``exactMatch`` for names up to 63 characters, else an anchored ``regexMatch``."""
     if len(node) <= MAX_NAME:
-        return {"type": "Node", "selector": {"exactMatch": {"name": node}}}
+        return {"type": _NODE, "selector": {"exactMatch": {"name": node}}}
     pattern = "^" + node.replace(".", r"\.") + "$"
-    return {"type": "Node", "selector": {"regexMatch": {"pattern": pattern}}}
+    return {"type": _NODE, "selector": {"regexMatch": {"pattern": pattern}}}
 
 
 def choose_parents(topology: Topology, positions: Sequence[NodePosition], i: int) -> dict[str, str]:
@@ -126,8 +142,6 @@ def build_hypernodes(
     problems = prefix_problems(opts.prefix)
     if problems:
         raise InputError(f"--hypernode-prefix {opts.prefix!r} {problems[0]}")
-    if opts.node_members not in ("names", "labels"):
-        raise InputError(f"--node-members {opts.node_members!r}: use names or labels")
     with_tier_name = opts.volcano_version >= TIER_NAME_SINCE
     labels = dict(MANAGED_BY)
     if opts.owner:
@@ -194,8 +208,8 @@ def _member_list(
     if i < len(levels) - 1:
         child_level = levels[i + 1]
         child_names = sorted({hypernode_name(child_level, c, opts.prefix) for c in members})
-        return [{"type": "HyperNode", "selector": {"exactMatch": {"name": c}}} for c in child_names]
-    if opts.node_members == "names":
+        return [{"type": _HYPERNODE, "selector": {"exactMatch": {"name": c}}} for c in child_names]
+    if opts.node_members is NodeMembers.NAMES:
         return [node_member(n) for n in sorted(set(members))]
     match = {levels[i].key: value}
     if topology.tree_label and topology.name != DEFAULT_TREE:
@@ -203,4 +217,18 @@ def _member_list(
         # Not for "default": its nodes may lack the tree label altogether
         # (ascend-for-volcano counts them in), which matchLabels cannot say
         match[topology.tree_label] = topology.name
-    return [{"type": "Node", "selector": {"labelMatch": {"matchLabels": match}}}]
+    return [{"type": _NODE, "selector": {"labelMatch": {"matchLabels": match}}}]
+
+
+def outputs(target: Target, opts: HyperNodeOptions) -> list[Output]:
+    """The HyperNodes of the target's positions; none without positions."""
+    if target.positions is None:
+        return []
+    docs = build_hypernodes(target.topology, target.positions, opts)
+    if not docs:
+        return []
+    title = f"Volcano HyperNodes ({len(docs)}): kubectl apply -f this file"
+    return [Output(HYPERNODES_FILE, title, tuple(docs), applicable=True)]
+
+
+EMITTER = Emitter(Kind.HYPERNODES, HyperNodeOptions(), outputs)

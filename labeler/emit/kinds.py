@@ -4,10 +4,17 @@ every command's start-up."""
 
 from __future__ import annotations
 
-KUEUE = "kueue"
-VOLCANO = "volcano"
-HYPERNODES = "hypernodes"
-DISCOVERY = "discovery"
-SLURM = "slurm"
-KINDS = (KUEUE, VOLCANO, HYPERNODES, DISCOVERY)  # the default
-ALL_KINDS = (*KINDS, SLURM)
+from enum import StrEnum
+
+
+class Kind(StrEnum):
+    """An output of ``generate`` (``--emit``), in the order they are built."""
+
+    KUEUE = "kueue"
+    VOLCANO = "volcano"
+    HYPERNODES = "hypernodes"
+    DISCOVERY = "discovery"
+    SLURM = "slurm"
+
+
+DEFAULT_KINDS = (Kind.KUEUE, Kind.VOLCANO, Kind.HYPERNODES, Kind.DISCOVERY)

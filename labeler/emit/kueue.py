@@ -8,12 +8,14 @@ tolerations. The level order comes from :meth:`Topology.kueue_levels`, never re-
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from labeler.base.errors import InputError
-from labeler.core.labels import dns1123_subdomain_problems, key_problems, value_problems
+from labeler.core.labels import dns1123_subdomain_problems, dns_name, key_problems, value_problems
 from labeler.core.model import HOSTNAME_LABEL, Topology
+from labeler.emit import Emitter, Output, Target
+from labeler.emit.kinds import Kind
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 MAX_LEVELS = 16
@@ -116,3 +118,47 @@ def resource_flavor(
         "metadata": {"name": name, "labels": dict(MANAGED_BY)},
         "spec": spec,
     }
+
+
+@dataclass(frozen=True)
+class KueueOptions:
+    """``--topology-name``, ``--flavor-name``, ``--flavor-node-label``, ``--flavor-toleration``.
+    Without node labels there is no ResourceFlavor (it could not say which nodes it covers)."""
+
+    topology_name: str | None = None  # default: the profile name, made DNS-safe
+    flavor_name: str | None = None  # default: the Topology's name
+    flavor_node_labels: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Toleration, ...] = ()
+
+
+def topology_name(target: Target, opts: KueueOptions) -> str:
+    """``--topology-name``, else the profile name made DNS-safe (``lab_fabric`` →
+    ``lab-fabric``): a profile name is free text, an object name is not."""
+    return opts.topology_name or dns_name(target.profile_name)
+
+
+def outputs(target: Target, opts: KueueOptions) -> list[Output]:
+    """The Topology, and its ResourceFlavor when nodeLabels say which nodes it covers."""
+    name = topology_name(target, opts)
+    out = [
+        Output(
+            "kueue-topology.yaml",
+            f"Kueue Topology {name}: kubectl apply -f this file",
+            (topology_object(target.topology, name),),
+            applicable=True,
+        )
+    ]
+    if opts.flavor_node_labels:
+        flavor = opts.flavor_name or name
+        out.append(
+            Output(
+                "kueue-resourceflavor.yaml",
+                f"Kueue ResourceFlavor {flavor} (topologyName {name}): kubectl apply -f",
+                (resource_flavor(flavor, name, opts.flavor_node_labels, opts.tolerations),),
+                applicable=True,
+            )
+        )
+    return out
+
+
+EMITTER = Emitter(Kind.KUEUE, KueueOptions(), outputs)

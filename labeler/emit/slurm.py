@@ -26,15 +26,17 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import hostlist
+from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import InputError
 from labeler.core.model import NodePosition, Topology
-from labeler.core.slinky import SlurmNames, switch_name
+from labeler.emit import Emitter, Output, Target
 from labeler.emit.hypernodes import choose_parents
+from labeler.emit.kinds import Kind
 from labeler.emit.yamlio import dump
+
+if TYPE_CHECKING:
+    from labeler.core.slinky import SlurmNames
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,8 @@ class _Tree:
 
 
 def _tree(topology: Topology, positions: Sequence[NodePosition]) -> _Tree:
+    from labeler.core.slinky import switch_name
+
     levels = topology.levels
     last = len(levels) - 1
     children: list[defaultdict[str, set[str]]] = [defaultdict(set) for _ in levels]
@@ -105,6 +109,8 @@ def _tree(topology: Topology, positions: Sequence[NodePosition]) -> _Tree:
 
 
 def _hostlist(names: Sequence[str]) -> str:
+    import hostlist
+
     return str(hostlist.collect_hostlist(list(names)))
 
 
@@ -202,6 +208,8 @@ def _blocks(
     topology: Topology, positions: Sequence[NodePosition]
 ) -> tuple[list[tuple[str, list[str]]], list[int]]:
     """(block name, nodes) grouped by parent domain, and their block_sizes."""
+    from labeler.core.slinky import switch_name
+
     level = topology.block_level
     assert level is not None
     i = topology.index(level.key)
@@ -251,3 +259,47 @@ def _yaml_doc(
                 }
             )
     return doc
+
+
+FOLDER = "slurm"  # under --output-dir: files for the Slurm controller, not for kubectl
+
+
+@dataclass(frozen=True)
+class SlurmOptions:
+    """``--slurm-topology-name``: topology.yaml's name of the tree topology."""
+
+    topology_name: str | None = None  # default: the profile name
+
+
+def outputs(target: Target, opts: SlurmOptions) -> list[Output]:
+    """topology.conf and topology.yaml, for the Slurm controller's folder; none without
+    positions."""
+    if target.positions is None:
+        return []
+    from labeler.core.slinky import topology_names
+
+    names = topology_names(target.topology, opts.topology_name or target.profile_name)
+    files = build(target.topology, target.positions, names)
+    return [
+        Output(
+            "topology.conf",
+            "Slurm topology.conf (TopologyPlugin=topology/tree): next to slurm.conf",
+            (),
+            applicable=False,
+            raw=files.conf,
+            folder=FOLDER,
+        ),
+        Output(
+            "topology.yaml",
+            f"Slurm topology.yaml (25.05+; topologies {names.tree}"
+            + (f", {names.block}" if names.block else "")
+            + "): next to slurm.conf, instead of topology.conf",
+            (),
+            applicable=False,
+            raw=files.yaml,
+            folder=FOLDER,
+        ),
+    ]
+
+
+EMITTER = Emitter(Kind.SLURM, SlurmOptions(), outputs)

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import LabelerError
 from labeler.base.text import a_few
-from labeler.emit import hypernodes
-from labeler.emit.bundle import Output
+from labeler.emit import Output, hypernodes
 
 if TYPE_CHECKING:
     from labeler.kube.custom import CustomObjects

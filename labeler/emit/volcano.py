@@ -12,17 +12,22 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from labeler.base.errors import InputError, UsageError
 from labeler.core.labels import DNS1123_LABEL_RE
 from labeler.core.model import Topology
 from labeler.core.profiles import ASCEND_TREE_LABEL  # the only tree label ascend-for-volcano reads
+from labeler.core.volcano import VERSION
+from labeler.emit import Emitter, Output, Target
+from labeler.emit.kinds import Kind
 
 INIT_PARAMS = "init-params"
 RESOURCE_LEVEL_CONFIG = "resource-level-config"
 SCHEDULER_CONF_KEY = "volcano-scheduler.conf"
 MAX_DISCOVERY_NAME = 20
+DISCOVERY_FILE = "volcano-hypernode-discovery.yaml"
 # Label discovery: 1.12 registers a "label" discoverer whose methods panic; 1.13 works but
 # its HyperNodes have no tierName; 1.14 sets tierName to the label key (docs/compatibility.md)
 DISCOVERY_SINCE = (1, 13)
@@ -136,7 +141,7 @@ def parse_discovery_interval(text: str) -> float:
     return seconds
 
 
-def discovery_config(topology: Topology, name: str, interval: str = "1h") -> dict[str, Any]:
+def discovery_config(topology: Topology, name: str, interval: str) -> dict[str, Any]:
     """The ``networkTopologyDiscovery`` entry (``source: label``) for volcano-controller.conf."""
     parse_discovery_interval(interval)
     problems = discovery_name_problems(name)
@@ -159,3 +164,75 @@ def discovery_config(topology: Topology, name: str, interval: str = "1h") -> dic
             }
         ]
     }
+
+
+@dataclass(frozen=True)
+class VolcanoOptions:
+    """``--reserved-node``: level1's reservedNode in resource-level-config."""
+
+    reserved_node: int | None = None  # default: the profile's
+
+
+def _init_params(target: Target, opts: VolcanoOptions) -> list[Output]:
+    return [
+        Output(
+            "volcano-scheduler-init-params.yaml",
+            "Volcano scheduler: merge into volcano-scheduler.conf (or use --merge-into)",
+            (init_params_snippet(target.topology, opts.reserved_node),),
+            applicable=False,
+        )
+    ]
+
+
+def _init_params_unusable(target: Target, opts: VolcanoOptions) -> list[str]:
+    why = ascend_tree_problem(target.topology)
+    return [why] if why else []
+
+
+VOLCANO = Emitter(Kind.VOLCANO, VolcanoOptions(), _init_params, _init_params_unusable)
+
+
+@dataclass(frozen=True)
+class DiscoveryOptions:
+    """``--discovery-name``, ``--discovery-interval`` and ``--volcano-version``, for the
+    controller's label discovery (an alternative to static HyperNodes)."""
+
+    name: str | None = None  # networkTopologyTypes name; default: from the profile's name
+    interval: str = "1h"  # a Go duration
+    volcano_version: tuple[int, int] = VERSION
+
+
+def _discovery(target: Target, opts: DiscoveryOptions) -> list[Output]:
+    name = opts.name or default_discovery_name(target.topology, target.profile_name)
+    return [
+        Output(
+            DISCOVERY_FILE,
+            "Volcano controller: merge into volcano-controller.conf "
+            "(label discovery; an alternative to static HyperNodes)",
+            (discovery_config(target.topology, name, opts.interval),),
+            applicable=False,
+        )
+    ]
+
+
+def _discovery_unusable(target: Target, opts: DiscoveryOptions) -> list[str]:
+    # Here: the check's module is needed only when discovery is asked for.
+    from labeler.core.check import shared_across_trees
+
+    reasons = []
+    why = discovery_problem(opts.volcano_version)
+    if why:
+        reasons.append(why)
+    if target.positions is not None and target.other_trees:
+        shared = shared_across_trees(
+            target.topology, target.positions, target.other_trees, max_nodes=3
+        )
+        if shared:
+            reasons.append(
+                f"label discovery would merge trees ({len(shared)} level value(s) are "
+                f"used by several trees, e.g. {shared[0]})"
+            )
+    return reasons
+
+
+DISCOVERY = Emitter(Kind.DISCOVERY, DiscoveryOptions(), _discovery, _discovery_unusable)

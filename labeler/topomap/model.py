@@ -19,7 +19,7 @@ from typing import Any, cast
 
 from labeler.base.text import natural_key
 from labeler.core.capacity import Node
-from labeler.core.check import NODE_STATES, UNLABELED
+from labeler.core.check import NodeState
 from labeler.core.dra import Devices
 from labeler.core.model import Topology
 from labeler.core.node import NodeInfo
@@ -27,6 +27,8 @@ from labeler.core.overlay import JobOverlay
 from labeler.core.quantity import format_units
 from labeler.core.scope import Scope
 from labeler.core.states import AuditReport, NodeFacts, build_report, node_facts
+
+_UNLABELED = NodeState.UNLABELED  # read per node: a module global, not the class attribute
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class MapDomain:
 @dataclass(frozen=True)
 class MapNode:
     name: str
-    state: str
+    state: NodeState
     domain: int  # narrowest domain's index; -1 when outside the topology
     values: tuple[str | None, ...]
     total: int
@@ -112,7 +114,7 @@ class TopologyMap:
         def intern(text: str) -> int:
             return pairs.setdefault(text, len(pairs))
 
-        states = list(NODE_STATES)
+        states = list(NodeState)
         job = self.job
         nodes = []
         for n in self.nodes:
@@ -314,7 +316,7 @@ def build_map(
                 values=values,
                 total=total,
                 free=free,
-                missing=every_level if state == UNLABELED else report.missing.get(f.name, ()),
+                missing=every_level if state is _UNLABELED else report.missing.get(f.name, ()),
                 labels=detail.labels or _position_labels(topology, f),
                 taints=detail.taints,
             )

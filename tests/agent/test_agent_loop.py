@@ -14,8 +14,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from labeler.agent.config import AgentConfig
 from labeler.agent.loop import Agent
-from labeler.agent.reconcile import AgentConfig
 from labeler.base.metrics import agent_metrics
 from labeler.core.labels import parse_encoding
 from labeler.core.node import OWNED_ANNOTATION

@@ -13,8 +13,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from labeler.agent import loop
+from labeler.agent.config import AgentConfig
 from labeler.agent.loop import Agent
-from labeler.agent.reconcile import AgentConfig
 from labeler.base.http import ProbeServer, flag_probe
 from labeler.base.metrics import agent_metrics
 from labeler.core.labels import parse_encoding

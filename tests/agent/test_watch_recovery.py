@@ -17,7 +17,8 @@ from collections.abc import Callable
 import pytest
 
 from labeler.agent.loop import Agent
-from labeler.audit.serve import AuditExporter, ExporterOptions
+from labeler.audit.options import ExporterOptions
+from labeler.audit.serve import AuditExporter
 from labeler.sources import Reading
 from tests.agent.test_agent_loop import FAST_API, IDS, Scripted, labeled
 from tests.fakekube import FakeKube

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import time
 
-from labeler.audit.serve import AuditExporter, ExporterOptions
+from labeler.audit.options import ExporterOptions
+from labeler.audit.serve import AuditExporter
 from labeler.core.scope import Scope
 from tests.audit.exporters import running
 from tests.audit.test_audit_fake import PROFILE, full, nodes_metric, scrape, series

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from labeler.audit.serve import AuditExporter, ExporterOptions
+from labeler.audit.options import ExporterOptions
+from labeler.audit.serve import AuditExporter
 from labeler.cli import main
 from labeler.core.node import OWNED_ANNOTATION
 from labeler.core.profiles import oci_rdma

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from labeler.audit.options import ExporterOptions
 from labeler.audit.serve import AuditExporter
 from labeler.commands.audit import hot_swap_of, live_map
 from labeler.core.profiles import oci_rdma
@@ -88,7 +89,9 @@ def test_audit_without_the_right_to_read_workloads_warns_and_audits_the_nodes(
 def exporter(exporter_of: Callable[..., tuple[AuditExporter, str]]) -> tuple[AuditExporter, str]:
     """The exporter with the live map and the hot-swap view, recomputed every 0.2 s."""
     return exporter_of(
-        page=live_map(PROFILE, Scope()), hotswap=hot_swap_of(Gates()), hotswap_interval=0.2
+        page=live_map(PROFILE, Scope()),
+        hotswap=hot_swap_of(Gates()),
+        options=ExporterOptions(watch_timeout=30, hotswap_interval=0.2),
     )
 
 

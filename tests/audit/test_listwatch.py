@@ -83,7 +83,7 @@ class Scripted(ListWatch):
 def run(scripts: list[list[Step]], quick_for: float = 0.0) -> tuple[Scripted, Stop]:
     clock = Clock()
     stop = Stop(clock)
-    loop = Loop(stop, Backoff(1.0, 30.0), quick_for=quick_for, clock=clock)
+    loop = Loop(stop, Backoff(1.0, 30.0), 300, quick_for=quick_for, clock=clock)
     watch = Scripted(loop, clock, scripts)
     watch.run()
     return watch, stop
@@ -141,7 +141,7 @@ def test_a_resource_not_served_is_in_sync_and_asked_again_later() -> None:
 
     clock = Clock()
     stop = Stop(clock)
-    loop = Loop(stop, Backoff(1.0, 30.0), recheck=300.0, quick_for=0.0, clock=clock)
+    loop = Loop(stop, Backoff(1.0, 30.0), 300, recheck=300.0, quick_for=0.0, clock=clock)
     watch = Optional(loop, clock, [])
     watch.run()
     assert stop.waits == [300.0, 300.0, 300.0]
@@ -159,7 +159,7 @@ def test_an_unexpected_error_is_a_failure_like_any_other() -> None:
 
     clock = Clock()
     stop = Stop(clock)
-    watch = Broken(Loop(stop, Backoff(1.0, 30.0), quick_for=0.0, clock=clock), clock, [])
+    watch = Broken(Loop(stop, Backoff(1.0, 30.0), 300, quick_for=0.0, clock=clock), clock, [])
     watch.run()
     assert stop.waits == [1.0, 2.0, 4.0]
     assert watch.stale == [0.0, 0.0, 1.0, 3.0]

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from selenium.webdriver.common.by import By
 
-from labeler.audit.serve import AuditExporter, ExporterOptions
+from labeler.audit.options import ExporterOptions
+from labeler.audit.serve import AuditExporter
 from labeler.cli import main
 from labeler.commands.audit import live_map
 from labeler.core.profiles import oci_rdma

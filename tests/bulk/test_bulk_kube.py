@@ -11,6 +11,7 @@ from labeler.base.errors import InputError
 from labeler.bulk import apply as bulk
 from labeler.bulk import writes
 from labeler.bulk.apply import Action, BulkOptions
+from labeler.bulk.pace import Pace
 from labeler.core.node import OWNED_ANNOTATION
 from labeler.core.profiles import ascend_superpod
 from labeler.core.sheet import parse_label_csv
@@ -36,7 +37,7 @@ def apply(fake: FakeKube, text: str, **opts: Any) -> writes.BulkReport:
     api = fake.cluster()
     conc = opts.pop("concurrency", 4)
     plan = bulk.cluster_plan(api, parse_label_csv(text, "c.csv"), BulkOptions(**opts))
-    return writes.run(api, plan, concurrency=conc)
+    return writes.run(api, plan, pace=Pace(concurrency=conc))
 
 
 def test_apply_patches_each_changed_node_once_then_rerun_writes_nothing(fake: FakeKube) -> None:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from labeler.bulk.apply import BulkOptions, BulkPlan, plan_bulk
 from labeler.bulk.writes import KINDS, BulkReport, InOrder, NodeOutcome
 from labeler.core.node import OWNED_ANNOTATION, NodeLabels
-from labeler.core.plan import BULK, Desired, plan_labels
+from labeler.core.plan import Desired, Writer, plan_labels
 from labeler.core.sheet import parse_label_csv
 
 G = "huawei.com/topotree.groupid"
@@ -48,7 +48,9 @@ def outcome(plan: BulkPlan, node: str, what: str) -> NodeOutcome | None:
         return NodeOutcome(node, diff.plan, diff.current, written=True)
     # A 409 and a re-plan on the node read again: someone wrote the same value, or another.
     value = "1" if what == "replan-noop" else "7"
-    again = plan_labels(NodeLabels(node, {G: value}, {}, "2"), Desired(set={G: "1"}, writer=BULK))
+    again = plan_labels(
+        NodeLabels(node, {G: value}, {}, "2"), Desired(set={G: "1"}, writer=Writer.BULK)
+    )
     return NodeOutcome(node, again, diff.current)
 
 

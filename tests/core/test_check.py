@@ -3,14 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labeler.core.check import (
-    INCONSISTENT,
-    LABELED,
-    NODE_STATES,
-    PARTIAL,
-    UNLABELED,
-    check_positions,
-)
+from labeler.core.check import NodeState, check_positions
 from labeler.core.model import Level, NodePosition, Topology
 from labeler.core.profiles import ascend_superpod
 
@@ -37,7 +30,7 @@ def test_clean_cluster_is_ok_with_domain_sizes() -> None:
         1.5,
         2,
     )
-    assert all(r.node_state(p) == LABELED for p in ps)
+    assert all(r.node_state(p) == NodeState.LABELED for p in ps)
     assert r.problems() == []
 
 
@@ -55,10 +48,10 @@ def test_missing_labels_are_listed_by_level_and_states_are_exclusive() -> None:
     assert r.missing["x/island"] == ("nolevel",)
     states = {p.node: r.node_state(p) for p in ps}
     assert states == {
-        "full": LABELED,
-        "nolevel": UNLABELED,
-        "b-nomiss": PARTIAL,
-        "a-norack": PARTIAL,
+        "full": NodeState.LABELED,
+        "nolevel": NodeState.UNLABELED,
+        "b-nomiss": NodeState.PARTIAL,
+        "a-norack": NodeState.PARTIAL,
     }
     assert any("2 node(s) lack x/rack" in line for line in r.problems())
 
@@ -76,8 +69,8 @@ def test_child_with_two_parents_is_a_violation_naming_both() -> None:
     assert v.level.key == "x/block" and v.value == "b1"
     assert v.parents == ("i1", "i2")
     assert v.nodes == ("n1", "n2")
-    assert r.node_state(ps[0]) == INCONSISTENT
-    assert r.node_state(ps[2]) == LABELED
+    assert r.node_state(ps[0]) == NodeState.INCONSISTENT
+    assert r.node_state(ps[2]) == NodeState.LABELED
     msg = r.problems()[0]
     assert "x/block=b1" in msg and "i1, i2" in msg and "x/island" in msg
 
@@ -122,7 +115,7 @@ def test_states_partition_nodes_and_nesting_matches_brute_force(rows: list) -> N
     ps = [P(f"n{i}", *row) for i, row in enumerate(rows)]
     r = check_positions(TOPO, ps)
     states = [r.node_state(p) for p in ps]
-    assert all(s in NODE_STATES for s in states)
+    assert all(s in NodeState for s in states)
     # brute force: a value at level i is a violation if two nodes give it different parents
     expected = set()
     for i in (1, 2):

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from labeler.core.node import OWNED_ANNOTATION, OWNERS_ANNOTATION, SOURCE_IDS_ANNOTATION, NodeLabels
-from labeler.core.plan import AGENT, BULK, Desired, plan_labels
+from labeler.core.plan import Desired, Writer, plan_labels
 from tests.builders import node
 
 K1, K2, K3 = "x.io/island", "x.io/block", "x.io/rack"
@@ -18,7 +18,7 @@ def test_new_keys_are_set_and_claimed() -> None:
 
 
 def test_only_changed_keys_are_in_the_patch() -> None:
-    current = owned_by({K1: "a", K2: "old"}, {K1: AGENT, K2: AGENT})
+    current = owned_by({K1: "a", K2: "old"}, {K1: Writer.AGENT, K2: Writer.AGENT})
     plan = plan_labels(current, Desired(set={K1: "a", K2: "b"}))
     assert plan.labels == {K2: "b"}
     assert plan.annotations == {}
@@ -99,7 +99,7 @@ def test_delete_with_adopt_removes_foreign_too() -> None:
 
 
 def test_hand_deleted_owned_label_is_restored() -> None:
-    current = owned_by({}, {K1: AGENT})
+    current = owned_by({}, {K1: Writer.AGENT})
     plan = plan_labels(current, Desired(set={K1: "a"}, prune=frozenset({K1})))
     assert plan.labels == {K1: "a"}
     assert plan.annotations == {}
@@ -182,50 +182,53 @@ def owned_by(labels: dict[str, str], owners: dict[str, str], owned: str = "") ->
 
 def test_each_writer_records_itself_as_the_owner_of_what_it_writes() -> None:
     agent = plan_labels(node("n1").plan_view(), Desired(set={K1: "a"}))
-    assert json.loads(str(agent.annotations[OWNERS_ANNOTATION])) == {K1: AGENT}
-    bulk = plan_labels(node("n1").plan_view(), Desired(set={K1: "a"}, writer=BULK))
-    assert json.loads(str(bulk.annotations[OWNERS_ANNOTATION])) == {K1: BULK}
+    assert json.loads(str(agent.annotations[OWNERS_ANNOTATION])) == {K1: Writer.AGENT}
+    bulk = plan_labels(node("n1").plan_view(), Desired(set={K1: "a"}, writer=Writer.BULK))
+    assert json.loads(str(bulk.annotations[OWNERS_ANNOTATION])) == {K1: Writer.BULK}
     assert bulk.annotations[OWNED_ANNOTATION] == K1  # the union stays, for older readers
 
 
 def test_bulk_changing_an_agent_key_is_a_conflict_naming_the_agent() -> None:
-    current = owned_by({K1: "a"}, {K1: AGENT})
-    plan = plan_labels(current, Desired(set={K1: "hand"}, writer=BULK))
+    current = owned_by({K1: "a"}, {K1: Writer.AGENT})
+    plan = plan_labels(current, Desired(set={K1: "hand"}, writer=Writer.BULK))
     assert plan.is_noop
     [c] = plan.conflicts
-    assert (c.key, c.current, c.wanted, c.owner) == (K1, "a", "hand", AGENT)
+    assert (c.key, c.current, c.wanted, c.owner) == (K1, "a", "hand", Writer.AGENT)
     assert "owned by the topology-labeler agent" in str(c) and "--adopt" in str(c)
 
 
 def test_agent_changing_a_bulk_key_is_a_conflict_not_a_revert() -> None:
-    current = owned_by({K1: "hand"}, {K1: BULK})
+    current = owned_by({K1: "hand"}, {K1: Writer.BULK})
     plan = plan_labels(current, Desired(set={K1: "a"}, prune=frozenset({K1}), claim=True))
     assert plan.is_noop
-    assert [(c.key, c.owner) for c in plan.conflicts] == [(K1, BULK)]
+    assert [(c.key, c.owner) for c in plan.conflicts] == [(K1, Writer.BULK)]
     assert "topology-labeler apply/delete" in str(plan.conflicts[0])
 
 
 def test_adopt_takes_over_another_writers_key() -> None:
-    current = owned_by({K1: "a", K2: "b"}, {K1: AGENT, K2: AGENT})
-    plan = plan_labels(current, Desired(set={K1: "hand"}, writer=BULK), adopt=True)
+    current = owned_by({K1: "a", K2: "b"}, {K1: Writer.AGENT, K2: Writer.AGENT})
+    plan = plan_labels(current, Desired(set={K1: "hand"}, writer=Writer.BULK), adopt=True)
     assert plan.labels == {K1: "hand"}
-    assert json.loads(str(plan.annotations[OWNERS_ANNOTATION])) == {K1: BULK, K2: AGENT}
+    assert json.loads(str(plan.annotations[OWNERS_ANNOTATION])) == {
+        K1: Writer.BULK,
+        K2: Writer.AGENT,
+    }
     assert OWNED_ANNOTATION not in plan.annotations  # the same keys are ours
 
 
 def test_equal_value_of_another_writer_is_neither_a_conflict_nor_claimed() -> None:
-    current = owned_by({K1: "a"}, {K1: BULK})
+    current = owned_by({K1: "a"}, {K1: Writer.BULK})
     assert plan_labels(current, Desired(set={K1: "a"}, claim=True)).is_noop
     assert plan_labels(current, Desired(set={K1: "a"}, claim=True)).conflicts == ()
 
 
 def test_prune_and_delete_leave_another_writers_key() -> None:
-    current = owned_by({K1: "a", K2: "b"}, {K1: BULK, K2: AGENT})
+    current = owned_by({K1: "a", K2: "b"}, {K1: Writer.BULK, K2: Writer.AGENT})
     pruned = plan_labels(current, Desired(prune=frozenset({K1, K2})))
     assert pruned.labels == {K2: None} and not pruned.conflicts
-    deleted = plan_labels(current, Desired(remove=frozenset({K1, K2}), writer=BULK))
+    deleted = plan_labels(current, Desired(remove=frozenset({K1, K2}), writer=Writer.BULK))
     assert deleted.labels == {K1: None}
-    assert [(c.key, c.wanted, c.owner) for c in deleted.conflicts] == [(K2, None, AGENT)]
+    assert [(c.key, c.wanted, c.owner) for c in deleted.conflicts] == [(K2, None, Writer.AGENT)]
     assert "owned by the topology-labeler agent" in str(deleted.conflicts[0])
 
 
@@ -234,9 +237,9 @@ def test_keys_owned_before_writers_were_recorded_are_any_writers_of_ours() -> No
     of ours may still change or remove them, as before, and records itself when it does."""
     legacy = node("n1").labels({K1: "a", K2: "b"}).owned(K1, K2).plan_view()
     assert legacy.owners == {}
-    bulk = plan_labels(legacy, Desired(set={K1: "hand"}, writer=BULK))
+    bulk = plan_labels(legacy, Desired(set={K1: "hand"}, writer=Writer.BULK))
     assert bulk.labels == {K1: "hand"} and not bulk.conflicts
-    assert json.loads(str(bulk.annotations[OWNERS_ANNOTATION])) == {K1: BULK}
+    assert json.loads(str(bulk.annotations[OWNERS_ANNOTATION])) == {K1: Writer.BULK}
     pruned = plan_labels(legacy, Desired(prune=frozenset({K2})))
     assert pruned.labels == {K2: None}
 
@@ -245,7 +248,9 @@ def test_owner_entries_for_keys_not_in_owned_labels_are_ignored_and_dropped() ->
     """An older version removed the key (and its owned-labels entry) without knowing the
     owned-by annotation; the stale entry must not make a hand-set value ours."""
     stale = NodeLabels(
-        "n1", {K1: "hand"}, {OWNERS_ANNOTATION: json.dumps({K1: AGENT}), OWNED_ANNOTATION: ""}
+        "n1",
+        {K1: "hand"},
+        {OWNERS_ANNOTATION: json.dumps({K1: Writer.AGENT}), OWNED_ANNOTATION: ""},
     )
     assert stale.owners == {}
     plan = plan_labels(stale, Desired(set={K1: "a"}))
@@ -258,7 +263,7 @@ def test_a_filled_default_is_owned_by_no_writer_so_any_may_replace_it() -> None:
     assert plan.annotations[OWNED_ANNOTATION] == K1
     assert OWNERS_ANNOTATION not in plan.annotations
     filled = node("n1").labels({K1: "default"}).owned(K1).plan_view()
-    sheet = plan_labels(filled, Desired(set={K1: "pod-a"}, writer=BULK))
+    sheet = plan_labels(filled, Desired(set={K1: "pod-a"}, writer=Writer.BULK))
     assert sheet.labels == {K1: "pod-a"} and not sheet.conflicts
 
 
@@ -272,7 +277,10 @@ def test_agent_claims_an_equal_foreign_value_with_one_annotation_write() -> None
     assert plan.labels == {}  # the label is untouched
     assert plan.claimed == (K2, K1)  # K2 was ours without a writer: now the agent's
     assert plan.annotations[OWNED_ANNOTATION] == f"{K2},{K1}"
-    assert json.loads(str(plan.annotations[OWNERS_ANNOTATION])) == {K1: AGENT, K2: AGENT}
+    assert json.loads(str(plan.annotations[OWNERS_ANNOTATION])) == {
+        K1: Writer.AGENT,
+        K2: Writer.AGENT,
+    }
     assert json.loads(str(plan.annotations[SOURCE_IDS_ANNOTATION])) == {
         K1: "id.a",
         K2: "id.b",
@@ -282,7 +290,7 @@ def test_agent_claims_an_equal_foreign_value_with_one_annotation_write() -> None
 
 
 def test_a_claimed_key_is_then_the_agents_to_change() -> None:
-    claimed = owned_by({K1: "a"}, {K1: AGENT})
+    claimed = owned_by({K1: "a"}, {K1: Writer.AGENT})
     plan = plan_labels(claimed, Desired(set={K1: "new"}, claim=True))
     assert plan.labels == {K1: "new"} and not plan.conflicts
 
@@ -290,6 +298,6 @@ def test_a_claimed_key_is_then_the_agents_to_change() -> None:
 def test_without_claim_an_equal_foreign_value_is_still_left_alone() -> None:
     plan = plan_labels(
         node("n1").labels({K1: "a"}).plan_view(),
-        Desired(set={K1: "a"}, writer=BULK),
+        Desired(set={K1: "a"}, writer=Writer.BULK),
     )
     assert plan.is_noop and plan.claimed == ()

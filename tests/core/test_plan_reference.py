@@ -29,7 +29,7 @@ from labeler.core.node import (
     SOURCE_IDS_ANNOTATION,
     NodeLabels,
 )
-from labeler.core.plan import AGENT, BULK, Conflict, Desired, LabelPlan, plan_labels
+from labeler.core.plan import Conflict, Desired, LabelPlan, Writer, plan_labels
 
 # --- the reference: plan_labels and what it called, as they were ---------------------
 
@@ -199,7 +199,7 @@ def reference_plan(node: NodeLabels, desired: Desired, *, adopt: bool = False) -
 KEYS = ["x.io/a", "x.io/b", "x.io/c", "x.io/d"]
 ANN_KEYS = [SLINKY_ANNOTATION, "x.io/note"]
 VALUES = ["v1", "v2", "", "unknown", "N/A"]
-WRITERS = [AGENT, BULK, "", "someone"]
+WRITERS = [Writer.AGENT, Writer.BULK, "", "someone"]
 
 values = st.sampled_from(VALUES)
 keys = st.sampled_from(KEYS)
@@ -248,7 +248,7 @@ desireds = st.builds(
     prune=key_sets,
     remove=key_sets,
     source_ids=st.dictionaries(keys, st.sampled_from(["v1", "ocid.long", ""])),
-    writer=st.sampled_from([AGENT, BULK]),
+    writer=st.sampled_from([Writer.AGENT, Writer.BULK]),
     claim=st.booleans(),
     placeholders=st.frozensets(st.sampled_from(["unknown", "N/A", ""])),
     annotations=st.dictionaries(ann_keys, values),

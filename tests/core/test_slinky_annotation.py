@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from labeler.core.model import Level, Topology
 from labeler.core.node import OWNED_ANNOTATIONS_ANNOTATION, SLINKY_ANNOTATION, NodeLabels
-from labeler.core.plan import BULK, Desired, plan_labels
+from labeler.core.plan import Desired, Writer, plan_labels
 from labeler.core.slinky import Slinky, topology_names
 
 TOPO = Topology("default", (Level("x/rack", "rack", block=True), Level("x/leaf", "leaf")))
@@ -53,7 +53,7 @@ def test_another_writer_of_ours_owns_it_like_a_label() -> None:
     labels = {"x/rack": "r1", "x/leaf": "l2"}
     ours = {SLINKY_ANNOTATION: SPEC, OWNED_ANNOTATIONS_ANNOTATION: BY_AGENT}
     node = NodeLabels("n", labels, ours)
-    desired = SLINKY.add_to(Desired(set=labels, writer=BULK), labels)
+    desired = SLINKY.add_to(Desired(set=labels, writer=Writer.BULK), labels)
     plan = plan_labels(node, desired)
     (conflict,) = plan.conflicts
     assert conflict.key == SLINKY_ANNOTATION and conflict.owner == "agent"

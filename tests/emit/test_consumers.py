@@ -33,7 +33,7 @@ from labeler.core.profiles import (
 from labeler.emit import hypernodes
 from labeler.emit.configmap import merge_resource_level_config
 from labeler.sim.kueue.advice import ascend_annotations, make_job, volcano_network_topology
-from labeler.sim.kueue.assign import REQUIRED
+from labeler.sim.kueue.assign import Mode
 from labeler.sim.kueue.multilevel import affinity_problems
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "inputs"
@@ -80,7 +80,7 @@ def test_label_members_also_select_the_tree() -> None:
     docs = hypernodes.build_hypernodes(
         topo,
         [NodePosition("a", ("0", "7"))],
-        hypernodes.HyperNodeOptions(node_members="labels"),
+        hypernodes.HyperNodeOptions(node_members=hypernodes.NodeMembers.LABELS),
     )
     tier1 = docs[0]
     assert tier1["spec"]["members"][0]["selector"]["labelMatch"]["matchLabels"] == {
@@ -91,7 +91,7 @@ def test_label_members_also_select_the_tree() -> None:
     default = hypernodes.build_hypernodes(
         ascend_superpod().topology,
         [NodePosition("a", ("0", "7"))],
-        hypernodes.HyperNodeOptions(node_members="labels"),
+        hypernodes.HyperNodeOptions(node_members=hypernodes.NodeMembers.LABELS),
     )
     assert default[0]["spec"]["members"][0]["selector"]["labelMatch"]["matchLabels"] == {
         ASCEND_SUPERPOD: "7"
@@ -105,8 +105,8 @@ def test_one_tier_name_on_static_and_discovered_hypernodes() -> None:
         for d in hypernodes.build_hypernodes(topo, [NodePosition("n", ("i", "b", "l"))])
     }
     assert static_names == set(topo.keys)  # what 1.14 discovery sets: the label key
-    job = make_job(topo, 2, mode=REQUIRED, level="network_block")
-    stanza = volcano_network_topology(topo, REQUIRED, 1)
+    job = make_job(topo, 2, mode=Mode.REQUIRED, level="network_block")
+    stanza = volcano_network_topology(topo, Mode.REQUIRED, 1)
     assert stanza == {"networkTopology": {"mode": "hard", "highestTierName": topo.keys[1]}}
     assert job.level == 1
 
@@ -132,7 +132,7 @@ def test_custom_tier_name_falls_back_to_the_number() -> None:
         },
         origin="p",
     )
-    stanza = volcano_network_topology(profile.topology, REQUIRED, 1, legacy=False)
+    stanza = volcano_network_topology(profile.topology, Mode.REQUIRED, 1, legacy=False)
     assert stanza is not None and stanza["networkTopology"]["highestTierName"] == "leaf"
     from labeler.sim.kueue.advice import tier_name_works
 
@@ -252,12 +252,12 @@ def test_affinity_config_rules(config: str, rule: str) -> None:
 def test_affinity_config_valid_and_derived() -> None:
     assert affinity_problems("level1=2,level2=6", 12, 2) == []
     topo = ascend_superpod().topology
-    job = make_job(topo, 8, mode=REQUIRED, level="group", slices=[("superpod", 4)])
+    job = make_job(topo, 8, mode=Mode.REQUIRED, level="group", slices=[("superpod", 4)])
     assert ascend_annotations(topo, job, 0) == {
         "huawei.com/schedule_policy": "multilevel",
         "huawei.com/affinity-config": "level1=4,level2=8",
     }
-    job = make_job(topo, 8, mode=REQUIRED, level="superpod")
+    job = make_job(topo, 8, mode=Mode.REQUIRED, level="superpod")
     assert ascend_annotations(topo, job, 1) == {
         "huawei.com/schedule_policy": "multilevel",
         "huawei.com/affinity-config": "level1=8",

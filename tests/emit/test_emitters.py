@@ -65,7 +65,9 @@ def test_label_members_and_conflicting_parents_with_force() -> None:
         NodePosition("b", ("0", "1")),
         NodePosition("c", ("1", "1")),
     ]
-    docs = hypernodes.build_hypernodes(topo, ps, hypernodes.HyperNodeOptions(node_members="labels"))
+    docs = hypernodes.build_hypernodes(
+        topo, ps, hypernodes.HyperNodeOptions(node_members=hypernodes.NodeMembers.LABELS)
+    )
     assert docs[0]["spec"]["members"] == [
         {
             "type": "Node",
@@ -123,7 +125,7 @@ def test_flag_parsers() -> None:
 def test_discovery_name_rules() -> None:
     topo = oci_rdma().topology
     with pytest.raises(InputError, match="at most 20"):
-        volcano.discovery_config(topo, "a" * 21)
+        volcano.discovery_config(topo, "a" * 21, "1h")
     assert volcano.default_discovery_name(ascend_superpod("t1").topology, "ascend-superpod") == (
         "ascend-superpod-t1"
     )
@@ -141,11 +143,25 @@ def test_reserved_node_override() -> None:
 
 
 def test_default_object_names_are_dns_safe_profile_names() -> None:
-    from labeler.emit import bundle
+    from labeler.emit import Target, bundle
 
-    opts = bundle.GenerateOptions(
-        topology=oci_rdma().topology, profile_name="Lab_Fabric", flavor_node_labels={"a": "b"}
-    )
-    docs = [o.docs[0] for o in bundle.build(opts, None) if o.applicable]
+    target = Target(oci_rdma().topology, profile_name="Lab_Fabric")
+    opts = bundle.GenerateOptions(options=(kueue.KueueOptions(flavor_node_labels={"a": "b"}),))
+    docs = [o.docs[0] for o in bundle.build(target, opts) if o.applicable]
     assert [d["metadata"]["name"] for d in docs] == ["lab-fabric", "lab-fabric"]
     assert docs[1]["spec"]["topologyName"] == "lab-fabric"
+
+
+def test_every_output_kind_has_one_emitter_and_options_of_its_own() -> None:
+    from labeler.emit import bundle
+    from labeler.emit.kinds import Kind
+
+    assert [e.kind for e in bundle.EMITTERS] == list(Kind)
+    assert len({type(e.defaults) for e in bundle.EMITTERS}) == len(bundle.EMITTERS)
+    opts = bundle.GenerateOptions(options=(volcano.VolcanoOptions(reserved_node=3),))
+    assert opts.of(volcano.VOLCANO).reserved_node == 3
+    assert opts.of(volcano.DISCOVERY) is volcano.DISCOVERY.defaults
+    with pytest.raises(TypeError, match="VolcanoOptions"):
+        bundle.GenerateOptions(options=(volcano.VolcanoOptions(), volcano.VolcanoOptions()))
+    with pytest.raises(TypeError, match="Toleration"):
+        bundle.GenerateOptions(options=(kueue.Toleration("k", ""),))

@@ -11,7 +11,7 @@ import pytest
 from labeler.core.check import check_positions
 from labeler.core.positions import read_csv
 from labeler.core.profiles import load_profile
-from labeler.emit import bundle, hypernodes, kueue
+from labeler.emit import Output, Target, bundle, hypernodes, kueue
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 INPUTS = GOLDEN / "inputs"
@@ -41,22 +41,24 @@ CASES = {
 }
 
 
-def outputs(case: str) -> list[bundle.Output]:
+def outputs(case: str) -> list[Output]:
     c = CASES[case]
     profile = load_profile(str(c["profile"]))
     pset = read_csv(INPUTS / str(c["csv"]), profile.topology)
     assert check_positions(profile.topology, pset.positions, pset.tree_labels).ok
     opts = bundle.GenerateOptions(
-        topology=profile.topology,
-        profile_name=profile.name,
-        flavor_node_labels=c["flavor"],  # type: ignore[arg-type]
-        tolerations=tuple(kueue.parse_toleration(t) for t in c["tolerations"]),  # type: ignore[attr-defined]
-        hypernode=hypernodes.HyperNodeOptions(
-            volcano_version=c["version"],  # type: ignore[arg-type]
-            owner=hypernodes.owner_value(profile.name, profile.topology.name),
+        options=(
+            kueue.KueueOptions(
+                flavor_node_labels=c["flavor"],  # type: ignore[arg-type]
+                tolerations=tuple(kueue.parse_toleration(t) for t in c["tolerations"]),  # type: ignore[attr-defined]
+            ),
+            hypernodes.HyperNodeOptions(
+                volcano_version=c["version"],  # type: ignore[arg-type]
+                owner=hypernodes.owner_value(profile.name, profile.topology.name),
+            ),
         ),
     )
-    return bundle.build(opts, pset.positions)
+    return bundle.build(Target(profile.topology, profile.name, pset.positions), opts)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -78,9 +80,11 @@ def test_outputs_match_golden_files(case: str) -> None:
 def test_generation_is_deterministic_and_order_independent() -> None:
     profile = load_profile("oci-rdma")
     pset = read_csv(INPUTS / "oci.csv", profile.topology)
-    opts = bundle.GenerateOptions(topology=profile.topology, profile_name=profile.name)
-    a = [o.text() for o in bundle.build(opts, pset.positions)]
-    b = [o.text() for o in bundle.build(opts, list(reversed(pset.positions)))]
+    opts = bundle.GenerateOptions()
+    forward = Target(profile.topology, profile.name, pset.positions)
+    backward = Target(profile.topology, profile.name, list(reversed(pset.positions)))
+    a = [o.text() for o in bundle.build(forward, opts)]
+    b = [o.text() for o in bundle.build(backward, opts)]
     assert a == b
 
 

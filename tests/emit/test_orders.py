@@ -38,7 +38,9 @@ def test_all_four_orders_agree(names: list[str], reserved: int | None) -> None:
         ["level1"] if reserved is not None else []
     )
 
-    disc = volcano.discovery_config(topo, "t")["networkTopologyDiscovery"][0]
+    disc = volcano.discovery_config(topo, "t", volcano.DiscoveryOptions.interval)[
+        "networkTopologyDiscovery"
+    ][0]
     types = disc["config"]["networkTopologyTypes"]["t"]
     assert [t["nodeLabel"] for t in types] == [*widest_first, HOSTNAME_LABEL]
 

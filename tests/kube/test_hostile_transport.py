@@ -17,6 +17,7 @@ import pytest
 
 from labeler.bulk import apply as bulk
 from labeler.bulk import writes
+from labeler.bulk.pace import Pace
 from labeler.core.plan import Desired
 from labeler.core.sheet import parse_label_csv
 from labeler.kube import many
@@ -180,7 +181,7 @@ def test_sigterm_while_an_answer_trickles_ends_the_run_within_the_grace(
         timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM))
         timer.start()
         start = time.monotonic()
-        report = writes.run(api, plan, concurrency=2)
+        report = writes.run(api, plan, pace=Pace(concurrency=2))
         took = time.monotonic() - start
         timer.cancel()
     assert took < 10.0

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from labeler.core.plan import Desired
+from labeler.core.plan import Desired, Writer
 from labeler.kube.client import for_host
 from labeler.kube.errors import KubeError, retrying
 from labeler.kube.many import run_many
@@ -61,7 +61,7 @@ def test_label_writes_with_faults_match_one_at_a_time(fake_kube: FakeKube) -> No
     fake_kube.faults.add(method="PATCH", path="/api/v1/nodes/node-00013", truncate=True)
     fake_kube.faults.add(method="PATCH", path="/api/v1/nodes/node-00017", status=422)
     writer = LabelWriter(api)
-    desired = Desired(set={"x.io/a": "1"}, writer="bulk")
+    desired = Desired(set={"x.io/a": "1"}, writer=Writer.BULK)
 
     def write(name: str) -> Steps[WriteResult | Exception]:
         try:

@@ -16,7 +16,6 @@ from typing import Any
 
 from labeler.base.errors import Exit
 from labeler.commands._base import (
-    DEFAULT_VOLCANO,
     PROFILE_HELP,
     add_command,
     add_dra_driver,
@@ -29,6 +28,7 @@ from labeler.commands._base import (
 from labeler.commands.advise import kueue_podset
 from labeler.commands.advise.kueue_flags import DESCRIPTION as KUEUE_DESCRIPTION
 from labeler.commands.advise.kueue_flags import add_kueue_options, refuse_failed_nodes
+from labeler.core.volcano import VERSION as VOLCANO_VERSION
 from labeler.sim.kubesched import KUBERNETES as KUBE_SCHEDULER_VERSION
 
 _ADVISE_EXITS = {
@@ -73,9 +73,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--volcano-version",
         type=volcano_version,
-        default=DEFAULT_VOLCANO,
+        default=VOLCANO_VERSION,
         help="Volcano the job runs on: before 1.14 the stanza uses highestTierAllowed "
-        "(and Volcano inputs lose highestTierName, partitions, sub-groups) (default 1.14)",
+        "(and Volcano inputs lose highestTierName, partitions, sub-groups) (default "
+        + ".".join(map(str, VOLCANO_VERSION))
+        + ")",
     )
     p.add_argument(
         "--affinity-config",
@@ -192,23 +194,25 @@ def run_advise(args: argparse.Namespace) -> int:
     """The scheduler the input names (``input.choose``: -f is read once there) and its
     advisor, a module beside this one, handed the file's objects; without an object, Kueue's
     advisor places the single PodSet of the flags (``kueue_podset``)."""
-    from labeler.commands.advise.input import FLAGS, KUBE_SCHEDULER, KUEUE, VOLCANO, choose
+    from labeler.commands.advise.input import Asked, choose
 
     scheduler, manifest = choose(args)
     # --failed-node needs an admitted Workload
-    if scheduler == FLAGS:
+    if scheduler is Asked.FLAGS:
         refuse_failed_nodes(args, "the flags describe a new PodSet")
-    elif scheduler != KUEUE:
+    elif scheduler is not Asked.KUEUE:
         refuse_failed_nodes(args, f"the input is {scheduler}'s")
-    if scheduler == VOLCANO:
+    if scheduler is Asked.VOLCANO:
         from labeler.commands.advise import volcano
 
         return volcano.run(args, manifest)
-    if scheduler == KUBE_SCHEDULER and manifest is not None:  # only a file is kube-scheduler's
+    # only a file is kube-scheduler's
+    if scheduler is Asked.KUBE_SCHEDULER and manifest is not None:
         from labeler.commands.advise import kubesched
 
         return kubesched.run(args, manifest)
-    if scheduler == KUEUE:  # a Workload, or the Job, JobSet or LeaderWorkerSet it is made from
+    # a Workload, or the Job, JobSet or LeaderWorkerSet it is made from
+    if scheduler is Asked.KUEUE:
         from labeler.commands.advise import kueue
 
         return kueue.run(args, manifest)

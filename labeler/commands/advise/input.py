@@ -11,14 +11,21 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from labeler.base.errors import InputError, UsageError
 
-VOLCANO = "Volcano"
-KUBE_SCHEDULER = "kube-scheduler"
-KUEUE = "Kueue"
-FLAGS = "flags"  # no object: the flags describe one Kueue PodSet
+
+class Asked(StrEnum):
+    """Who answers: a scheduler, named as its users name it, or Kueue for the single
+    PodSet that the flags describe when no object is given."""
+
+    VOLCANO = "Volcano"
+    KUBE_SCHEDULER = "kube-scheduler"
+    KUEUE = "Kueue"
+    FLAGS = "flags"
+
 
 KUEUE_KINDS = ("Workload", "Job", "JobSet", "LeaderWorkerSet")
 WHAT_ADVISE_READS = (
@@ -58,10 +65,10 @@ def _kueue(obj: Mapping[str, Any]) -> bool:
 
 # Which scheduler a file's objects are for, asked in this order: a Volcano Job is also a
 # "Job", and a List of PodGroups holds plain Pods, so the more specific groups go first.
-OWNERS: tuple[tuple[str, Callable[[Mapping[str, Any]], bool]], ...] = (
-    (VOLCANO, _volcano),
-    (KUBE_SCHEDULER, _kube_scheduler),
-    (KUEUE, _kueue),
+OWNERS: tuple[tuple[Asked, Callable[[Mapping[str, Any]], bool]], ...] = (
+    (Asked.VOLCANO, _volcano),
+    (Asked.KUBE_SCHEDULER, _kube_scheduler),
+    (Asked.KUEUE, _kueue),
 )
 
 
@@ -78,7 +85,7 @@ def read_manifest(path: str) -> Manifest:
     return Manifest(path, tuple(o for o in items_of(doc, path) if isinstance(o, Mapping)))
 
 
-def scheduler_of(manifest: Manifest) -> str:
+def scheduler_of(manifest: Manifest) -> Asked:
     """The scheduler whose objects the file holds (the first of ``OWNERS`` that has any)."""
     for scheduler, owns in OWNERS:
         if any(owns(o) for o in manifest.objects):
@@ -90,18 +97,18 @@ def scheduler_of(manifest: Manifest) -> str:
     )
 
 
-def choose(args: argparse.Namespace) -> tuple[str, Manifest | None]:
+def choose(args: argparse.Namespace) -> tuple[Asked, Manifest | None]:
     """The scheduler this command line asks, and the -f file's objects (None without -f).
     Flags that belong to another scheduler are usage errors, before anything else is read."""
     if args.podgroup:
         if args.file or args.workload:
             raise UsageError("--podgroup, -f and --workload each name the job: give one")
-        return VOLCANO, None
+        return Asked.VOLCANO, None
     manifest = read_manifest(args.file) if args.file else None
     if manifest is not None:
         scheduler = scheduler_of(manifest)
     else:
-        scheduler = KUEUE if args.workload else FLAGS
-    if args.scheduler_conf and scheduler != VOLCANO:
+        scheduler = Asked.KUEUE if args.workload else Asked.FLAGS
+    if args.scheduler_conf and scheduler is not Asked.VOLCANO:
         raise UsageError("--scheduler-conf is Volcano's: give a Volcano Job or PodGroup")
     return scheduler, manifest

@@ -102,7 +102,8 @@ def advise_workload(
 
     failing = failure_mode(args, snap, found, gates, origin)
     if failing is not None:
-        return _print(args, *failure_answer(args, snap, failing, gates, origin), dra)
+        text, doc, fits = failure_answer(args, snap, failing, gates, origin)
+        return _print(args, text, doc, fits=fits, dra=dra)
     workloads = [w for obj, where in found for w in workloads_from_object(obj, where)]
     choice: FlavorChoice | None = None
     if args.profile:
@@ -117,7 +118,7 @@ def advise_workload(
     else:
         flavors, choice = _flavors(args, objects, found, workloads, origin)
         if choice is not None and not choice.candidates:
-            return _print(args, *_no_flavor(choice), False, dra)
+            return _print(args, *_no_flavor(choice), fits=False, dra=dra)
         tries = []
         for flavor in flavors:  # in the ClusterQueue's order, until one takes the Workload
             tree = build_tree_for_levels(
@@ -135,7 +136,7 @@ def advise_workload(
     doc = workload_dict(done.tree, done.results, flavor=flavor_name, held=held, gates=gates)
     text = workload_text(done.tree, done.results, flavor=flavor_name, held=held, gates=gates)
     text = "\n".join([*queue_lines(choice, tries), text])
-    return _print(args, text, {**doc, **queue_dict(choice, tries)}, done.fits, dra)
+    return _print(args, text, {**doc, **queue_dict(choice, tries)}, fits=done.fits, dra=dra)
 
 
 def _no_flavor(choice: FlavorChoice) -> tuple[str, dict[str, Any]]:
@@ -153,7 +154,12 @@ def _no_flavor(choice: FlavorChoice) -> tuple[str, dict[str, Any]]:
 
 
 def _print(
-    args: argparse.Namespace, text: str, doc: dict[str, Any], fits: bool, dra: DraNote | None
+    args: argparse.Namespace,
+    text: str,
+    doc: dict[str, Any],
+    *,
+    fits: bool,
+    dra: DraNote | None,
 ) -> int:
     """Print the answer (text or ``-o json``) with the DRA note; the exit code of ``fits``."""
     if dra is not None:

@@ -75,6 +75,5 @@ def failure_answer(
 ) -> tuple[str, dict[str, Any], bool]:
     """What Kueue does about the failed nodes of ``obj``: the text, the JSON document, and
     whether every failed node is replaced."""
-    together = args.failures != "one-by-one"
-    answer = what_if(snap, obj, args.failed_node, gates, together=together, origin=origin)
+    answer = what_if(snap, obj, args.failed_node, gates, timing=args.failures, origin=origin)
     return failure_text(answer, gates), failure_dict(answer, gates), answer.fits

@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 
 from labeler.base.errors import UsageError
-from labeler.sim.kueue.gates import KUEUE_VERSION, Gates, gates_help, parse_gates
+from labeler.base.flags import one_of
+from labeler.sim.kueue.gates import KUEUE_VERSION, Gates, Timing, gates_help, parse_gates
 
 DESCRIPTION = (
     f"Kueue is modelled as of {KUEUE_VERSION}: its feature gates' defaults are that version's "
@@ -45,11 +46,12 @@ def add_kueue_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--failures",
-        choices=("together", "one-by-one"),
-        default="together",
-        help="several failed nodes of one Workload: 'together' (default) fail before Kueue "
-        "replaced the first, which its node controller answers by evicting the Workload; "
-        "'one-by-one' each after the previous one was replaced",
+        type=one_of(Timing),
+        choices=list(Timing),
+        default=Timing.TOGETHER,
+        help="several failed nodes of one Workload: 'together' fail before Kueue replaced "
+        "the first, which its node controller answers by evicting the Workload; 'one-by-one' "
+        "each after the previous one was replaced (default: %(default)s)",
     )
 
 

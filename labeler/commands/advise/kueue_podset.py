@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from labeler.core.profiles import Profile
     from labeler.sim.common.cluster import Snapshot
     from labeler.sim.common.shape import PodShape
+    from labeler.sim.kueue.assign import Mode
     from labeler.sim.kueue.dra import DraNote
     from labeler.sim.kueue.tree import Tree
     from labeler.sim.kueue.usage import HeldUsage
@@ -193,15 +194,15 @@ def run(args: argparse.Namespace) -> int:
     return Exit.OK if result.outcome.fits else Exit.INCOMPLETE
 
 
-def _mode(args: argparse.Namespace) -> tuple[str, str | None]:
+def _mode(args: argparse.Namespace) -> tuple[Mode, str | None]:
     """The topology mode of --required / --preferred / --unconstrained, and its level."""
-    from labeler.sim.kueue.assign import PREFERRED, REQUIRED, UNCONSTRAINED
+    from labeler.sim.kueue.assign import Mode
 
     if args.required:
-        return REQUIRED, args.required
+        return Mode.REQUIRED, args.required
     if args.preferred:
-        return PREFERRED, args.preferred
-    return UNCONSTRAINED, None
+        return Mode.PREFERRED, args.preferred
+    return Mode.UNCONSTRAINED, None
 
 
 def run_domains(args: argparse.Namespace) -> int:

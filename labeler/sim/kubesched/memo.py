@@ -18,7 +18,7 @@ from dataclasses import replace
 from labeler.core.capacity import Node
 from labeler.sim.kubesched import objects as ob
 from labeler.sim.kubesched.objects import Group, GroupPod, Objects
-from labeler.sim.kubesched.results import GroupResult, PodResult
+from labeler.sim.kubesched.results import GroupResult, Placement, PodResult
 from labeler.sim.kubesched.state import State
 
 Try = Callable[[Group, list[Node], State, Objects], GroupResult]
@@ -68,12 +68,19 @@ def _rebind(
         domain=r.domain,
         pods=[PodResult(pods[p.pod], p.node, p.message) for p in r.pods],
         children=children,
-        placements=list(r.placements),
+        placements=[_rebind_placement(p, pods) for p in r.placements],
         tie=r.tie,
         assignments=placed,
         note=r.note,
         known=r.known,
     )
+
+
+def _rebind_placement(p: Placement, pods: dict[GroupPod, GroupPod]) -> Placement:
+    if not p.pods:
+        return p
+    refs = {a.ref: b.ref for a, b in pods.items()}
+    return replace(p, pods={refs.get(name, name): said for name, said in p.pods.items()})
 
 
 def remembered_try(

@@ -5,8 +5,11 @@ pending pod would be bound now), ``message`` (kube-scheduler's message for the f
 left pending), ``pods`` (``name`` ns/pod, ``node``, ``group``, ``message``) and ``groups``
 (per group: ``kind``, ``name``, ``policy``, ``min_count``, ``topology_key``, ``domain``,
 ``fits``, ``message``, ``note`` (our words where the scheduler's message does not say why),
-``tie``, ``placements`` (each with its ``scores``: ``PodGroupPodsCount``,
-``NodeResourcesFit`` and ``total``), ``children``).
+``tie``, ``again`` (for a root that fitted with pods left over, the cycle kube-scheduler
+runs at once for them, in the same form), ``placements`` (each with its ``scores``:
+``PodGroupPodsCount``, ``NodeResourcesFit`` and ``total``; and when none is feasible,
+``pods``: per pending pod the messages it may end with if kube-scheduler reports that
+placement, as it may report any of them), ``children``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ def _placement(p: Placement) -> dict[str, Any]:
         "feasible": p.feasible,
         "message": p.message,
         "scores": dict(p.scores),
+        "pods": {pod: list(said) for pod, said in p.pods.items()},
     }
 
 
@@ -46,6 +50,7 @@ def _group(r: GroupResult) -> dict[str, Any]:
         "tie": r.tie,
         "placements": [_placement(p) for p in r.placements],
         "children": [_group(c) for c in r.children],
+        "again": None if r.again is None else _group(r.again),
     }
 
 
@@ -103,6 +108,14 @@ def _group_lines(r: GroupResult, indent: str) -> list[str]:
         lines.append(f"{indent}  in the first placement tried, {g.key}={r.placements[0].domain}:")
     for child in r.children:
         lines += _group_lines(child, indent + "  ")
+    cycle = r.again
+    while cycle is not None:
+        said = "binds more pods" if cycle.ok else cycle.message
+        lines.append(
+            f"{indent}  pods left over: kube-scheduler tries them again at once "
+            f"(a group that fitted goes straight back to the queue): {said}"
+        )
+        cycle = cycle.again
     return lines
 
 

@@ -24,6 +24,10 @@ class Placement:
     feasible: bool
     message: str = ""
     scores: dict[str, int] = field(default_factory=dict)
+    pods: dict[str, list[str]] = field(default_factory=dict)
+    """When no placement of the group is feasible: per pending pod of its subtree, the
+    messages it may end with if kube-scheduler reports this placement (it reports the one
+    a Go map walk met first: any of them)."""
 
 
 @dataclass
@@ -48,3 +52,6 @@ class GroupResult:
     """Why, in our words, when kube-scheduler's message does not say (no placement)."""
     known: dict[str, int] = field(default_factory=dict)
     """Scores worked out for this outcome, shared with its copies (see ``memo``)."""
+    again: GroupResult | None = None
+    """For a root that fitted with pods left over, the cycle kube-scheduler runs next at
+    once for them (``schedule._again``)."""

@@ -22,6 +22,8 @@ A gang waits until ``minCount`` of its pods exist. A basic PodGroup goes through
 cycle as a gang of minCount 1 (kube-scheduler 1.37 queues every member of a PodGroup as
 one entity): all its pending pods are tried on each placement, and the best-scoring
 placement takes them. Every assumed pod stays counted for the groups advised after it.
+A hierarchy that fits with pods left over is tried again at once for them (``_again``),
+and what that cycle says is what they end with.
 Preemption is not modelled beyond its message: every pod has the default priority, so
 DefaultPreemption finds no victim, and says so after the status of every group of a
 hierarchy whose root does not fit.
@@ -30,7 +32,7 @@ hierarchy whose root does not fit.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from labeler.core.capacity import Node
 from labeler.sim.kubesched import objects as ob
@@ -217,6 +219,8 @@ def place(group: Group, nodes: list[Node], state: State, objs: Objects) -> Group
     infos = [p for p, _ in tried]
     good = [(p, r) for p, r in tried if r.ok]
     if not good:
+        for info, result in tried:
+            info.pods = _reported(result, len(tried), objs)
         first = tried[0][1]
         first.message = _wrapped(
             f"0/{len(tried)} placements are available, first placement status: {first.cause}"
@@ -228,6 +232,24 @@ def place(group: Group, nodes: list[Node], state: State, objs: Objects) -> Group
     best.placements, best.tie = infos, tie
     state.apply(best.assignments)
     return best
+
+
+def _reported(result: GroupResult, count: int, objs: Objects) -> dict[str, list[str]]:
+    """What the pods of a group none of whose ``count`` placements is feasible end with if
+    kube-scheduler reports this try (the one a Go map walk met first): per pending pod,
+    its message, and more where a group inside the try also had no feasible placement
+    and may report any of its own."""
+    status = f"0/{count} placements are available, first placement status: {result.cause}"
+    as_first = replace(result, message=_wrapped(status), cause=UNSCHEDULABLE)
+    out = {p.pod.ref: [p.message] for p in _outcomes(as_first, result.group, objs, None, "")}
+    below = list(result.children)
+    while below:
+        child = below.pop()
+        below += child.children
+        for placement in child.placements:
+            for pod, said in placement.pods.items():
+                out.setdefault(pod, []).extend(m for m in said if m not in out[pod])
+    return out
 
 
 def _best(
@@ -346,6 +368,34 @@ def _outcomes(
     return out
 
 
+def _root_outcomes(result: GroupResult, root: Group, objs: Objects) -> list[PodResult]:
+    """The hierarchy's pods after one cycle; the post-filter runs when the root failed."""
+    after = "" if result.ok or result.error else f", {NO_VICTIMS}"
+    return _outcomes(result, root, objs, None, after)
+
+
+def _again(
+    first: GroupResult, root: Group, state: State, objs: Objects, out: list[PodResult]
+) -> list[PodResult]:
+    """The cycles that follow one that fitted with pods left over: the queue puts a pod
+    group whose attempt succeeded back in the active queue with its remaining pods, no
+    backoff (``AddAttemptedPodGroupIfNeeded``), so kube-scheduler tries the hierarchy again
+    at once, the pods it placed assumed (waiting in Permit or bound). What the last cycle
+    says of a pod is what it ends with; a cycle that places none fails the root, and the
+    pods go to backoff."""
+    result = first
+    while result.ok and any(not p.node for p in out):
+        placed = {id(pod) for pod, _node in result.assignments}
+        objs = replace(objs, pods=tuple(p for p in objs.pods if id(p) not in placed))
+        state.caches.shapes.clear()  # the groups' pending pods changed
+        state.caches.tries.clear()
+        result.again = schedule_root(root, state, objs)
+        result = result.again
+        later = {id(p.pod): p for p in _root_outcomes(result, root, objs)}
+        out = [p if p.node else later.get(id(p.pod), p) for p in out]
+    return out
+
+
 def advise(objs: Objects, nodes: Sequence[Node], origin: str, *, remember: bool = True) -> Advice:
     """Schedule every hierarchy the file names, one after another, as kube-scheduler would
     now. Pods given only in the file with a node are counted on that node. ``remember``
@@ -361,8 +411,10 @@ def advise(objs: Objects, nodes: Sequence[Node], origin: str, *, remember: bool 
     for root in ob.roots(objs, origin):
         result = schedule_root(root, state, objs)
         results.append(result)
-        after = "" if result.ok or result.error else f", {NO_VICTIMS}"
-        pods += _outcomes(result, root, objs, None, after)
+        out = _root_outcomes(result, root, objs)
+        if result.ok and any(not p.node for p in out):
+            out = _again(result, root, state, objs, out)
+        pods += out
     for pod in objs.orphans:
         waiting = f'waiting for pods\'s pod group "{pod.group}" to appear in scheduling queue'
         pods.append(PodResult(pod, None, waiting))

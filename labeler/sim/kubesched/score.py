@@ -5,7 +5,8 @@ each, 0..100 and summed: NodeResourcesFit with its default LeastAllocated strate
 and memory, counting every pod on the node and the incoming one with the non-zero defaults
 (a container without a CPU or memory request counts 100m / 200Mi: ``NonZeroRequested``), and
 NodeResourcesBalancedAllocation over the same resources with what the pods really request
-(``useRequested``), skipped for a pod that requests neither. The highest sum wins;
+(``useRequested``), scoring how much the pod improves or worsens the node's balance (1.37's
+``balancedResourceScorer``), skipped for a pod that requests neither. The highest sum wins;
 kube-scheduler breaks ties at random, the simulator by node name. TaintToleration's
 PreferNoSchedule count, preferred node affinity, pod topology spread and image locality are
 not modelled: they change which node inside the chosen domain a pod gets, not the domain.
@@ -22,6 +23,7 @@ and says it was a tie.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from labeler.core.capacity import Node
@@ -42,13 +44,36 @@ def _fraction_score(requested: int, capacity: int, *, most: bool) -> int:
     return (capacity - requested) * MAX_SCORE // capacity
 
 
+def _balance(fractions: Sequence[float]) -> int:
+    """``balancedResourceScore``: (1 - the fractions' standard deviation) × 100."""
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+    else:
+        std = 0.0
+    return int((1 - std) * MAX_SCORE)
+
+
+def _go_div(a: int, b: int) -> int:
+    """Go's integer division (truncates towards zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
 def node_score(
     node: Node, requested: Mapping[str, int], free: Mapping[str, int], pod: GroupPod
 ) -> int:
     """LeastAllocated + BalancedAllocation for ``pod`` on ``node``: ``requested`` is what the
-    node's pods request with the non-zero defaults, ``free`` what their real requests leave."""
+    node's pods request with the non-zero defaults, ``free`` what their real requests leave.
+
+    BalancedAllocation (1.37, ``balancedResourceScorer``) scores the change the pod brings:
+    50 + (50 + balance with the pod - balance without it) / 2, so a node the pod leaves as
+    balanced as it was scores 75, whatever its balance."""
     least = weights = 0
-    fractions: list[float] = []
+    before: list[float] = []
+    after: list[float] = []
     best_effort = not any(pod.shape.requests.get(r, 0) for r in SCORED)
     for res in SCORED:
         cap = node.allocatable.get(res, 0)
@@ -57,13 +82,14 @@ def node_score(
         least += _fraction_score(requested.get(res, 0) + pod.scored[res], cap, most=False)
         weights += 1
         if not best_effort:
-            used = cap - free.get(res, 0) + pod.shape.requests.get(res, 0)
-            fractions.append(min(used / cap, 1.0))
+            used = cap - free.get(res, 0)
+            before.append(min(used / cap, 1.0))
+            after.append(min((used + pod.shape.requests.get(res, 0)) / cap, 1.0))
     score = least // weights if weights else 0
-    if best_effort or not fractions:
+    if best_effort or not after:
         return score
-    spread = abs(fractions[0] - fractions[1]) / 2 if len(fractions) == 2 else 0.0
-    return score + int((1 - spread) * MAX_SCORE)
+    half = MAX_SCORE // 2
+    return score + half + _go_div(half + _balance(after) - _balance(before), 2)
 
 
 def pods_count_scores(counts: Sequence[int]) -> list[int]:

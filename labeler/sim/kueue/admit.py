@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from labeler.core.quantity import PODS
-from labeler.sim.kueue.assign import REQUIRED, Job, NodeAssignment, Outcome
+from labeler.sim.kueue.assign import Job, Mode, NodeAssignment, Outcome
 from labeler.sim.kueue.gates import DEFAULT_GATES, Gates
 from labeler.sim.kueue.place import simulate
 from labeler.sim.kueue.tree import Capacity, ExclusionStats, Tree, leaf_capacity
@@ -98,7 +98,7 @@ def narrowest(tree: Tree, capacity: Capacity, job: Job) -> int | None:
     request (with the leader, when there is one)."""
     lowest = job.slices[0].level if job.slices else tree.depth - 1
     for lvl in range(lowest, -1, -1):
-        if simulate(tree, capacity, replace(job, mode=REQUIRED, level=lvl)).fits:
+        if simulate(tree, capacity, replace(job, mode=Mode.REQUIRED, level=lvl)).fits:
             return lvl
     return None
 

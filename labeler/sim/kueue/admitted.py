@@ -25,7 +25,7 @@ from labeler.sim.kueue.failure import (
     failure_answer,
     node_failures,
 )
-from labeler.sim.kueue.gates import DEFAULT_GATES, Gates
+from labeler.sim.kueue.gates import DEFAULT_GATES, Gates, Timing
 from labeler.sim.kueue.usage import (
     admitted_usage,
     assignment_domains,
@@ -148,16 +148,18 @@ def what_if(
     failed: Sequence[str] = (),
     gates: Gates = DEFAULT_GATES,
     *,
-    together: bool = True,
+    timing: Timing,
     origin: str = "snapshot",
 ) -> FailureAnswer:
     """What Kueue does to the admitted Workload ``obj`` of ``snap`` when ``failed`` nodes
-    fail too (they are gone: out of every flavor's topology)."""
+    fail too (they are gone: out of every flavor's topology), as they fail in ``timing``."""
     objects = list(snap.kueue)
     where = f"{origin}: Workload"
     wl = admitted_from_object(obj, tas_flavor_names(objects), where)
     gone = set(failed)
-    alive = [n for n in snap.nodes if n.name not in gone] if together else list(snap.nodes)
+    alive = [n for n in snap.nodes if n.name not in gone]
+    if timing is Timing.ONE_BY_ONE:
+        alive = list(snap.nodes)
     workloads = [o for o in objects if o.get("kind") == "Workload"]
     flavors: dict[str, FlavorState] = {}
     podsets = []
@@ -172,4 +174,4 @@ def what_if(
     nodes = {n.name: n for n in snap.nodes if n.name not in gone}
     running = snap.running.get((wl.namespace, wl.name), {})
     failures = node_failures(wl, nodes, failed, running, gates)
-    return failure_answer(wl, failures, flavors, gates, together=together)
+    return failure_answer(wl, failures, flavors, gates, timing=timing)

@@ -14,14 +14,13 @@ from typing import Any
 from labeler.base.errors import UsageError
 from labeler.core.model import HOSTNAME_LABEL, Topology
 from labeler.core.profiles import ASCEND_TREE_LABEL
+from labeler.core.volcano import TopologyMode
 
 # kueue apis/kueue/v1beta2/topology_types.go
 from labeler.sim.common.shape import PodShape
 from labeler.sim.kueue.assign import (
-    PREFERRED,
-    REQUIRED,
-    UNCONSTRAINED,
     Job,
+    Mode,
     NodeAssignment,
     Outcome,
     SliceLayer,
@@ -69,14 +68,14 @@ def make_job(
     topology: Topology,
     count: int,
     *,
-    mode: str,
+    mode: Mode,
     level: str | None,
     slices: Sequence[tuple[str, int]] = (),
 ) -> Job:
     """Validate a request as Kueue's webhook would, then build the Job."""
     if count < 1:
         raise UsageError("--pods must be at least 1")
-    if mode in (REQUIRED, PREFERRED) and not level:
+    if mode in (Mode.REQUIRED, Mode.PREFERRED) and not level:
         raise UsageError(f"--{mode} needs a level")
     if len(slices) > MAX_SLICE_LAYERS:
         raise UsageError(f"at most {MAX_SLICE_LAYERS} slice layers (Kueue's limit)")
@@ -91,8 +90,8 @@ def make_job(
         )
     return Job(
         count=count,
-        mode=mode,
-        level=resolve_level(topology, level) if level and mode != UNCONSTRAINED else None,
+        mode=Mode(mode),
+        level=resolve_level(topology, level) if level and mode != Mode.UNCONSTRAINED else None,
         slices=layers,
     )
 
@@ -112,7 +111,7 @@ def narrowest_fit(tree: Tree, capacity: Capacity, job: Job) -> int | None:
     """The narrowest level at which one domain holds the whole job as a required request."""
     lowest = job.slices[0].level if job.slices else tree.depth - 1
     for lvl in range(lowest, -1, -1):
-        probe = Job(count=job.count, mode=REQUIRED, level=lvl, slices=job.slices)
+        probe = Job(count=job.count, mode=Mode.REQUIRED, level=lvl, slices=job.slices)
         if simulate(tree, capacity, probe).fits:
             return lvl
     return None
@@ -121,10 +120,10 @@ def narrowest_fit(tree: Tree, capacity: Capacity, job: Job) -> int | None:
 def kueue_annotations(topology: Topology, job: Job, level: int | None) -> dict[str, str]:
     """Pod-template annotations that make Kueue place the job this way."""
     out: dict[str, str] = {}
-    if job.mode == UNCONSTRAINED or level is None:
+    if job.mode == Mode.UNCONSTRAINED or level is None:
         out[UNCONSTRAINED_ANNOTATION] = "true"
     else:
-        key = REQUIRED_ANNOTATION if job.mode == REQUIRED else PREFERRED_ANNOTATION
+        key = REQUIRED_ANNOTATION if job.mode == Mode.REQUIRED else PREFERRED_ANNOTATION
         out[key] = level_key(topology, level)
     if len(job.slices) == 1:
         out[SLICE_TOPOLOGY_ANNOTATION] = level_key(topology, job.slices[0].level)
@@ -151,7 +150,7 @@ def tier_name_works(topology: Topology, level: int, volcano_version: tuple[int, 
 
 
 def volcano_network_topology(
-    topology: Topology, mode: str, level: int | None, *, legacy: bool = False
+    topology: Topology, mode: Mode, level: int | None, *, legacy: bool = False
 ) -> dict[str, Any] | None:
     """``spec.networkTopology`` for a Volcano Job/PodGroup bounding the job to ``level``.
 
@@ -160,12 +159,13 @@ def volcano_network_topology(
     One node is not a HyperNode tier, so the hostname level maps to tier 1. Unconstrained
     jobs need no stanza.
     """
-    if mode == UNCONSTRAINED or level is None:
+    if mode == Mode.UNCONSTRAINED or level is None:
         return None
     tiers = topology.hypernode_tiers()
     index = min(level, len(topology.levels) - 1)
     number, lv = next((n, lv) for n, lv in tiers if lv == topology.levels[index])
-    stanza: dict[str, Any] = {"mode": "hard" if mode == REQUIRED else "soft"}
+    hard = mode == Mode.REQUIRED
+    stanza: dict[str, Any] = {"mode": (TopologyMode.HARD if hard else TopologyMode.SOFT).value}
     if legacy:
         stanza["highestTierAllowed"] = number
     else:
@@ -177,12 +177,14 @@ def volcano_network_topology(
 PODGROUP_API_VERSION = "scheduling.k8s.io/v1beta1"
 
 
-def podgroup_constraints(topology: Topology, mode: str, level: int | None) -> dict[str, Any] | None:
+def podgroup_constraints(
+    topology: Topology, mode: Mode, level: int | None
+) -> dict[str, Any] | None:
     """``spec.schedulingConstraints`` of a kube-scheduler PodGroup bounding the group to
     ``level``: TopologyPlacement makes one placement per value of the key, so every pod
     lands in one domain. kube-scheduler has no soft form: a preferred request gets the same
     (required) constraint. Unconstrained jobs need none."""
-    if mode == UNCONSTRAINED or level is None:
+    if mode == Mode.UNCONSTRAINED or level is None:
         return None
     return {"schedulingConstraints": {"topology": [{"key": level_key(topology, level)}]}}
 
@@ -235,7 +237,7 @@ def advise(
         suggested = job.level
     else:
         suggested = narrow_now if narrow_now is not None else narrow_empty
-    if job.mode == UNCONSTRAINED:
+    if job.mode == Mode.UNCONSTRAINED:
         suggested = None
     return Advice(
         job=job,
@@ -246,7 +248,7 @@ def advise(
         suggested_level=suggested,
         annotations=(
             kueue_annotations(topology, job, suggested)
-            if suggested is not None or job.mode == UNCONSTRAINED
+            if suggested is not None or job.mode == Mode.UNCONSTRAINED
             else {}
         ),
         volcano=volcano_network_topology(

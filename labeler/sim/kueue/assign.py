@@ -17,14 +17,41 @@ Two phases, as in Kueue:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from labeler.sim.kueue.tree import Capacity, Domain, ExclusionStats, Tree
 
-REQUIRED = "required"
-PREFERRED = "preferred"
-UNCONSTRAINED = "unconstrained"
+
+class Mode(StrEnum):
+    """A PodSet's topology request: every pod within one domain of the level (required),
+    as few domains as fit, climbing when one does not (preferred), or anywhere
+    (unconstrained). The values are Kueue's ``topologyRequest`` fields."""
+
+    REQUIRED = "required"
+    PREFERRED = "preferred"
+    UNCONSTRAINED = "unconstrained"
+
+
+class Algorithm(StrEnum):
+    """How domains are ordered and chosen. ``TASProfileMixed`` (Kueue's default) uses
+    LeastFreeCapacity for unconstrained requests and BestFit for the others."""
+
+    BEST_FIT = "BestFit"
+    LEAST_FREE_CAPACITY = "LeastFreeCapacity"
+
+
+class Unit(StrEnum):
+    """What a domain's count is taken in: pods, or slices of the slice size."""
+
+    PODS = "pods"
+    SLICES = "slices"
+
+
+# Compared per domain in the loops below: a module global costs a tenth of an enum's class
+# attribute.
+_SLICES = Unit.SLICES
 
 
 @dataclass(frozen=True)
@@ -40,7 +67,7 @@ class Job:
     """One PodSet's topology request. ``level`` is a tree level index (0 = widest)."""
 
     count: int
-    mode: str = UNCONSTRAINED
+    mode: Mode = Mode.UNCONSTRAINED
     level: int | None = None
     slices: tuple[SliceLayer, ...] = ()
     leaders: int = 0  # 1 when placed together with a group's leader PodSet
@@ -177,30 +204,30 @@ def fill_counts(
             dom.slices_wl = slices_wl
 
 
-def sorted_domains(domains: Sequence[Domain], least_free: bool) -> list[Domain]:
+def sorted_domains(domains: Sequence[Domain], algorithm: Algorithm) -> list[Domain]:
     """``sortedDomains``: BestFit = slices descending, LeastFreeCapacity = slices ascending;
     then pods ascending, then the level values lexicographically."""
-    if least_free:
+    if algorithm is Algorithm.LEAST_FREE_CAPACITY:
         return sorted(domains, key=lambda d: (d.slices, d.pods, d.values))
     return sorted(domains, key=lambda d: (-d.slices, d.pods, d.values))
 
 
-def sorted_with_leader(domains: Sequence[Domain], least_free: bool) -> list[Domain]:
+def sorted_with_leader(domains: Sequence[Domain], algorithm: Algorithm) -> list[Domain]:
     """``sortedDomainsWithLeader``: domains holding the leader first, then as
     ``sorted_domains`` but by the counts with the leader. Without a leader it is the same
     order as ``sorted_domains``."""
-    if least_free:
+    if algorithm is Algorithm.LEAST_FREE_CAPACITY:
         return sorted(domains, key=lambda d: (-d.leaders, d.slices_wl, d.pods_wl, d.values))
     return sorted(domains, key=lambda d: (-d.leaders, -d.slices_wl, d.pods_wl, d.values))
 
 
-def _count(dom: Domain, by_slices: bool, leaders: int) -> int:
+def _count(dom: Domain, unit: Unit, leaders: int) -> int:
     if leaders > 0:
-        return dom.slices_wl if by_slices else dom.pods_wl
-    return dom.slices if by_slices else dom.pods
+        return dom.slices_wl if unit is _SLICES else dom.pods_wl
+    return dom.slices if unit is _SLICES else dom.pods
 
 
-def best_fit(domains: Sequence[Domain], needed: int, by_slices: bool, leaders: int = 0) -> Domain:
+def best_fit(domains: Sequence[Domain], needed: int, unit: Unit, leaders: int = 0) -> Domain:
     """``findBestFitDomainBy``: the first domain with the smallest count ≥ needed (with a
     leader: among those that hold it, by the counts with it), else the first domain."""
     best: Domain | None = None
@@ -208,25 +235,25 @@ def best_fit(domains: Sequence[Domain], needed: int, by_slices: bool, leaders: i
     for dom in domains:
         if dom.leaders < leaders:
             continue
-        count = _count(dom, by_slices, leaders)
+        count = _count(dom, unit, leaders)
         if needed <= count < best_count:
             best, best_count = dom, count
     return best if best is not None else domains[0]
 
 
 def prioritize_leader(
-    domains: list[Domain], count: int, leaders: int, slice_size: int, by_slices: bool
+    domains: list[Domain], count: int, leaders: int, slice_size: int, unit: Unit
 ) -> list[Domain]:
     """``prioritizeLeaderDomain``: move to the front the first domain that holds the leader
     and whose loss from hosting it still leaves room for the whole group."""
     if leaders == 0 or len(domains) < 2:
         return domains
-    needed = count // slice_size if by_slices else count
-    available = sum(d.slices if by_slices else d.pods for d in domains)
+    needed = count // slice_size if unit is Unit.SLICES else count
+    available = sum(_count(d, unit, 0) for d in domains)
     for i, dom in enumerate(domains):
         if dom.leaders < leaders:
             continue
-        loss = dom.slices - dom.slices_wl if by_slices else dom.pods - dom.pods_wl
+        loss = _count(dom, unit, 0) - _count(dom, unit, 1)
         if available - loss < needed:
             continue
         if i == 0:
@@ -239,8 +266,8 @@ def fill_to_minimum(
     domains: Sequence[Domain],
     count: int,
     slice_size: int,
-    least_free: bool,
-    by_slices: bool,
+    algorithm: Algorithm,
+    unit: Unit,
     leaders: int = 0,
 ) -> list[Domain]:
     """``updateCountsToMinimumGeneric``: take domains in order, each as full as it can be,
@@ -250,39 +277,37 @@ def fill_to_minimum(
     Rewrites ``pods`` (and ``slices``, ``leaders``) of the chosen domains to what they are
     assigned; ``pods`` counts workers only.
     """
-    ordered = prioritize_leader(list(domains), count, leaders, slice_size, by_slices)
-    unit = slice_size if by_slices else 1
+    ordered = prioritize_leader(list(domains), count, leaders, slice_size, unit)
+    by_slices = unit is Unit.SLICES
+    best = algorithm is Algorithm.BEST_FIT
+    step = slice_size if by_slices else 1
     remaining = count // slice_size if by_slices else count
     remaining_leaders = leaders
     chosen: list[Domain] = []
     for i, dom in enumerate(ordered):
         if remaining_leaders > 0:
-            if (
-                not least_free
-                and _count(dom, by_slices, 1) >= remaining
-                and dom.leaders >= remaining_leaders
-            ):
-                dom = best_fit(ordered[i:], remaining, by_slices, remaining_leaders)
-            have = _count(dom, by_slices, 1)
+            if best and _count(dom, unit, 1) >= remaining and dom.leaders >= remaining_leaders:
+                dom = best_fit(ordered[i:], remaining, unit, remaining_leaders)
+            have = _count(dom, unit, 1)
             chosen.append(dom)
             if have >= remaining and dom.leaders >= remaining_leaders:
-                _assign(dom, remaining, unit, by_slices)
+                _assign(dom, remaining, step, unit)
                 dom.leaders = remaining_leaders
                 return chosen
             have = min(have, remaining)
             dom.leaders = min(dom.leaders, remaining_leaders)
-            _assign(dom, have, unit, by_slices)
+            _assign(dom, have, step, unit)
             remaining_leaders -= dom.leaders
             remaining -= have
             continue
-        have = _count(dom, by_slices, 0)
-        if not least_free and have >= remaining:
-            dom = best_fit(ordered[i:], remaining, by_slices)
-            have = _count(dom, by_slices, 0)
+        have = _count(dom, unit, 0)
+        if best and have >= remaining:
+            dom = best_fit(ordered[i:], remaining, unit)
+            have = _count(dom, unit, 0)
         dom.leaders = 0
         chosen.append(dom)
         if have >= remaining:
-            _assign(dom, remaining, unit, by_slices)
+            _assign(dom, remaining, step, unit)
             return chosen
         if by_slices:
             dom.pods = dom.slices * slice_size
@@ -290,89 +315,103 @@ def fill_to_minimum(
     raise AssertionError(f"capacity was counted but cannot be assigned: {remaining} left")
 
 
-def _assign(dom: Domain, n: int, unit: int, by_slices: bool) -> None:
-    if by_slices:
+def _assign(dom: Domain, n: int, step: int, unit: Unit) -> None:
+    if unit is Unit.SLICES:
         dom.slices = n
-    dom.pods = n * unit
+    dom.pods = n * step
+
+
+@dataclass(frozen=True)
+class LevelFit:
+    """Where ``find_level`` put the job: the tree level the domains were chosen at, the
+    domains, and whether more than one domain was needed there."""
+
+    level: int
+    domains: list[Domain]
+    spread: bool
 
 
 def find_level(
-    tree: Tree,
-    level: int,
-    job: Job,
-    stats: ExclusionStats,
-    *,
-    required: bool,
-    unconstrained: bool,
-    multi_layer: bool,
-    least_free: bool,
-) -> tuple[int, list[Domain], bool]:
+    tree: Tree, level: int, job: Job, stats: ExclusionStats, algorithm: Algorithm
+) -> LevelFit:
     """``findLevelWithFitDomains``: the domain(s) at ``level`` that hold the job.
 
     BestFit: the domain with the most slices, or if it fits, the tightest one that fits.
-    LeastFreeCapacity (``least_free``: unconstrained with ``TASProfileMixed``): the first
-    fitting domain in ascending order. Required fails if no
-    single domain fits; preferred climbs one level and retries; at the top (or when
-    unconstrained) domains are taken greedily, the leader's first. With a leader, a domain
-    fits only if it holds the leader too, counted with it. Returns (level, domains, spread).
+    LeastFreeCapacity: the first fitting domain in ascending order. Required
+    (``job.mode``) fails if no single domain fits; preferred climbs one level and
+    retries; at the top (or when unconstrained) domains are taken greedily, the leader's
+    first. With a leader, a domain fits only if it holds the leader too, counted with it.
+    With more than one slice layer, a failure gives Kueue's per-layer message.
     """
     need = job.count // job.slice_size
     lead = job.leaders
+    best = algorithm is Algorithm.BEST_FIT
     while True:
         domains = tree.levels[level]
         if not domains:
             raise NoFit(f"no topology domains at level: {tree.keys[level]}")
-        ordered = sorted_with_leader(domains, least_free)
+        ordered = sorted_with_leader(domains, algorithm)
         top = ordered[0]
-        if not least_free and top.slices_wl >= need and top.leaders >= lead:
-            top = best_fit(ordered, need, True, lead)
+        if best and top.slices_wl >= need and top.leaders >= lead:
+            top = best_fit(ordered, need, Unit.SLICES, lead)
 
         def fail(fit: int, at: int = level) -> NoFit:
-            if multi_layer:
+            if len(job.slices) > 1:
                 return NoFit(multi_layer_message(tree, at, job, stats))
             return NoFit(not_fit_message(tree.topology_name, fit, need, job.slice_size, stats))
 
-        if least_free:
+        if not best:
             for dom in ordered:
                 if lead and dom.leaders < lead:
                     continue
-                if _count(dom, True, lead) >= need:
-                    return level, [dom], False
-            if required:  # unreachable with Kueue's profiles; kept for its message
+                if _count(dom, _SLICES, lead) >= need:
+                    return LevelFit(level, [dom], spread=False)
+            if job.mode == Mode.REQUIRED:  # unreachable with Kueue's profiles; kept for its message
                 raise fail(ordered[-1].pods)
         if top.slices_wl >= need and top.leaders >= lead:
-            return level, [top], False
-        if required:
+            return LevelFit(level, [top], spread=False)
+        if job.mode == Mode.REQUIRED:
             raise fail(top.slices)
-        if level > 0 and not unconstrained:
+        if level > 0 and job.mode != Mode.UNCONSTRAINED:
             level -= 1
             continue
-        ordered = prioritize_leader(ordered, job.count, lead, job.slice_size, True)
-        chosen: list[Domain] = []
-        remaining = need
-        remaining_leaders = lead
-        i = 0
-        while remaining_leaders > 0 and i < len(ordered) and ordered[i].leaders > 0:
-            dom = ordered[i]
-            if not least_free and dom.slices_wl >= remaining:
-                dom = best_fit(ordered[i:], remaining, True, remaining_leaders)
-            chosen.append(dom)
-            remaining_leaders -= dom.leaders
-            remaining -= dom.slices_wl
-            i += 1
-        if remaining_leaders > 0:
-            raise fail(lead - remaining_leaders)
-        rest = sorted_domains(ordered[i:], least_free)
-        for j, dom in enumerate(rest):
-            if remaining <= 0:
-                break
-            if not least_free and dom.slices >= remaining:
-                dom = best_fit(rest[j:], remaining, True)
-            chosen.append(dom)
-            remaining -= dom.slices
-        if remaining > 0:
-            raise fail(need - remaining)
-        return level, chosen, True
+        return LevelFit(level, _greedy(ordered, job, algorithm, fail), spread=True)
+
+
+def _greedy(
+    ordered: list[Domain], job: Job, algorithm: Algorithm, fail: Callable[[int], NoFit]
+) -> list[Domain]:
+    """At the top level, or for an unconstrained request: the leader's domains first, then
+    the others in order, until the job's slices are held. Raises ``fail(fitted)``."""
+    need = job.count // job.slice_size
+    lead = job.leaders
+    best = algorithm is Algorithm.BEST_FIT
+    ordered = prioritize_leader(ordered, job.count, lead, job.slice_size, Unit.SLICES)
+    chosen: list[Domain] = []
+    remaining = need
+    remaining_leaders = lead
+    i = 0
+    while remaining_leaders > 0 and i < len(ordered) and ordered[i].leaders > 0:
+        dom = ordered[i]
+        if best and dom.slices_wl >= remaining:
+            dom = best_fit(ordered[i:], remaining, Unit.SLICES, remaining_leaders)
+        chosen.append(dom)
+        remaining_leaders -= dom.leaders
+        remaining -= dom.slices_wl
+        i += 1
+    if remaining_leaders > 0:
+        raise fail(lead - remaining_leaders)
+    rest = sorted_domains(ordered[i:], algorithm)
+    for j, dom in enumerate(rest):
+        if remaining <= 0:
+            break
+        if best and dom.slices >= remaining:
+            dom = best_fit(rest[j:], remaining, Unit.SLICES)
+        chosen.append(dom)
+        remaining -= dom.slices
+    if remaining > 0:
+        raise fail(need - remaining)
+    return chosen
 
 
 def multi_layer_message(tree: Tree, level: int, job: Job, stats: ExclusionStats) -> str:

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from enum import StrEnum
 from functools import cmp_to_key
 
-from labeler.sim.kueue.assign import Job, sorted_domains, sorted_with_leader
+from labeler.sim.kueue.assign import Algorithm, Job, sorted_domains, sorted_with_leader
 from labeler.sim.kueue.tree import Domain, Tree
 
 Greedy = tuple[bool, int, Domain | None, Domain | None]
@@ -41,7 +42,7 @@ def greedy(domains: Sequence[Domain], slice_count: int, leaders: int) -> Greedy:
     last: Domain | None = None
     rest: list[Domain]
     if leaders > 0:
-        ordered = sorted_with_leader(domains, False)
+        ordered = sorted_with_leader(domains, Algorithm.BEST_FIT)
         i = 0
         while remaining_leaders > 0 and i < len(ordered) and ordered[i].leaders > 0:
             selected += 1
@@ -49,9 +50,9 @@ def greedy(domains: Sequence[Domain], slice_count: int, leaders: int) -> Greedy:
             remaining_leaders -= ordered[i].leaders
             remaining -= ordered[i].slices_wl
             i += 1
-        rest = sorted_domains(ordered[i:], False)
+        rest = sorted_domains(ordered[i:], Algorithm.BEST_FIT)
     else:
-        rest = sorted_domains(domains, False)
+        rest = sorted_domains(domains, Algorithm.BEST_FIT)
     if remaining_leaders > 0:
         return False, 0, None, None
     for dom in rest:
@@ -117,15 +118,23 @@ def by_capacity_and_entropy(domains: Sequence[Domain]) -> list[Domain]:
     return sorted(domains, key=cmp_to_key(_by_capacity_and_entropy))
 
 
+class Order(StrEnum):
+    """The order ``optimal_set`` tries domains in: by their level values, or (choosing the
+    requested level's domains above the slices) by ``by_capacity_and_entropy``."""
+
+    VALUES = "values"
+    ENTROPY = "capacity-and-entropy"
+
+
 def optimal_set(
-    domains: Sequence[Domain], slice_count: int, leaders: int, slice_size: int, by_entropy: bool
+    domains: Sequence[Domain], slice_count: int, leaders: int, slice_size: int, order: Order
 ) -> list[Domain] | None:
     """``selectOptimalDomainSetToFit``: the domains (as many as the greedy fill needs) that
     hold the leaders and the pods with the least capacity to spare; None when none do."""
     fits, size, _, _ = greedy(domains, slice_count, leaders)
     if not fits:
         return None
-    if by_entropy:
+    if order is Order.ENTROPY:
         ordered = by_capacity_and_entropy(domains)
     else:
         ordered = sorted(domains, key=lambda d: d.values)
@@ -155,12 +164,12 @@ def place(
 ) -> tuple[list[Domain] | None, str]:
     """``placeSlicesOnDomainsBalanced``: ``threshold`` slices on each domain of the optimal
     set, the rest on the first ones (the leader's first), or Kueue's reason why not."""
-    chosen = optimal_set(domains, slice_count, leaders, slice_size, False)
+    chosen = optimal_set(domains, slice_count, leaders, slice_size, Order.VALUES)
     if chosen is None:
         return None, NO_SET
     if slice_count < len(chosen) * threshold:
         return None, "TAS Balanced Placement: Not enough slices to meet the threshold"
-    chosen = sorted_with_leader(chosen, False)
+    chosen = sorted_with_leader(chosen, Algorithm.BEST_FIT)
     extra = slice_count - len(chosen) * threshold
     leaders_left = leaders
     for dom in chosen:
@@ -313,7 +322,7 @@ def apply(
     chosen: Sequence[Domain] = domains
     fit_level = level
     if level < slice_level:
-        top = optimal_set(domains, slice_count, job.leaders, job.slice_size, True)
+        top = optimal_set(domains, slice_count, job.leaders, job.slice_size, Order.ENTROPY)
         if top is None:
             return None, 0, NO_SET
         chosen = [c for d in top for c in d.children]

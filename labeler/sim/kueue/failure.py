@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 
 from labeler.core.capacity import Node
 from labeler.core.node import Taint
@@ -40,17 +41,24 @@ from labeler.sim.kueue.gates import (
     REPLACEMENT,
     SKIP_POD_OWNED,
     Gates,
+    Timing,
 )
 from labeler.sim.kueue.replace import Assigned, Replacement, search
 from labeler.sim.kueue.tree import Tree, build_tree_for_levels
 from labeler.sim.kueue.usage import TasFlavor
 from labeler.sim.kueue.workload import PodSet
 
-REPLACED = "replaced"  # every failed node has a replacement; the Workload is re-admitted
-EVICTED = "evicted"
-WAITING = "waiting"  # still admitted, the failed node recorded, no replacement found
-KEPT = "kept"  # Kueue keeps the assignment as it is: not a replacement
-UNAFFECTED = "unaffected"  # no failed node holds a pod of the Workload
+
+class Fate(StrEnum):
+    """What Kueue does to the Workload about its failed nodes."""
+
+    REPLACED = "replaced"  # every failed node has a replacement; the Workload is re-admitted
+    EVICTED = "evicted"
+    WAITING = "waiting"  # still admitted, the failed node recorded, no replacement found
+    KEPT = "kept"  # Kueue keeps the assignment as it is: not a replacement
+    UNAFFECTED = "unaffected"  # no failed node holds a pod of the Workload
+
+
 CORDON_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 GONE = "gone (--failed-node)"
 MULTIPLE = "Workload eviction triggered due to multiple TAS assigned node failures, including: "
@@ -124,7 +132,7 @@ class FlavorState:
 class FailureAnswer:
     workload: Admitted
     failures: tuple[Failure, ...]
-    outcome: str
+    outcome: Fate
     message: str = ""  # Kueue's (eviction, second-pass failure), or why the assignment stays
     steps: tuple[Replacement, ...] = ()
     ignored: tuple[Failure, ...] = ()  # failures Kueue does not act on (gate off)
@@ -134,7 +142,7 @@ class FailureAnswer:
     @property
     def fits(self) -> bool:
         """True when every failed node of the Workload is replaced (or none failed)."""
-        return self.outcome in (REPLACED, UNAFFECTED)
+        return self.outcome in (Fate.REPLACED, Fate.UNAFFECTED)
 
 
 def node_failures(
@@ -152,7 +160,7 @@ def node_failures(
     out: dict[str, Failure] = {}
     assigned = sorted({n for ps in wl.podsets for n in ps.nodes})
     for name in wl.unhealthy:
-        out.setdefault(name, Failure(name, "recorded in status.unhealthyNodes", True))
+        out.setdefault(name, Failure(name, "recorded in status.unhealthyNodes", recorded=True))
     for name in assigned:
         if name in out or name in failed:
             continue
@@ -199,11 +207,11 @@ def failure_answer(
     flavors: Mapping[str, FlavorState],
     gates: Gates = DEFAULT_GATES,
     *,
-    together: bool = True,
+    timing: Timing,
 ) -> FailureAnswer:
-    """Kueue's answer to ``failures`` (from :func:`node_failures`). ``together``: the
-    failures Kueue records at once happen before it replaced the first."""
-    answer = _answer(wl, failures, flavors, gates, together)
+    """Kueue's answer to ``failures`` (from :func:`node_failures`), as they happen in
+    ``timing``."""
+    answer = _answer(wl, failures, flavors, gates, timing)
     levels = {name: tuple(state.flavor.levels) for name, state in flavors.items()}
     return replace(answer, levels=levels)
 
@@ -213,18 +221,18 @@ def _answer(
     failures: Sequence[Failure],
     flavors: Mapping[str, FlavorState],
     gates: Gates,
-    together: bool,
+    timing: Timing,
 ) -> FailureAnswer:
     seen = tuple(failures)
     hits = tuple(f for f in failures if f.podsets)
     if not hits:
-        return FailureAnswer(wl, seen, UNAFFECTED)
+        return FailureAnswer(wl, seen, Fate.UNAFFECTED)
     if not all(ps.by_hostname for ps in wl.podsets):
         why = (
             "the assignment names no nodes (the topology's lowest level is not the hostname), "
             "so Kueue's node-failure handling does not see this Workload"
         )
-        return FailureAnswer(wl, seen, KEPT, why)
+        return FailureAnswer(wl, seen, Fate.KEPT, why)
     acted = tuple(f for f in hits if f.recorded or gates.on(REPLACEMENT))
     ignored = tuple(f for f in hits if f not in acted)
     if not acted:
@@ -232,11 +240,11 @@ def _answer(
             f"{REPLACEMENT} is off: Kueue marks no node failed; the assignment stays and the "
             "pods on the failed node(s) are the job controller's to recreate (there)"
         )
-        return FailureAnswer(wl, seen, KEPT, why, ignored=ignored)
+        return FailureAnswer(wl, seen, Fate.KEPT, why, ignored=ignored)
     now = [f for f in acted if not f.wait]
-    if together and len(now) >= 2:
+    if timing is Timing.TOGETHER and len(now) >= 2:
         names = ", ".join(f.node for f in now[:2])
-        return FailureAnswer(wl, seen, EVICTED, MULTIPLE + names, ignored=ignored)
+        return FailureAnswer(wl, seen, Fate.EVICTED, MULTIPLE + names, ignored=ignored)
     return _replace_in_turn(
         wl, seen, [*now, *(f for f in acted if f.wait)], flavors, gates, ignored
     )
@@ -261,13 +269,15 @@ def _replace_in_turn(
             gone |= {f.node}
         if stuck is not None:  # a second failure while the first is still recorded
             message = MULTIPLE + f"{stuck[0]}, {f.node}"
-            return FailureAnswer(wl, seen, EVICTED, message, tuple(steps), ignored, assignments)
+            return FailureAnswer(
+                wl, seen, Fate.EVICTED, message, tuple(steps), ignored, assignments
+            )
         if wl.pod_owned and gates.on(SKIP_POD_OWNED):
             why = (
                 f"owned by a single Pod ({SKIP_POD_OWNED}): Kueue keeps the assignment as it "
                 "is; the Workload ends with its pod"
             )
-            return FailureAnswer(wl, seen, KEPT, why, tuple(steps), ignored, assignments)
+            return FailureAnswer(wl, seen, Fate.KEPT, why, tuple(steps), ignored, assignments)
         for ps in wl.on(f.node):
             tree, used = flavors[ps.flavor].tree(gone), held[ps.flavor]
             r = search(tree, ps.podset, assignments[ps.podset.name], f.node, used, gates)
@@ -275,7 +285,9 @@ def _replace_in_turn(
             if not r.replaced:
                 if gates.on(FAIL_FAST):
                     msg = NO_REPLACEMENT + f.node
-                    return FailureAnswer(wl, seen, EVICTED, msg, tuple(steps), ignored, assignments)
+                    return FailureAnswer(
+                        wl, seen, Fate.EVICTED, msg, tuple(steps), ignored, assignments
+                    )
                 stuck = (
                     f.node,
                     f"couldn't assign flavors to pod set {ps.podset.name}: {r.message}",
@@ -284,5 +296,5 @@ def _replace_in_turn(
             assignments[ps.podset.name] = r.assignment
             add_usage(used, tree, r.outcome.assignment, ps.podset.shape.requests)
     if stuck is not None:
-        return FailureAnswer(wl, seen, WAITING, stuck[1], tuple(steps), ignored, assignments)
-    return FailureAnswer(wl, seen, REPLACED, "", tuple(steps), ignored, assignments)
+        return FailureAnswer(wl, seen, Fate.WAITING, stuck[1], tuple(steps), ignored, assignments)
+    return FailureAnswer(wl, seen, Fate.REPLACED, "", tuple(steps), ignored, assignments)

@@ -15,14 +15,10 @@ from typing import Any
 
 from labeler.base.text import a_few
 from labeler.core.hotswap import Path
-from labeler.sim.kueue.assign import REQUIRED
+from labeler.sim.kueue.assign import Mode
 from labeler.sim.kueue.failure import (
-    EVICTED,
-    KEPT,
-    REPLACED,
-    UNAFFECTED,
-    WAITING,
     FailureAnswer,
+    Fate,
 )
 from labeler.sim.kueue.gates import Gates
 from labeler.sim.kueue.replace import Replacement
@@ -31,14 +27,14 @@ from labeler.sim.kueue.workload_report import kueue_dict, modelled_line
 
 MAX_CANDIDATES = 8
 VERDICT = {
-    REPLACED: "REPLACED: Kueue re-admits the Workload with the new assignment (its "
+    Fate.REPLACED: "REPLACED: Kueue re-admits the Workload with the new assignment (its "
     "status.unhealthyNodes cleared); only the pods of the failed node(s) move.",
-    EVICTED: "EVICTED: Kueue evicts the Workload; it is queued again and placed anew.",
-    WAITING: "NOT REPLACED: the Workload stays admitted with the failed node recorded, its "
+    Fate.EVICTED: "EVICTED: Kueue evicts the Workload; it is queued again and placed anew.",
+    Fate.WAITING: "NOT REPLACED: the Workload stays admitted with the failed node recorded, its "
     "pods there lost; Kueue retries every scheduling cycle (TASFailedNodeReplacementFailFast "
     "is off).",
-    KEPT: "KEPT AS IS: Kueue keeps the assignment; that is not a replacement.",
-    UNAFFECTED: "UNAFFECTED: no failed node holds a pod of this Workload.",
+    Fate.KEPT: "KEPT AS IS: Kueue keeps the assignment; that is not a replacement.",
+    Fate.UNAFFECTED: "UNAFFECTED: no failed node holds a pod of this Workload.",
 }
 
 
@@ -51,7 +47,7 @@ def _searched(r: Replacement, keys: Sequence[str]) -> dict[str, Any] | None:
 def _where(domain: Path | None, keys: Sequence[str], request: TopologyRequest) -> str:
     if domain is not None:
         return f"{keys[len(domain) - 1]}={domain[-1]} ({'/'.join(domain)})"
-    if request.mode == REQUIRED and not request.slices:
+    if request.mode == Mode.REQUIRED and not request.slices:
         return "the whole flavor (no other pod of the PodSet is left to stay near)"
     if request.slices:
         return "the whole flavor (the lost pods are whole slices, or complete none)"
@@ -92,7 +88,7 @@ def failure_dict(answer: FailureAnswer, gates: Gates) -> dict[str, Any]:
         "workload": wl.key,
         "cluster_queue": wl.cluster_queue,
         "fits": answer.fits,
-        "outcome": answer.outcome,
+        "outcome": answer.outcome.value,
         "message": answer.message,
         "failures": [
             {

@@ -10,12 +10,16 @@ disabled one, and so does ``advise``, with Kueue's message.
 Not in the modelled Kueue: ``TASNodeFeasibilityForAllLevels``. When a topology's lowest
 level is not the hostname, Kueue applies no per-node filter (taints, nodeSelector,
 affinity) to its leaves, and neither does the simulator.
+
+``Timing`` sits beside the gates: the other setting of how the modelled Kueue meets node
+failures, light enough for the command line to read before anything else is loaded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from labeler.base.errors import UsageError
 
@@ -32,6 +36,15 @@ ON_NODE_TAINTS = "TASReplaceNodeOnNodeTaints"
 SKIP_POD_OWNED = "SkipReassignmentForPodOwnedWorkloads"
 
 
+class Timing(StrEnum):
+    """Several failed nodes of one Workload: all fail before Kueue replaced the first
+    (its node controller then evicts the Workload), or each after the previous one was
+    replaced."""
+
+    TOGETHER = "together"
+    ONE_BY_ONE = "one-by-one"
+
+
 @dataclass(frozen=True)
 class Gate:
     default: bool
@@ -41,19 +54,35 @@ class Gate:
 
 # Defaults as of the modelled version (the last entry of each gate's version list).
 GATES: Mapping[str, Gate] = {
-    TAS: Gate(True, (), "topology-aware scheduling itself"),
-    PROFILE_MIXED: Gate(True, (TAS,), "LeastFreeCapacity for unconstrained requests"),
-    BALANCED: Gate(False, (TAS,), "balanced placement of preferred requests (alpha)"),
-    REPLACEMENT: Gate(True, (TAS,), "find a replacement for a failed node"),
-    FAIL_FAST: Gate(True, (TAS, REPLACEMENT), "evict when no replacement is found"),
+    TAS: Gate(default=True, depends=(), meaning="topology-aware scheduling itself"),
+    PROFILE_MIXED: Gate(
+        default=True, depends=(TAS,), meaning="LeastFreeCapacity for unconstrained requests"
+    ),
+    BALANCED: Gate(
+        default=False, depends=(TAS,), meaning="balanced placement of preferred requests (alpha)"
+    ),
+    REPLACEMENT: Gate(default=True, depends=(TAS,), meaning="find a replacement for a failed node"),
+    FAIL_FAST: Gate(
+        default=True, depends=(TAS, REPLACEMENT), meaning="evict when no replacement is found"
+    ),
     ON_POD_TERMINATION: Gate(
-        True, (TAS, REPLACEMENT), "a NotReady node fails once the Workload's pods on it end"
+        default=True,
+        depends=(TAS, REPLACEMENT),
+        meaning="a NotReady node fails once the Workload's pods on it end",
     ),
     NOT_READY_FIXED_TIME: Gate(
-        False, (TAS, REPLACEMENT), "a node fails after 30 s NotReady (deprecated)"
+        default=False,
+        depends=(TAS, REPLACEMENT),
+        meaning="a node fails after 30 s NotReady (deprecated)",
     ),
-    ON_NODE_TAINTS: Gate(True, (TAS,), "an untolerated NoSchedule/NoExecute taint fails a node"),
-    SKIP_POD_OWNED: Gate(True, (), "a Workload owned by one Pod keeps its assignment"),
+    ON_NODE_TAINTS: Gate(
+        default=True,
+        depends=(TAS,),
+        meaning="an untolerated NoSchedule/NoExecute taint fails a node",
+    ),
+    SKIP_POD_OWNED: Gate(
+        default=True, depends=(), meaning="a Workload owned by one Pod keeps its assignment"
+    ),
 }
 
 _TRUE = ("1", "t", "T", "TRUE", "true", "True")

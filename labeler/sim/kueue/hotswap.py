@@ -25,18 +25,16 @@ from typing import Any
 from labeler.base.errors import InputError
 from labeler.core.capacity import Node
 from labeler.core.hotswap import (
-    EXEMPT,
-    NOT_REPLACEABLE,
-    REPLACEABLE,
     HotSwapView,
     NodeSpare,
     Path,
+    SwapState,
     WorkloadSpare,
     replacement_domain,
 )
 from labeler.sim.common.shape import PodShape
 from labeler.sim.kueue.admitted import admitted_from_object, is_admitted, tas_flavor_names
-from labeler.sim.kueue.assign import REQUIRED
+from labeler.sim.kueue.assign import Mode
 from labeler.sim.kueue.balanced import clone
 from labeler.sim.kueue.failure import Admitted, AdmittedPodSet, node_failures
 from labeler.sim.kueue.gates import (
@@ -169,16 +167,18 @@ def _judge(
     flavor = ", ".join(sorted({ps.flavor for ps in wl.podsets}))
     exempt = _exempt(wl, gates)
     if exempt:
-        return WorkloadSpare(wl.namespace, wl.name, cq, flavor, EXEMPT, note=exempt)
+        return WorkloadSpare(wl.namespace, wl.name, cq, flavor, SwapState.EXEMPT, note=exempt)
     failed = [f.node for f in node_failures(wl, nodes, (), {}, gates) if f.podsets]
     spares = [
         _node(ps, node, flavors[ps.flavor], gates, failed) for ps in wl.podsets for node in ps.nodes
     ]
-    state = REPLACEABLE if all(s.replaceable for s in spares) else NOT_REPLACEABLE
+    state = (
+        SwapState.REPLACEABLE if all(s.replaceable for s in spares) else SwapState.NOT_REPLACEABLE
+    )
     note = ""
     if failed:
         note = f"a node of its assignment has failed already ({', '.join(sorted(set(failed)))})"
-    elif state == NOT_REPLACEABLE and not gates.on(FAIL_FAST):
+    elif state == SwapState.NOT_REPLACEABLE and not gates.on(FAIL_FAST):
         note = "without fail-fast Kueue would keep it admitted, the failed node's pods lost"
     return WorkloadSpare(wl.namespace, wl.name, cq, flavor, state, tuple(spares), note)
 
@@ -206,9 +206,9 @@ def _node(
     if others or stale is not None:
         why = f"a second failure evicts it ({', '.join(others)} failed)" if others else ""
         why = why or f"its assignment would be stale: {stale} is gone"
-        return NodeSpare(node, podset.name, lost, (), "", 0, False, why)
+        return NodeSpare(node, podset.name, lost, (), "", 0, replaceable=False, reason=why)
     paths = [(state.index[leaf_id(tree, v)].values, n) for v, n in kept]
-    required = keys.index(req.level) if req.mode == REQUIRED and req.level in keys else None
+    required = keys.index(req.level) if req.mode == Mode.REQUIRED and req.level in keys else None
     if req.slices:
         return _sliced(ps, node, state, gates, paths, required, lost)
     domain = replacement_domain(required, (), paths, lost)
@@ -221,7 +221,9 @@ def _node(
         spare -= pods[state.position[node]]  # the failed node takes no pod
     level = keys[len(domain) - 1] if domain else ""
     why = "" if spare >= lost else f"{spare} free pod slot(s) for {lost} pod(s)"
-    return NodeSpare(node, podset.name, lost, domain, level, spare, spare >= lost, why)
+    return NodeSpare(
+        node, podset.name, lost, domain, level, spare, replaceable=spare >= lost, reason=why
+    )
 
 
 def _sliced(
@@ -248,7 +250,9 @@ def _sliced(
         )
         r = search(alone, podset, ps.assignment, node, state.held, gates)
         spare = sum(n for _, n in r.candidates)
-        return NodeSpare(node, podset.name, lost, (), "", spare, r.replaced, r.message)
+        return NodeSpare(
+            node, podset.name, lost, (), "", spare, replaceable=r.replaced, reason=r.message
+        )
     if domain is None:
         return _whole_flavor_slices(ps, node, state, required, layers[0], lost)
     part = state.subtree(domain, node)
@@ -257,7 +261,9 @@ def _sliced(
     spare = sum(capacity.pods)
     level = keys[len(domain) - 1]
     if isinstance(job, str):
-        return NodeSpare(node, podset.name, lost, domain, level, spare, False, job)
+        return NodeSpare(
+            node, podset.name, lost, domain, level, spare, replaceable=False, reason=job
+        )
     out = simulate(part, capacity, job, gates)
     ok = out.fits and bool(out.assignment)
     why = "" if ok else f"{spare} free pod slot(s), not {lost} in whole slices"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from labeler.base.errors import UsageError
 from labeler.core.model import Topology
 from labeler.core.profiles import ASCEND_TREE_LABEL
-from labeler.sim.kueue.assign import REQUIRED, Job
+from labeler.sim.kueue.assign import Job, Mode
 
 SCHEDULE_POLICY_ANNOTATION = "huawei.com/schedule_policy"
 MULTILEVEL = "multilevel"
@@ -102,7 +102,7 @@ def derive_affinity(topology: Topology, job: Job, level: int | None) -> Affinity
     for layer in job.slices:
         if layer.level < n:
             explicit[n - layer.level] = layer.size
-    if job.mode == REQUIRED and level is not None and level < n:
+    if job.mode == Mode.REQUIRED and level is not None and level < n:
         explicit[n - level] = job.count
     if not explicit:
         return None

@@ -9,13 +9,13 @@ nothing), phase 2b (``descend``) and the assignment sorted by domain values.
 from __future__ import annotations
 
 from labeler.sim.kueue.assign import (
-    PREFERRED,
-    REQUIRED,
-    UNCONSTRAINED,
+    Algorithm,
     Job,
+    Mode,
     NodeAssignment,
     NoFit,
     Outcome,
+    Unit,
     fill_counts,
     fill_to_minimum,
     find_level,
@@ -34,7 +34,7 @@ def descend(
     job: Job,
     slice_level: int,
     inner: dict[int, int],
-    least_free: bool,
+    algorithm: Algorithm,
     *,
     pooled: bool = True,
 ) -> list[Domain]:
@@ -49,24 +49,23 @@ def descend(
     """
     last = tree.depth - 1
     lead = job.leaders
-    current = fill_to_minimum(chosen, job.count, job.slice_size, least_free, True, lead)
+    current = fill_to_minimum(chosen, job.count, job.slice_size, algorithm, Unit.SLICES, lead)
     level = fit_level
     while pooled and level < min(last, slice_level):
-        children = [c for d in current for c in d.children]
-        current = fill_to_minimum(
-            sorted_domains(children, least_free), job.count, job.slice_size, least_free, True, lead
-        )
+        children = sorted_domains([c for d in current for c in d.children], algorithm)
+        current = fill_to_minimum(children, job.count, job.slice_size, algorithm, Unit.SLICES, lead)
         level += 1
     while level < last:
         size = job.slice_size if level < slice_level else inner.get(level + 1, 1)
         nxt: list[Domain] = []
         for dom in current:
-            kids = sorted_domains(dom.children, least_free)
+            kids = sorted_domains(dom.children, algorithm)
             if size > 1:
                 for kid in kids:
                     kid.slices = kid.pods // size
                     kid.slices_wl = kid.pods_wl // size
-            nxt += fill_to_minimum(kids, dom.pods, size, least_free, size > 1, dom.leaders)
+            unit = Unit.SLICES if size > 1 else Unit.PODS
+            nxt += fill_to_minimum(kids, dom.pods, size, algorithm, unit, dom.leaders)
         current = nxt
         level += 1
     return current
@@ -81,14 +80,13 @@ def _leaf_assignment(leaf: Domain, count: int) -> NodeAssignment:
 def simulate(tree: Tree, capacity: Capacity, job: Job, gates: Gates = DEFAULT_GATES) -> Outcome:
     """Where Kueue would put the job's pods now, or Kueue's reason why it cannot."""
     last = tree.depth - 1
-    required = job.mode == REQUIRED
-    unconstrained = job.mode == UNCONSTRAINED
-    least_free = unconstrained and gates.on(PROFILE_MIXED)
+    least_free = job.mode == Mode.UNCONSTRAINED and gates.on(PROFILE_MIXED)
+    algorithm = Algorithm.LEAST_FREE_CAPACITY if least_free else Algorithm.BEST_FIT
     if job.slices:
         slice_level, slice_size = job.slices[0].level, job.slices[0].size
     else:
         slice_level, slice_size = last, 1
-    if job.mode in (REQUIRED, PREFERRED):
+    if job.mode != Mode.UNCONSTRAINED:
         if job.level is None:
             raise ValueError(f"a {job.mode} request needs a level")
         level = job.level
@@ -104,25 +102,17 @@ def simulate(tree: Tree, capacity: Capacity, job: Job, gates: Gates = DEFAULT_GA
             )
         inner = slice_sizes_at_levels(tree, job.slices)
         fill_counts(tree, capacity, slice_size, slice_level, inner, job.leaders > 0)
-        if gates.on(BALANCED) and job.mode == PREFERRED:
+        if gates.on(BALANCED) and job.mode == Mode.PREFERRED:
             balanced = balanced_domains(tree, job, level, slice_level)
         if balanced is not None:
             fit_level, chosen = balanced
         else:
-            fit_level, chosen, spread = find_level(
-                tree,
-                level,
-                job,
-                capacity.stats,
-                required=required,
-                unconstrained=unconstrained,
-                multi_layer=bool(inner),
-                least_free=least_free,
-            )
+            fit = find_level(tree, level, job, capacity.stats, algorithm)
+            fit_level, chosen, spread = fit.level, fit.domains, fit.spread
     except NoFit as e:
         return Outcome(fits=False, message=str(e))
     pooled = balanced is None
-    ends = descend(tree, chosen, fit_level, job, slice_level, inner, least_free, pooled=pooled)
+    ends = descend(tree, chosen, fit_level, job, slice_level, inner, algorithm, pooled=pooled)
     leaves = sorted(ends, key=lambda d: d.values)
     assignment = tuple(_leaf_assignment(leaf, leaf.pods) for leaf in leaves if leaf.pods > 0)
     leader = tuple(_leaf_assignment(leaf, leaf.leaders) for leaf in leaves if leaf.leaders > 0)

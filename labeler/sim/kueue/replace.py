@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from labeler.core.hotswap import Path, replacement_domain
-from labeler.sim.kueue.assign import REQUIRED, Outcome
+from labeler.sim.kueue.assign import Mode, Outcome
 from labeler.sim.kueue.gates import DEFAULT_GATES, Gates
 from labeler.sim.kueue.place import simulate
 from labeler.sim.kueue.tree import Capacity, Domain, ExclusionStats, Tree, leaf_capacity
@@ -146,7 +146,7 @@ def search(
     req = podset.request
     keys = list(tree.keys)
     layers = [(keys.index(k), size) for k, size in req.slices if k in keys]
-    required = keys.index(req.level) if req.mode == REQUIRED and req.level in keys else None
+    required = keys.index(req.level) if req.mode == Mode.REQUIRED and req.level in keys else None
     domain = replacement_domain(required, layers, paths, lost)
     job = to_job(recut_slices(podset, lost, domain), tree.keys)
     if isinstance(job, str):

@@ -17,7 +17,7 @@ from labeler.base.text import left_out, table
 from labeler.core.model import Topology
 from labeler.core.quantity import format_units
 from labeler.sim.kueue.advice import PODGROUP_API_VERSION, Advice, level_key, level_name
-from labeler.sim.kueue.assign import PREFERRED, UNCONSTRAINED
+from labeler.sim.kueue.assign import Mode
 
 if TYPE_CHECKING:  # advise prints no inventory: it need not load the module
     from labeler.sim.kueue.inventory import LevelInfo
@@ -100,7 +100,7 @@ def advice_text(topology: Topology, advice: Advice, requests: Mapping[str, int])
     job = advice.job
     out = advice.outcome
     what = f"{job.count} pod(s) of {request_text(requests)}"
-    if job.mode == UNCONSTRAINED:
+    if job.mode == Mode.UNCONSTRAINED:
         what += ", unconstrained"
     else:
         what += f", {job.mode} {_label(topology, job.level)}"
@@ -156,7 +156,7 @@ def advice_text(topology: Topology, advice: Advice, requests: Mapping[str, int])
     if advice.podgroup is not None:
         lines.append(f"kube-scheduler PodGroup spec ({PODGROUP_API_VERSION}, Kubernetes 1.37):")
         lines += _yaml_block(advice.podgroup)
-        if job.mode == PREFERRED:
+        if job.mode == Mode.PREFERRED:
             lines.append("  (kube-scheduler has no preferred mode: this constraint is required)")
     if advice.ascend:
         lines.append("Ascend multi-level job annotations (ascend-for-volcano):")

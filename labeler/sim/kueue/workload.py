@@ -33,7 +33,7 @@ from labeler.sim.kueue.advice import (
     SLICE_SIZE_ANNOTATION,
     SLICE_TOPOLOGY_ANNOTATION,
 )
-from labeler.sim.kueue.assign import PREFERRED, REQUIRED, UNCONSTRAINED, Job, SliceLayer
+from labeler.sim.kueue.assign import Job, Mode, SliceLayer
 
 GROUP_ANNOTATION = "kueue.x-k8s.io/podset-group-name"
 
@@ -42,7 +42,7 @@ GROUP_ANNOTATION = "kueue.x-k8s.io/podset-group-name"
 class TopologyRequest:
     """A PodSet's topology request with label keys (resolved to levels per topology)."""
 
-    mode: str = UNCONSTRAINED
+    mode: Mode = Mode.UNCONSTRAINED
     level: str | None = None
     slices: tuple[tuple[str, int], ...] = ()
     group: str | None = None
@@ -88,12 +88,12 @@ def request_from_annotations(annotations: Mapping[str, Any], where: str) -> Topo
             raise InputError(f"{where}: {SLICE_SIZE_ANNOTATION}: {size!r} is not a number")
         slices = ((a[SLICE_TOPOLOGY_ANNOTATION], int(size)),)
     if REQUIRED_ANNOTATION in a:
-        return TopologyRequest(REQUIRED, a[REQUIRED_ANNOTATION], slices, group)
+        return TopologyRequest(Mode.REQUIRED, a[REQUIRED_ANNOTATION], slices, group)
     if PREFERRED_ANNOTATION in a:
-        return TopologyRequest(PREFERRED, a[PREFERRED_ANNOTATION], slices, group)
+        return TopologyRequest(Mode.PREFERRED, a[PREFERRED_ANNOTATION], slices, group)
     # unconstrained, slices only, or no annotation (a PodSet in a TAS flavor is then
     # "implied" TAS): all are placed without a level constraint
-    return TopologyRequest(UNCONSTRAINED, None, slices)
+    return TopologyRequest(Mode.UNCONSTRAINED, None, slices)
 
 
 def request_from_workload(raw: Any, where: str) -> TopologyRequest:
@@ -108,10 +108,10 @@ def request_from_workload(raw: Any, where: str) -> TopologyRequest:
     group = tr.get("podSetGroupName")
     group = str(group) if group else None
     if tr.get("required"):
-        return TopologyRequest(REQUIRED, str(tr["required"]), slices, group)
+        return TopologyRequest(Mode.REQUIRED, str(tr["required"]), slices, group)
     if tr.get("preferred"):
-        return TopologyRequest(PREFERRED, str(tr["preferred"]), slices, group)
-    return TopologyRequest(UNCONSTRAINED, None, slices)
+        return TopologyRequest(Mode.PREFERRED, str(tr["preferred"]), slices, group)
+    return TopologyRequest(Mode.UNCONSTRAINED, None, slices)
 
 
 def _template_podset(name: str, count: int, template: Any, where: str) -> PodSet:
@@ -226,7 +226,7 @@ def to_job(podset: PodSet, keys: Sequence[str], *, leaders: int = 0) -> Job | st
         if size <= 0:
             return "slice topology requested, but slice size not provided"
         layers.append(SliceLayer(keys.index(key), size))
-    if req.mode == UNCONSTRAINED and not layers:
+    if req.mode == Mode.UNCONSTRAINED and not layers:
         level = lowest
     return Job(
         count=podset.count,

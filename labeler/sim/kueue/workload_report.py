@@ -12,7 +12,7 @@ from typing import Any
 
 from labeler.base.text import table
 from labeler.sim.kueue.admit import PodSetResult, WorkloadResult
-from labeler.sim.kueue.assign import UNCONSTRAINED
+from labeler.sim.kueue.assign import Mode
 from labeler.sim.kueue.gates import DEFAULT_GATES, KUEUE_VERSION, Gates
 from labeler.sim.kueue.report import MAX_OUTSIDE_LINES, request_text, stats_dict
 from labeler.sim.kueue.tree import Tree
@@ -93,7 +93,7 @@ def _what(tree: Tree, r: PodSetResult) -> str:
     ps = r.podset
     req = ps.request
     text = f"{ps.count} pod(s) of {request_text(ps.shape.requests) or 'no requests'}"
-    text += ", unconstrained" if req.mode == UNCONSTRAINED else f", {req.mode} {req.level}"
+    text += ", unconstrained" if req.mode == Mode.UNCONSTRAINED else f", {req.mode} {req.level}"
     if req.slices:
         text += "; slices: " + ", ".join(f"{n} pods per {k}" for k, n in req.slices)
     if r.role:

@@ -1,7 +1,7 @@
 """Simulator of Volcano's scheduler (``advise`` for Volcano Jobs and PodGroups).
 
 Pure, like the Kueue simulator beside it: the command reads the snapshot or the cluster and
-hands the objects in. The rules follow Volcano's code (volcano-sh/volcano @ ed72c7c8, the
+hands the objects in. The rules follow Volcano's code (volcano-sh/volcano v1.15.0, the
 ``allocate``/``enqueue`` actions and the gang, predicates, proportion, capacity,
 overcommit, binpack, nodeorder and network-topology-aware plugins); docs/compatibility.md
 lists what is modelled and what is not. The modules, in the order a question flows:

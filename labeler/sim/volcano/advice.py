@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from labeler.core.volcano import VERSION
 from labeler.sim.volcano.conf import SchedulerConf
 from labeler.sim.volcano.cycle import Cycle
 from labeler.sim.volcano.hypernodes import HyperNodeTree
@@ -61,7 +62,7 @@ def advise(
     cluster: Cluster,
     conf: SchedulerConf,
     tree: HyperNodeTree,
-    version: tuple[int, int] = (1, 14),
+    version: tuple[int, int] = VERSION,
 ) -> Advice:
     """Everything ``advise`` says about one Volcano gang."""
     run = run_cycle(gang, cluster, conf, tree, version)

@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from labeler.core.volcano import TopologyMode
 from labeler.sim.volcano import resources as R
 from labeler.sim.volcano.ascend import NPU, MultiLevel
 from labeler.sim.volcano.cycle import Cycle
@@ -101,7 +102,7 @@ def nodes_to_find(total: int) -> int:
 
 def _hard_tier(job: JobState) -> int | None:
     nt = job.network_topology
-    return nt.highest_tier if nt is not None and nt.mode == "hard" else None
+    return nt.highest_tier if nt is not None and nt.mode is TopologyMode.HARD else None
 
 
 @dataclass

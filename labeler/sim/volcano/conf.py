@@ -4,7 +4,7 @@ Read as ``pkg/scheduler/conf`` defines it. Every ``enable…`` switch a plugin o
 out is on (``plugins.ApplyPluginConfDefaults``); the YAML keys are Volcano's own, some
 spelled ``enable…`` and some ``enabled…``. Without a configuration the scheduler runs the
 one Volcano's Helm chart installs (``installer/helm/chart/volcano/config/
-volcano-scheduler.conf``, the same from v1.12 to master): it has no
+volcano-scheduler.conf``, the same from v1.12 to v1.15.0): it has no
 ``network-topology-aware`` plugin, so a job's ``networkTopology`` is not enforced.
 """
 
@@ -49,6 +49,8 @@ OTHER_KEYS = frozenset(
         "enablePreemptable",
         "enableReclaimable",
         "enablePreemptive",
+        # conf.PluginOption's tag in v1.15.0; later releases spell it enabledClusterOrder.
+        "EnabledClusterOrder",
         "enabledClusterOrder",
         "enableTargetJob",
         "enableReservedNodes",

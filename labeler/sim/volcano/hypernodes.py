@@ -22,6 +22,7 @@ from typing import Any
 
 from labeler.base.errors import InputError
 from labeler.core.capacity import Node
+from labeler.core.volcano import MemberType
 from labeler.sim.common.fields import as_map
 from labeler.sim.volcano.model import label_selector, named
 
@@ -60,17 +61,17 @@ def _spec(obj: Mapping[str, Any], where: str) -> _Spec:
     for i, m in enumerate(spec.get("members") or []):
         m = as_map(m)
         selector = as_map(m.get("selector"))
-        if m.get("type") == "HyperNode":
+        if m.get("type") == MemberType.HYPERNODE:
             child = as_map(selector.get("exactMatch")).get("name")
             if not child:  # HyperNode members resolve by exactMatch only
                 raise InputError(
                     f"{here}: members[{i}]: a HyperNode member needs selector.exactMatch.name"
                 )
             children.append(str(child))
-        elif m.get("type") == "Node":
+        elif m.get("type") == MemberType.NODE:
             nodes.append(selector)
         else:
-            raise InputError(f"{here}: members[{i}].type must be Node or HyperNode")
+            raise InputError(f"{here}: members[{i}].type must be {' or '.join(MemberType)}")
     return _Spec(name, tier, str(spec.get("tierName") or ""), tuple(nodes), tuple(children), here)
 
 

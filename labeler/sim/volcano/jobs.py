@@ -18,6 +18,7 @@ from typing import Any
 
 from labeler.base.errors import InputError
 from labeler.core.quantity import CPU
+from labeler.core.volcano import VERSION, TopologyMode
 from labeler.sim.common.cluster import pod_requests
 from labeler.sim.common.fields import as_map, whole
 from labeler.sim.volcano import resources as R
@@ -65,7 +66,9 @@ def _tasks(spec: Mapping[str, Any], here: str, *, partitions: bool) -> list[Task
         size = whole(
             (part or {}).get("partitionSize"), f"{where}.partitionPolicy.partitionSize", default=0
         )
-        default = min_parts * size if part is not None and min_parts > 0 else replicas
+        # The mutating webhook (v1.14, v1.15.0): with a partitionPolicy, minPartitions ×
+        # partitionSize, 0 when minPartitions is left out (later releases: the replicas).
+        default = min_parts * size if part is not None else replicas
         out.append(
             TaskSpec(
                 name=str(t.get("name") or f"default{i}"),
@@ -102,8 +105,10 @@ def _partition_problem(t: TaskSpec, job: str) -> str:
         return f"'PartitionSize' must be greater than 0 {at}"
     if t.replicas != total * size:
         return f"'Replicas' are not equal to TotalPartitions*PartitionSize {at}"
+    # v1.14 and v1.15.0 check it whatever minPartitions is (the mutating webhook has set
+    # minAvailable by now); later releases only when minPartitions is set.
     min_parts = int(p.get("minPartitions") or 0)
-    if min_parts > 0 and min_parts * size != t.min_available:
+    if min_parts * size != t.min_available:
         return f"'MinAvailable' is not equal to MinPartitions*PartitionSize {at}"
     return _nt_problem(p.get("networkTopology"))
 
@@ -177,7 +182,7 @@ def _topology(raw: Any) -> dict[str, Any] | None:
     if raw is None:
         return None
     nt = as_map(raw)
-    out: dict[str, Any] = {"mode": nt.get("mode") or "hard"}
+    out: dict[str, Any] = {"mode": nt.get("mode") or TopologyMode.HARD.value}
     if nt.get("highestTierAllowed") is not None:
         out["highestTierAllowed"] = nt["highestTierAllowed"]
     elif nt.get("highestTierName"):
@@ -236,7 +241,7 @@ def _pods(
     return out
 
 
-def expand_job(obj: Mapping[str, Any], where: str, version: tuple[int, int] = (1, 14)) -> Gang:
+def expand_job(obj: Mapping[str, Any], where: str, version: tuple[int, int] = VERSION) -> Gang:
     """The PodGroup and pods Volcano makes from the Job (InputError: what admission refuses)."""
     meta, spec = as_map(obj.get("metadata")), as_map(obj.get("spec"))
     name = str(meta.get("name") or "")
@@ -258,6 +263,13 @@ def expand_job(obj: Mapping[str, Any], where: str, version: tuple[int, int] = (1
             f"Volcano {version[0]}.{version[1]} has no partitionPolicy (1.14+): the API server "
             "drops it, so the partitions are not simulated"
         )
+    for t in tasks:
+        if t.partition is not None and t.min_available == 0 and t.replicas > 0:
+            notes.append(
+                f"task {t.name}: a partitionPolicy without minPartitions makes Volcano's "
+                "webhook (1.14, 1.15) set the task's minAvailable to 0 (minPartitions × "
+                "partitionSize), so none of its pods counts for the gang; set minPartitions"
+            )
     job_min = whole(spec.get("minAvailable"), f"{here}: spec.minAvailable", default=0) or sum(
         t.min_available for t in tasks
     )

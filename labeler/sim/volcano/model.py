@@ -16,6 +16,7 @@ from typing import Any
 
 from labeler.base.errors import InputError
 from labeler.core.capacity import resource_map
+from labeler.core.volcano import TopologyMode
 from labeler.sim.common.affinity import NodeAffinity, Requirement, parse_node_affinity
 from labeler.sim.common.cluster import Toleration, pod_requests
 from labeler.sim.common.fields import as_map, whole
@@ -27,7 +28,7 @@ PARTITION_ID = "volcano.sh/partition-id"
 TASK_PRIORITY = "volcano.sh/task-priority"
 PODGROUP_API = "scheduling.volcano.sh"
 DEFAULT_QUEUE = "default"
-HARD, SOFT = "hard", "soft"
+
 
 # Task states (``api.TaskStatus``); "allocated" ones hold resources on a node.
 PENDING, ALLOCATED, PIPELINED, BINDING, BOUND, RUNNING = (
@@ -61,7 +62,7 @@ def strings(raw: Any) -> dict[str, str]:
 class NetworkTopology:
     """``networkTopology``: ``mode`` hard or soft, and the highest tier by number or name."""
 
-    mode: str = HARD
+    mode: TopologyMode = TopologyMode.HARD
     highest_tier: int | None = None
     highest_tier_name: str = ""
 
@@ -80,8 +81,8 @@ def network_topology(raw: Any, where: str) -> NetworkTopology | None:
     if raw is None:
         return None
     t = as_map(raw)
-    mode = t.get("mode") or HARD  # the CRD's default
-    if mode not in (HARD, SOFT):
+    mode = t.get("mode") or TopologyMode.HARD  # the CRD's default
+    if mode not in tuple(TopologyMode):
         raise InputError(f"{where}.mode: {mode!r} is not hard or soft")
     tier = t.get("highestTierAllowed")
     name = str(t.get("highestTierName") or "")
@@ -91,7 +92,7 @@ def network_topology(raw: Any, where: str) -> NetworkTopology | None:
             "networkTopology simultaneously"
         )
     return NetworkTopology(
-        mode=str(mode),
+        mode=TopologyMode(mode),
         highest_tier=None if tier is None else whole(tier, f"{where}.highestTierAllowed"),
         highest_tier_name=name,
     )

@@ -44,14 +44,25 @@ class JobUse:
     def elastic(self) -> dict[str, int]:
         return R.exceeded(self.allocated, self.min_resources or {})
 
-    def reserved(self) -> dict[str, int]:
-        """``GetInqueueResource``: minResources not yet covered by allocated tasks."""
-        mr = self.min_resources or {}
-        return {
-            k: v - self.allocated.get(k, 0) for k, v in mr.items() if v > self.allocated.get(k, 0)
-        }
+    def reserved(self) -> Res:
+        """``GetInqueueResource`` as v1.15.0 computes it: the minResources not yet covered
+        by allocated tasks, for cpu and memory. A scalar resource (a name with a domain,
+        ``hugepages-*``) is read in whole units and set against Volcano's milli-units, so it
+        reserves a thousandth of its quantity, less what is allocated; any other name
+        (``pods``, ``ephemeral-storage``) reserves nothing."""
+        out: Res = {}
+        for k, v in (self.min_resources or {}).items():
+            if k in R.NATIVE:
+                left: float = v - self.allocated.get(k, 0)
+            elif _scalar(k):
+                left = v / 1000 - self.allocated.get(k, 0) if k in self.allocated else v / 1000
+            else:
+                continue
+            if left > 0:
+                out[k] = left
+        return out
 
-    def inqueue(self) -> dict[str, int]:
+    def inqueue(self) -> Res:
         if self.min_resources is None:
             return {}
         if self.phase == "Inqueue" or (
@@ -59,6 +70,14 @@ class JobUse:
         ):
             return self.reserved()
         return {}
+
+
+def _scalar(name: str) -> bool:
+    """``IsScalarResourceName`` and not a ``count/`` quota: extended (with a domain, the
+    ``kubernetes.io/`` ones included), ``hugepages-*`` and ``attachable-volumes-*``."""
+    if name.startswith("count/"):
+        return False
+    return "/" in name or name.startswith(("hugepages-", "attachable-volumes-"))
 
 
 def _min_dim(r: Res, cap: Mapping[str, float], *, infinity: bool) -> Res:
@@ -198,27 +217,29 @@ def enqueue_check(
         if name in ("proportion", "capacity"):
             if attr.queue.state != "Open":
                 return QueueVerdict(
-                    False, f"queue {attr.queue.name} is {attr.queue.state}, not Open"
+                    ok=False, reason=f"queue {attr.queue.name} is {attr.queue.state}, not Open"
                 )
             if min_resources is None:
                 continue
-            r = R.sub(R.add(R.add(min_resources, as_units(attr.allocated)), as_units(attr.inqueue)),
-                      as_units(attr.elastic))  # fmt: skip
+            # The inqueue part unrounded: a scalar's thousandths (reserved) tip a full queue.
+            r = _addf(R.sub(R.add(min_resources, as_units(attr.allocated)),
+                            as_units(attr.elastic)), attr.inqueue)  # fmt: skip
             short = R.over_in_requested(r, as_units(attr.real_capability), min_resources)
             if short:
                 return QueueVerdict(
-                    False, _names("queue resource quota insufficient", "insufficient", short)
+                    ok=False,
+                    reason=_names("queue resource quota insufficient", "insufficient", short),
                 )
         elif name == "overcommit" and overcommit is not None and min_resources is not None:
             idle, inqueue = overcommit
             short = R.over_in_requested(
-                R.add(as_units(inqueue), min_resources), as_units(idle), min_resources
+                _addf(inqueue, min_resources), as_units(idle), min_resources
             )
             if short:
                 return QueueVerdict(
-                    False, _names("resource in cluster is overused", "overused", short)
+                    ok=False, reason=_names("resource in cluster is overused", "overused", short)
                 )
-    return QueueVerdict(True)
+    return QueueVerdict(ok=True)
 
 
 def _names(prefix: str, verb: str, names: Sequence[str]) -> str:

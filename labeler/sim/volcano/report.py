@@ -71,7 +71,7 @@ def advice_dict(a: Advice) -> dict[str, Any]:
         else {k: format_units(k, v) for k, v in sorted(pg.min_resources.items())},
         "networkTopology": None
         if nt is None
-        else {"mode": nt.mode, "highestTierAllowed": nt.highest_tier},
+        else {"mode": nt.mode.value, "highestTierAllowed": nt.highest_tier},
         "why": v.why,
         "traps": a.traps,
         "notes": a.notes,

@@ -70,7 +70,9 @@ def order(request: Res) -> tuple[tuple[str, int], ...]:
     return ((CPU, request.get(CPU, 0)), (MEMORY, request.get(MEMORY, 0)), *rest)
 
 
-def over_in_requested(used: Res, limit: Res, request: Res) -> list[str]:
+def over_in_requested(
+    used: Mapping[str, float], limit: Mapping[str, float], request: Res
+) -> list[str]:
     """Dimensions where ``used`` exceeds ``limit``, looking only at those ``request`` is
     positive in; a dimension ``limit`` lacks is 0 (so any use of it is over)."""
     return [

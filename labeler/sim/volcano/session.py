@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from labeler.core.capacity import Node
 from labeler.core.quantity import PODS
+from labeler.core.volcano import TopologyMode
 from labeler.sim.volcano import resources as R
 from labeler.sim.volcano.model import (
     ALLOCATED,
@@ -127,7 +128,7 @@ class SubJob(GangCounts):
 
     def hard_tier(self) -> int | None:
         nt = self.network_topology
-        return nt.highest_tier if nt is not None and nt.mode == "hard" else None
+        return nt.highest_tier if nt is not None and nt.mode is TopologyMode.HARD else None
 
 
 def pod_index(name: str) -> int | None:

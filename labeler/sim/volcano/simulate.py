@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from labeler.core.capacity import Node
+from labeler.core.volcano import VERSION, TopologyMode
 from labeler.sim.volcano import resources as R
 from labeler.sim.volcano.allocate import Allocator
 from labeler.sim.volcano.ascend import AFFINITY, NPU, POLICY, MultiLevel, plan
@@ -27,7 +28,6 @@ from labeler.sim.volcano.model import (
     DEFAULT_QUEUE,
     PENDING,
     RELEASING,
-    SOFT,
     Gang,
     NetworkTopology,
     PodGroup,
@@ -106,8 +106,8 @@ def adjust(
                 notes.append(f"{what}: highestTierName needs Volcano 1.14+; it is ignored")
             elif nt.highest_tier_name in tree.tier_names:
                 nt = replace(nt, highest_tier=tree.tier_names[nt.highest_tier_name])
-        if nt.mode == SOFT:
-            nt = NetworkTopology("hard", bound, "")
+        if nt.mode is TopologyMode.SOFT:
+            nt = NetworkTopology(TopologyMode.HARD, bound, "")
         return nt
 
     job_nt = fix(pg.network_topology, top, "the job")
@@ -312,7 +312,7 @@ def run_cycle(
     cluster: Cluster,
     conf: SchedulerConf,
     tree: HyperNodeTree,
-    version: tuple[int, int] = (1, 14),
+    version: tuple[int, int] = VERSION,
 ) -> CycleResult:
     """The gang through enqueue and allocate, once, on the cluster as it is now."""
     podgroup, notes = adjust(gang.podgroup, tree, version)

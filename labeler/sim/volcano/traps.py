@@ -10,10 +10,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from labeler.core.capacity import Node
+from labeler.core.volcano import TopologyMode
 from labeler.sim.volcano import resources as R
 from labeler.sim.volcano.conf import SchedulerConf
 from labeler.sim.volcano.hypernodes import HyperNodeTree
-from labeler.sim.volcano.model import HARD, PENDING, Gang, NetworkTopology, PodGroup, Queue, Task
+from labeler.sim.volcano.model import (
+    PENDING,
+    Gang,
+    NetworkTopology,
+    PodGroup,
+    Queue,
+    Task,
+)
 from labeler.sim.volcano.predicates import StaticFilter
 from labeler.sim.volcano.queues import as_units, real_capability
 from labeler.sim.volcano.session import NodeState
@@ -44,7 +52,7 @@ def configuration_traps(conf: SchedulerConf, original: PodGroup) -> list[str]:
 
 
 def _hard(nt: NetworkTopology | None) -> bool:
-    return nt is not None and nt.mode == HARD
+    return nt is not None and nt.mode is TopologyMode.HARD
 
 
 def tier_traps(

@@ -35,10 +35,11 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import UsageError
-from labeler.base.flags import positive_number
+from labeler.base.flags import one_of, positive_number
 from labeler.core.profiles import Profile, Roles
 from labeler.sources import Flag, NoData, Reading, Settings, SourceKind, options
 from labeler.sources.ascend.npusmi import DEFAULT_NPU_SMI, DEFAULT_TIMEOUT, NpuSmiReader
@@ -55,15 +56,15 @@ from labeler.sources.ascend.spod import (
 )
 
 __all__ = [
-    "GENERATIONS",
     "KIND",
-    "READERS",
     "ROLES",
     "AscendOptions",
     "AscendSource",
     "AutoReader",
     "DcmiReader",
+    "Generation",
     "NpuSmiReader",
+    "Reader",
     "SpodInfo",
     "SpodReader",
     "make_reader",
@@ -73,8 +74,24 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 NAME = "ascend"
-READERS = ("auto", "npu-smi", "dcmi")
-GENERATIONS = ("auto", "a3", "a5")
+
+
+class Reader(StrEnum):
+    """``--ascend-reader``: libdcmi.so via ctypes, the npu-smi CLI, or DCMI then npu-smi."""
+
+    AUTO = "auto"
+    NPU_SMI = "npu-smi"
+    DCMI = "dcmi"
+
+
+class Generation(StrEnum):
+    """``--ascend-generation``: A5 adds the rack and server IDs; auto decides by the
+    SuperPoD type the driver reports."""
+
+    AUTO = "auto"
+    A3 = "a3"
+    A5 = "a5"
+
 
 SUPERPOD, RACK, SERVER = "superpod", "rack", "server"
 # The profile's level named "superpod" takes the Super Pod ID; its extra labels are the
@@ -86,11 +103,11 @@ ROLES = Roles(levels=(SUPERPOD,), extras=(RACK, SERVER))
 class AscendOptions:
     """How to ask the NPU driver; the defaults here are the flags' defaults."""
 
-    reader: str = "auto"
+    reader: Reader = Reader.AUTO
     dcmi_lib: str | None = None
     npu_smi: str = DEFAULT_NPU_SMI
     npu_smi_timeout: float = DEFAULT_TIMEOUT
-    generation: str = "auto"
+    generation: Generation = Generation.AUTO
 
 
 DEFAULTS = AscendOptions()
@@ -99,8 +116,9 @@ FLAGS = (
         "--ascend-reader",
         "reader",
         "how to ask the driver: libdcmi.so via ctypes, the npu-smi CLI, or auto "
-        "(DCMI, then npu-smi; default)",
-        choices=READERS,
+        f"(DCMI, then npu-smi; default {DEFAULTS.reader})",
+        type=one_of(Reader),
+        choices=tuple(Reader),
     ),
     Flag(
         "--dcmi-lib",
@@ -121,8 +139,9 @@ FLAGS = (
         "--ascend-generation",
         "generation",
         "a5 adds huawei.com/topotree.rackid/.serverid; auto: A5 when the driver "
-        "reports a 1D/2D SuperPoD type (default)",
-        choices=GENERATIONS,
+        f"reports a 1D/2D SuperPoD type (default {DEFAULTS.generation})",
+        type=one_of(Generation),
+        choices=tuple(Generation),
     ),
 )
 
@@ -160,7 +179,7 @@ class AutoReader:
 
 
 def make_reader(
-    kind: str,
+    kind: Reader,
     *,
     dcmi_lib: str | None = None,
     npu_smi: str = DEFAULT_NPU_SMI,
@@ -169,16 +188,18 @@ def make_reader(
     """The reader ``--ascend-reader`` names."""
     from labeler.sources.ascend.dcmi import DcmiReader
 
-    if kind == "npu-smi":
+    if kind == Reader.NPU_SMI:
         return NpuSmiReader(npu_smi, timeout=timeout)
-    if kind == "dcmi":
+    if kind == Reader.DCMI:
         return DcmiReader(dcmi_lib)
-    if kind == "auto":
+    if kind == Reader.AUTO:
         return AutoReader(DcmiReader(dcmi_lib), NpuSmiReader(npu_smi, timeout=timeout))
-    raise UsageError(f"--ascend-reader {kind!r}: choose one of {', '.join(READERS)}")
+    raise UsageError(f"--ascend-reader {kind!r}: choose one of {', '.join(Reader)}")
 
 
-def reading_from(info: SpodInfo, *, generation: str = AscendOptions.generation) -> Reading | NoData:
+def reading_from(
+    info: SpodInfo, *, generation: Generation = AscendOptions.generation
+) -> Reading | NoData:
     """The IDs one SuperPoD answer gives, by role (the rule is in the module docstring)."""
     details = {
         "device": info.device,
@@ -191,13 +212,13 @@ def reading_from(info: SpodInfo, *, generation: str = AscendOptions.generation) 
         return NoData(f"Super Pod ID on {info.device} is {bad}; no SuperPoD labels")
     ids = {SUPERPOD: str(info.super_pod_id)}
     pod_type = info.super_pod_type
-    if generation == "a5":
+    if generation == Generation.A5:
         a5 = True
-    elif generation == "a3":
+    elif generation == Generation.A3:
         a5 = False
     else:
         a5 = pod_type in POD_TYPES_WITH_RACK
-    details["generation"] = "a5" if a5 else "a3"
+    details["generation"] = (Generation.A5 if a5 else Generation.A3).value
     if not a5:
         return Reading(ids=ids, details=details)
     bad = id_problem(info.server_index)
@@ -205,7 +226,9 @@ def reading_from(info: SpodInfo, *, generation: str = AscendOptions.generation) 
         details["serverid"] = f"skipped: Server Index is {bad}"
     else:
         ids[SERVER] = str(info.server_index)
-    rack_type = pod_type in POD_TYPES_WITH_RACK or (pod_type is None and generation == "a5")
+    rack_type = pod_type in POD_TYPES_WITH_RACK or (
+        pod_type is None and generation == Generation.A5
+    )
     if not rack_type:
         details["rackid"] = f"skipped: super_pod_type {pod_type} is not a 1D/2D pod"
     elif info.chassis_id is None:
@@ -223,15 +246,17 @@ class AscendSource:
     roles, never the group, which the bulk CSV/LLD path owns."""
 
     reader: SpodReader
-    generation: str = AscendOptions.generation
+    generation: Generation = AscendOptions.generation
     name: str = NAME
     roles: Roles = ROLES
 
     def __post_init__(self) -> None:
-        if self.generation not in GENERATIONS:
+        # A source is built from settings any caller may give: take the value, not the type.
+        if self.generation not in tuple(Generation):
             raise UsageError(
-                f"--ascend-generation {self.generation!r}: choose one of " + ", ".join(GENERATIONS)
+                f"--ascend-generation {self.generation!r}: choose one of " + ", ".join(Generation)
             )
+        self.generation = Generation(self.generation)
 
     def read(self) -> Reading | NoData:
         info = self.reader.read_spod()

@@ -11,7 +11,8 @@ kube-scheduler's queue (``waiting for pods's pod group ... to appear``), so the 
 hierarchy reaches the scheduler at once, as ``advise`` sees it.
 
 It then waits until every pending pod is decided: bound (``spec.nodeName``), or marked
-``PodScheduled=False`` with the scheduler's message. A gang short of its minCount never
+``PodScheduled=False`` with the scheduler's message, and no pod changed for ``SETTLE``
+seconds (the messages of a second cycle come after the first's). A gang short of its minCount never
 reaches a scheduling cycle and kube-scheduler writes nothing: a pod still undecided after
 ``QUIET`` seconds without any change is reported as ``queued`` (no message). The answer is
 JSON (``tests/oracles/README.md`` documents it); then every object the scenario made is
@@ -42,6 +43,10 @@ Obj = dict[str, Any]
 KUBERNETES = "v1.37.2"
 """The release the oracle runs; ``scripts/control-plane.sh`` builds it (a test checks)."""
 QUIET = 5.0
+SETTLE = 0.3
+"""A hierarchy that fits with pods left over is tried again at once (the queue puts it back
+without backoff); the pods' messages from that cycle come a few milliseconds after those of
+the first, which already mark every pod decided."""
 BACKOFF = 300
 POLL = 0.05
 MERGE = "application/merge-patch+json"
@@ -177,18 +182,16 @@ def _answer_group(obj: Obj) -> Obj:
 
 
 def _wait(api: Api, namespace: str, pending: set[str], quiet: float) -> list[Obj]:
-    """The namespace's pods once every pending one is decided, or nothing changed for
-    ``quiet`` seconds."""
+    """The namespace's pods once every pending one is decided and none changed for
+    ``SETTLE`` seconds, or nothing changed for ``quiet`` seconds."""
     last, changed = None, time.monotonic()
     while True:
         pods = _list(api, f"/api/v1/namespaces/{namespace}/pods")
         mine = [p for p in pods if p["metadata"]["name"] in pending]
-        if all(_decided(p) for p in mine):
-            return pods
         now = [(p["metadata"]["name"], p["metadata"]["resourceVersion"]) for p in mine]
         if now != last:
             last, changed = now, time.monotonic()
-        elif time.monotonic() - changed > quiet:
+        elif time.monotonic() - changed > (SETTLE if all(map(_decided, mine)) else quiet):
             return pods
         time.sleep(POLL)
 

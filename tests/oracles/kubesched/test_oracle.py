@@ -17,20 +17,20 @@ from tests.oracles.kubesched.compare import batch, compare, run_advise
 REGRESSIONS = Path(__file__).with_name("regressions")
 CI_SEED = 1
 CI_N = 200
-"""About 0.7-0.8 s a scenario on two shared cores: 2.5 minutes (tests/oracles/README.md)."""
+"""About 1.2-1.6 s a scenario on two shared cores: 4-5.5 minutes (tests/oracles/README.md)."""
 
 
 def test_simulator_and_oracle_model_one_release() -> None:
     assert KUBERNETES == oracle.KUBERNETES == build.script_version()
 
 
-# Not every scenario agrees yet (docs/compatibility.md lists the open classes: the second
-# pod-group cycle after a gang's Permit, pods per node inside a domain, some verdicts). Until
-# they are closed the batch is a ratchet: agreement may not fall below what the simulator
-# reached. Two batches here read 156 and 157 of 200 (a scenario that disagrees is tried
-# three times); the margin is for the scenarios whose outcome the scheduler's draws still
-# change. Raise it with every class closed; at 200 it is the bar.
-AGREE_AT_LEAST = 148
+# Not every scenario agrees every time (docs/compatibility.md lists what is left: nodes of
+# equal score, which kube-scheduler draws between, can change the pods per node). The batch
+# is a ratchet: agreement may not fall below what the simulator reached. The last two
+# batches here read 199 and 199 of 200 (earlier ones with the same rules 199 and 200; a
+# scenario that disagrees is tried three times); the margin is for the scenarios whose
+# outcome the scheduler's draws still change. At 200 it is the bar.
+AGREE_AT_LEAST = 193
 
 
 def test_fixed_seed_batch_agrees_at_least_as_much_as_before(

@@ -1,12 +1,13 @@
 """Run ``advise`` and Volcano's own scheduler (the oracle) on generated scenarios, compare.
 
 The comparison (tests/oracles/README.md, "Volcano"): advise runs first and the oracle takes
-its placement where Volcano would break a tie at random (``--prefer``). Then the verdict
+its choices where Volcano would break a tie at random (``--prefer``): its placement, and the
+node it picked for each pod in every HyperNode it tried, dry runs included. Then the verdict
 (the gang placed this cycle or not), the number of pods bound and pipelined, for every
 HyperNode tier the pod counts per HyperNode (sorted), and the pod counts per node (sorted).
 When neither places the gang, the PodGroup's word must be the same up to its "Origin
 reason": the origin depends on which HyperNode Volcano tried last, a Go map walk. Volcano's
-ties in the dry runs of HyperNodes advise did not choose still fall at random, and decide
+ties where advise made no pick still fall at random, and may decide
 which HyperNode holds the gang; a difference counts only when ``SEEDS`` runs all differ.
 """
 
@@ -16,13 +17,17 @@ import json
 import re
 import subprocess
 import sys
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import yaml
 
-from tests.oracles.batch import Disagreement, Result
+from labeler.sim.volcano.allocate import Allocator
+from labeler.sim.volcano.hypernodes import TOP
+from labeler.sim.volcano.session import NodeState, Statement, SubJob, TaskState
+from tests.oracles.batch import Disagreement, Result, run_advise
 from tests.oracles.volcano import build, scenarios
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -41,10 +46,46 @@ def advise(folder: Path) -> Obj:
     return answer
 
 
-def write_prefer(folder: Path, a: Obj) -> None:
-    """advise's placement, for the oracle to take where Volcano breaks a tie at random."""
+def advise_traced(folder: Path) -> tuple[Obj, dict[str, list[list[str]]]]:
+    """advise's JSON answer, run in this process, and the nodes it picked for each pod with
+    the HyperNode of each attempt (dry runs included, in order; not the per-tier table's
+    first-fit counting)."""
+    tried: dict[str, list[list[str]]] = {}
+    attempt: list[str] = []  # the HyperNode whose nodes the allocator is placing tasks on
+    tasks, place = Allocator.tasks, Allocator._place
+
+    def in_hypernode(self: Allocator, sj: SubJob, ts: deque[TaskState], hn: str) -> Any:
+        attempt.append(hn)
+        try:
+            return tasks(self, sj, ts, hn)
+        finally:
+            attempt.pop()
+
+    def recorded(self: Allocator, stmt: Statement, ts: TaskState, ns: NodeState) -> None:
+        pick = [attempt[-1] if attempt else TOP, ns.name]
+        if not self.first_fit and pick not in tried.setdefault(ts.task.ref, []):
+            tried[ts.task.ref].append(pick)
+        place(self, stmt, ts, ns)
+
+    args = ["advise", "-f", str(folder / "job.yaml")]
+    args += ["--from-snapshot", str(folder / "snapshot.yaml"), "-o", "json"]
+    with (
+        mock.patch.object(Allocator, "tasks", in_hypernode),
+        mock.patch.object(Allocator, "_place", recorded),
+    ):
+        _, answer = run_advise(args)
+    if isinstance(answer, str):
+        return {"error": answer}, {}
+    return answer, tried
+
+
+def write_prefer(folder: Path, a: Obj, tried: dict[str, list[list[str]]]) -> None:
+    """advise's choices, for the oracle to take where Volcano breaks a tie at random: its
+    placement and in which order it placed the pods, and the nodes it picked in every
+    HyperNode it tried."""
     placed = {**_advise_placed(a, "pods"), **_advise_placed(a, "pipelined")}
-    (folder / "prefer.json").write_text(json.dumps(placed, indent=2, sort_keys=True) + "\n")
+    prefer = {"placed": placed, "order": list(placed), "tried": tried}
+    (folder / "prefer.json").write_text(json.dumps(prefer, indent=2, sort_keys=True) + "\n")
 
 
 def oracle(exe: Path, folder: Path, seed: int = 1) -> Obj:
@@ -164,17 +205,17 @@ def batch(n: int, seed: int, out_dir: Path) -> Result:
     for i in range(n):
         folder = out_dir / f"{seed}-{i}"
         scenarios.write(scenarios.generate(seed * 1_000_003 + i), folder)
-        a = advise(folder)
+        a, tried = advise_traced(folder)
         if "error" not in a:
-            write_prefer(folder, a)
+            write_prefer(folder, a, tried)
         o = oracle(exe, folder)
         diffs = differences(folder, a, o)
-        # Ties inside HyperNodes advise did not choose are Volcano's own random picks, and
+        # Ties where advise made no pick are Volcano's own random picks, and
         # they decide which HyperNode holds the gang: other seeds, then (see README.md).
-        for seed in range(2, SEEDS + 1):
+        for run_seed in range(2, SEEDS + 1):
             if not diffs:
                 break
-            again = oracle(exe, folder, seed)
+            again = oracle(exe, folder, run_seed)
             if not differences(folder, a, again):
                 o, diffs = again, []
         (folder / "advise.json").write_text(json.dumps(a, indent=2))

@@ -58,14 +58,58 @@ def test_preferred_affinity_weighs_its_raw_weight() -> None:
     assert [p["node"] for p in answer["pods"]] == ["big"]
 
 
+def test_the_oracle_is_handed_advises_dry_run_picks(tmp_path: Path) -> None:
+    """advise's pick among equal nodes in a HyperNode it did not keep decides where the gang
+    goes; its final placement does not name it, prefer.json's "tried" does."""
+    case = REGRESSIONS / "dry-run-node-tie"
+    answer, tried = compare.advise_traced(case)
+    placed = {p["name"]: p["node"] for p in answer["pods"]}
+    assert placed["team/train-t0-0"] == "n-s1-r10-3"
+    assert tried["team/train-t0-0"] == [
+        ["s1", "n-s1-r10-3"],
+        ["s10", "n-s10-r1-0"],
+        ["<cluster-top-hypernode>", "n-s1-r10-3"],
+    ]
+    for name in ("job.yaml", "snapshot.yaml"):
+        shutil.copy(case / name, tmp_path / name)
+    compare.write_prefer(tmp_path, answer, tried)
+    assert json.loads((tmp_path / "prefer.json").read_text()) == json.loads(
+        (case / "prefer.json").read_text()
+    )
+
+
+def _need_go() -> None:
+    if shutil.which("go") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Go is needed to build the Volcano oracle")
+        pytest.skip("Go is not installed; run scripts/oracle.sh volcano --n 200 --seed 1")
+
+
+TIES = [
+    "dry-run-node-tie",
+    "round-two-hypernode-tie",
+    "wider-attempt-node-tie",
+    "unschedulable-count-node-tie",
+    "one-pod-rounds-hypernode-tie",
+]
+
+
+@pytest.mark.parametrize("name", TIES)
+def test_volcano_takes_advises_tie_picks_on_every_run(name: str) -> None:
+    """Volcano's random ties (a node in a dry run or in a wider HyperNode's attempt, a
+    HyperNode in a later round) fall as advise's did, whatever the seed, given prefer.json."""
+    _need_go()
+    exe, case = build.build(), REGRESSIONS / name
+    answer = compare.advise(case)
+    for seed in range(1, 5):
+        assert compare.differences(case, answer, compare.oracle(exe, case, seed)) == []
+
+
 def test_oracle_pins_the_version_advise_models() -> None:
     assert build.version() == VOLCANO_VERSION
 
 
 def test_fixed_seed_batch_agrees(tmp_path: Path) -> None:
-    if shutil.which("go") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Go is needed to build the Volcano oracle")
-        pytest.skip("Go is not installed; run scripts/oracle.sh volcano --n 200 --seed 1")
+    _need_go()
     result = compare.batch(200, 1, tmp_path)
     assert result.disagreements == [], "\n".join(map(str, result.disagreements))

@@ -93,7 +93,10 @@ def _file(root: tuple[Any, ...]) -> list[dict[str, Any]]:
 
 
 def _group(r: GroupResult) -> tuple[Any, ...]:
-    places = [(p.domain, p.feasible, p.message, sorted(p.scores.items())) for p in r.placements]
+    places = [
+        (p.domain, p.feasible, p.message, sorted(p.scores.items()), sorted(p.pods.items()))
+        for p in r.placements
+    ]
     return (
         r.group.name,
         r.ok,
@@ -102,6 +105,7 @@ def _group(r: GroupResult) -> tuple[Any, ...]:
         r.tie,
         places,
         [_group(c) for c in r.children],
+        None if r.again is None else _group(r.again),
     )
 
 

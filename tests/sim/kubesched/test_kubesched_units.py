@@ -17,7 +17,7 @@ from labeler.sim.kubesched.filters import feasible
 from labeler.sim.kubesched.objects import group_from_object, pod_from_object
 from labeler.sim.kubesched.score import fit_placement_score, node_score, pods_count_scores
 from labeler.sim.kueue.advice import advise, make_job
-from labeler.sim.kueue.assign import PREFERRED, REQUIRED, UNCONSTRAINED
+from labeler.sim.kueue.assign import Mode
 from labeler.sim.kueue.report import advice_text
 from tests.builders import node, pod
 from tests.sim.kubesched.podgroups import composite, gang, nodes_of, run
@@ -139,17 +139,17 @@ def test_bad_podgroups_name_the_object_and_field(spec, problem) -> None:
     assert "f.yaml: object 1 (PodGroup ns/pg1)" in str(e.value) and problem in str(e.value)
 
 
-@pytest.mark.parametrize("mode", [REQUIRED, PREFERRED, UNCONSTRAINED])
+@pytest.mark.parametrize("mode", [Mode.REQUIRED, Mode.PREFERRED, Mode.UNCONSTRAINED])
 def test_flag_form_prints_a_podgroup_kube_scheduler_accepts(mode: str) -> None:
     kubernetes_validate = pytest.importorskip("kubernetes_validate")
     topology = oci_rdma().topology
     lb = topology.keys[-1]
     spec = [(("i", "nb", "lb1"), f"n{i}", 8, 0) for i in range(2)]
     tree = tree_of(topology, gpu_nodes(topology.keys, spec))
-    level = None if mode == UNCONSTRAINED else "local_block"
+    level = None if mode == Mode.UNCONSTRAINED else "local_block"
     job = make_job(topology, 2, mode=mode, level=level)
     result = advise(topology, tree, PodShape({"nvidia.com/gpu": 1}), job)
-    if mode == UNCONSTRAINED:
+    if mode == Mode.UNCONSTRAINED:
         assert result.podgroup is None
         return
     assert result.podgroup == {"schedulingConstraints": {"topology": [{"key": lb}]}}
@@ -158,7 +158,7 @@ def test_flag_form_prints_a_podgroup_kube_scheduler_accepts(mode: str) -> None:
     kubernetes_validate.validate(doc, "1.37", strict=True)
     text = advice_text(topology, result, {"nvidia.com/gpu": 1})
     assert "kube-scheduler PodGroup spec (scheduling.k8s.io/v1beta1" in text
-    assert ("no preferred mode" in text) == (mode == PREFERRED)
+    assert ("no preferred mode" in text) == (mode == Mode.PREFERRED)
 
 
 def test_test_objects_validate_against_the_1_37_schemas() -> None:
@@ -323,6 +323,27 @@ def test_balanced_allocation_uses_the_real_requests_and_skips_best_effort_pods()
     # NodeResourcesFit (LeastAllocated) counts the missing memory request as 200Mi:
     # CPU 50, memory (4096 - 200) / 4096 → 95, (50 + 95) // 2 = 72; BalancedAllocation
     # counts what the pod really requests: fractions 0.5 and 0 → (1 - 0.25) * 100 = 75
-    assert node_score(n, {}, free, with_requests({"cpu": "2"})) == 72 + 75
+    # against 100 for the empty node, scored as the change: 50 + (50 + 75 - 100) // 2 = 62
+    assert node_score(n, {}, free, with_requests({"cpu": "2"})) == 72 + 62
     # a pod that requests nothing: CPU (4000 - 100) / 4000 → 97, memory 95, no balance score
     assert node_score(n, {}, free, with_requests({})) == (97 + 95) // 2
+
+
+def test_balanced_allocation_scores_the_change_the_pod_brings() -> None:
+    """kube-scheduler 1.37 packs a second CPU-only pod onto the node the first took when
+    the two nodes differ in size: the bigger node, already out of balance, loses less
+    balance than the empty one would."""
+    gib = 1024**3
+    big = Node("big", allocatable={"cpu": 8000, "memory": 8 * gib, "pods": 110})
+    small = Node("small", allocatable={"cpu": 4000, "memory": 8 * gib, "pods": 110})
+    obj = pod("x").namespace("ns").requests(cpu="1").scheduling_group("pg").obj()
+    one = pod_from_object(obj, "test")
+    assert one is not None
+    mib200 = 200 * 1024**2
+    # big with one such pod already: CPU 1/8 used (real), 1000m and 200Mi scored
+    big_free = {**big.allocatable, "cpu": 7000}
+    on_big = node_score(big, {"cpu": 1000, "memory": mib200}, big_free, one)
+    on_small = node_score(small, {}, dict(small.allocatable), one)
+    # big: LeastAllocated (75 + 95) // 2 = 85; balance 87 after, 93 before → 50 + 44 // 2 = 72
+    # small: LeastAllocated (75 + 97) // 2 = 86; balance 87 after, 100 before → 50 + 37 // 2 = 68
+    assert (on_big, on_small) == (85 + 72, 86 + 68)

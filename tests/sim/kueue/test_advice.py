@@ -17,7 +17,7 @@ from labeler.sim.kueue.advice import (
     resolve_level,
     volcano_network_topology,
 )
-from labeler.sim.kueue.assign import PREFERRED, REQUIRED, UNCONSTRAINED
+from labeler.sim.kueue.assign import Mode
 from tests.builders import node
 from tests.sim.kueue.objects import gpu_nodes, tree_of
 
@@ -51,16 +51,16 @@ def test_levels_by_key_or_name() -> None:
 
 def test_job_validation_like_kueues_webhook() -> None:
     with pytest.raises(UsageError, match="evenly divide"):
-        make_job(OCI, 6, mode=REQUIRED, level="local_block", slices=[("hostname", 4)])
+        make_job(OCI, 6, mode=Mode.REQUIRED, level="local_block", slices=[("hostname", 4)])
     with pytest.raises(UsageError, match="at most 3"):
-        make_job(OCI, 8, mode=REQUIRED, level="hpc_island", slices=[("hostname", 1)] * 4)
+        make_job(OCI, 8, mode=Mode.REQUIRED, level="hpc_island", slices=[("hostname", 1)] * 4)
     with pytest.raises(UsageError, match="at least 1"):
-        make_job(OCI, 0, mode=UNCONSTRAINED, level=None)
+        make_job(OCI, 0, mode=Mode.UNCONSTRAINED, level=None)
 
 
 def test_why_pending_and_what_would_fit() -> None:
     tree = tree_of(OCI, oci_cluster(), topology_name="oci-rdma")
-    job = make_job(OCI, 4, mode=REQUIRED, level="local_block")
+    job = make_job(OCI, 4, mode=Mode.REQUIRED, level="local_block")
     adv = advise(OCI, tree, GPU8, job)
     assert not adv.outcome.fits
     assert adv.outcome.message == (
@@ -82,7 +82,7 @@ def test_why_pending_and_what_would_fit() -> None:
 
 def test_fits_reports_the_level_of_the_placement() -> None:
     tree = tree_of(OCI, oci_cluster())
-    adv = advise(OCI, tree, GPU8, make_job(OCI, 3, mode=PREFERRED, level="local_block"))
+    adv = advise(OCI, tree, GPU8, make_job(OCI, 3, mode=Mode.PREFERRED, level="local_block"))
     assert adv.outcome.fits and adv.level == 2
     assert {a.node for a in adv.outcome.assignment} == {"b2", "b3", "b4"}
     assert adv.annotations == {"kueue.x-k8s.io/podset-preferred-topology": LB}
@@ -96,7 +96,7 @@ def test_fits_reports_the_level_of_the_placement() -> None:
 
 def test_unconstrained_gets_the_unconstrained_annotation_and_no_volcano_stanza() -> None:
     tree = tree_of(OCI, oci_cluster())
-    adv = advise(OCI, tree, GPU8, make_job(OCI, 7, mode=UNCONSTRAINED, level=None))
+    adv = advise(OCI, tree, GPU8, make_job(OCI, 7, mode=Mode.UNCONSTRAINED, level=None))
     assert adv.outcome.fits and adv.level == 0  # spans both network blocks
     assert adv.annotations == {"kueue.x-k8s.io/podset-unconstrained-topology": "true"}
     assert adv.volcano is None
@@ -104,7 +104,7 @@ def test_unconstrained_gets_the_unconstrained_annotation_and_no_volcano_stanza()
 
 def test_slice_annotations() -> None:
     tree = tree_of(OCI, oci_cluster())
-    two = make_job(OCI, 4, mode=REQUIRED, level="network_block", slices=[("local_block", 2)])
+    two = make_job(OCI, 4, mode=Mode.REQUIRED, level="network_block", slices=[("local_block", 2)])
     adv = advise(OCI, tree, GPU8, two)
     assert adv.annotations == {
         "kueue.x-k8s.io/podset-required-topology": NB,
@@ -112,7 +112,11 @@ def test_slice_annotations() -> None:
         "kueue.x-k8s.io/podset-slice-size": "2",
     }
     three = make_job(
-        OCI, 4, mode=REQUIRED, level="hpc_island", slices=[("network_block", 4), ("hostname", 1)]
+        OCI,
+        4,
+        mode=Mode.REQUIRED,
+        level="hpc_island",
+        slices=[("network_block", 4), ("hostname", 1)],
     )
     adv = advise(OCI, tree, GPU8, three)
     assert json.loads(adv.annotations[SLICE_CONSTRAINTS_ANNOTATION]) == [
@@ -123,7 +127,7 @@ def test_slice_annotations() -> None:
 
 def test_nothing_fits_even_empty() -> None:
     tree = tree_of(OCI, oci_cluster())
-    adv = advise(OCI, tree, GPU8, make_job(OCI, 11, mode=REQUIRED, level="hpc_island"))
+    adv = advise(OCI, tree, GPU8, make_job(OCI, 11, mode=Mode.REQUIRED, level="hpc_island"))
     assert adv.narrowest_now is None and adv.narrowest_empty is None
     assert adv.annotations == {} and adv.volcano is None
 
@@ -184,12 +188,12 @@ def test_nodes_kueue_cannot_see_are_named_with_the_reason() -> None:
 
 
 def test_volcano_hostname_maps_to_the_narrowest_tier() -> None:
-    assert volcano_network_topology(OCI, REQUIRED, 3) == {
+    assert volcano_network_topology(OCI, Mode.REQUIRED, 3) == {
         "networkTopology": {
             "mode": "hard",
             "highestTierName": "oci.oraclecloud.com/rdma.local_block_id",
         }
     }
-    assert volcano_network_topology(OCI, REQUIRED, 0, legacy=True) == {
+    assert volcano_network_topology(OCI, Mode.REQUIRED, 0, legacy=True) == {
         "networkTopology": {"mode": "hard", "highestTierAllowed": 3}
     }

@@ -18,6 +18,7 @@ import pytest
 from labeler.sim.kueue.admit import WorkloadResult, place_workload
 from labeler.sim.kueue.assign import Job
 from labeler.sim.kueue.balanced import (
+    Order,
     best_domains,
     by_capacity_and_entropy,
     optimal_set,
@@ -426,11 +427,11 @@ def four() -> list[Domain]:
 def test_optimal_set_fewest_domains_then_least_spare(
     workers: int, leaders: int, want: list[str]
 ) -> None:
-    assert sorted(names(optimal_set(four(), workers, leaders, 1, True))) == want
+    assert sorted(names(optimal_set(four(), workers, leaders, 1, Order.ENTROPY))) == want
 
 
-@pytest.mark.parametrize("by_entropy", [False, True])
-def test_optimal_set_ties_go_to_the_first_domain_by_values(by_entropy: bool) -> None:
+@pytest.mark.parametrize("order", list(Order))
+def test_optimal_set_ties_go_to_the_first_domain_by_values(order: Order) -> None:
     same = dict(pods=3, slices=3, pods_wl=3, slices_wl=3)
     domains = [
         dom("a", **same, values=("block-b", "host-a")),
@@ -438,7 +439,7 @@ def test_optimal_set_ties_go_to_the_first_domain_by_values(by_entropy: bool) -> 
         dom("z", **same, values=("block-a", "host-z")),
         dom("zz", **same, values=("block-a", "host-zz")),
     ]
-    assert names(optimal_set(domains, 1, 0, 1, by_entropy)) == ["block-a/host-z"]
+    assert names(optimal_set(domains, 1, 0, 1, order)) == ["block-a/host-z"]
 
 
 def _with_children(name: str, values: str, leaders: int, slices_wl: int, *pods: int) -> Domain:

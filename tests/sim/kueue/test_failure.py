@@ -18,8 +18,8 @@ import pytest
 
 from labeler.sim.common.cluster import snapshot_from_objects
 from labeler.sim.kueue.admitted import what_if
-from labeler.sim.kueue.failure import EVICTED, KEPT, REPLACED, UNAFFECTED, WAITING, FailureAnswer
-from labeler.sim.kueue.gates import FAIL_FAST, ON_NODE_TAINTS, ON_POD_TERMINATION, Gates
+from labeler.sim.kueue.failure import FailureAnswer, Fate
+from labeler.sim.kueue.gates import FAIL_FAST, ON_NODE_TAINTS, ON_POD_TERMINATION, Gates, Timing
 from tests.builders import node
 from tests.sim.kueue.objects import as_list
 
@@ -138,12 +138,12 @@ def answer(
     nodes: list[dict[str, Any]] | None = None,
     failed: Sequence[str] = (),
     gates: Gates | None = None,
-    together: bool = True,
+    timing: Timing = Timing.TOGETHER,
     extra: Sequence[dict[str, Any]] = (),
 ) -> FailureAnswer:
     items = [*(nodes if nodes is not None else cluster_nodes()), *kueue_objects(), wl, *extra]
     snap = snapshot_from_objects(as_list(items), "test")
-    return what_if(snap, wl, failed, gates or Gates(), together=together)
+    return what_if(snap, wl, failed, gates or Gates(), timing=timing)
 
 
 def assigned(a: FailureAnswer, podset: str = "one") -> dict[str, int]:
@@ -156,7 +156,7 @@ ONE_CPU = {"cpu": "1"}
 def test_baseline_the_lost_pod_moves_to_a_free_node() -> None:
     wl = admitted([podset("one", 1, ONE_CPU, preferred=HOST)], {"one": {"x0": 1}}, unhealthy=["x0"])
     a = answer(wl)
-    assert (a.outcome, assigned(a)) == (REPLACED, {"x1": 1}) and a.fits
+    assert (a.outcome, assigned(a)) == (Fate.REPLACED, {"x1": 1}) and a.fits
 
 
 def test_preferred_the_replacement_joins_the_pod_left_on_its_node() -> None:
@@ -173,14 +173,14 @@ def test_preferred_no_fit_waits_without_fail_fast_and_evicts_with_it() -> None:
         [podset("one", 1, {"cpu": "3"}, preferred=RACK)], {"one": {"x0": 1}}, unhealthy=["x0"]
     )
     waiting = answer(wl, gates=NO_FAIL_FAST)
-    assert waiting.outcome == WAITING and not waiting.fits
+    assert waiting.outcome == Fate.WAITING and not waiting.fits
     assert waiting.message == (
         "couldn't assign flavors to pod set one: topology \"tas-three-level\" doesn't allow to "
         'fit any of 1 pod(s). Total nodes: 6; excluded: resource "cpu": 6'
     )
     assert assigned(waiting) == {"x0": 1}  # the assignment as it was
     evicted = answer(wl)
-    assert evicted.outcome == EVICTED
+    assert evicted.outcome == Fate.EVICTED
     assert evicted.message == (
         "Workload was evicted as there was no replacement for unhealthy node(s): x0"
     )
@@ -272,7 +272,7 @@ def test_the_slice_domain_is_the_one_the_lost_pods_complete() -> None:
 def test_no_room_for_an_incomplete_slice_evicts() -> None:
     one = podset("one", 2, ONE_CPU, preferred=BLOCK, slice_size=2, slice_level=RACK)
     a = answer(admitted([one], {"one": {"x0": 1, "x1": 1}}, unhealthy=["x0"]))
-    assert a.outcome == EVICTED and assigned(a) == {"x0": 1, "x1": 1}
+    assert a.outcome == Fate.EVICTED and assigned(a) == {"x0": 1, "x1": 1}
 
 
 def test_a_recorded_node_that_is_still_ready_is_taken_as_it_is() -> None:
@@ -290,15 +290,15 @@ JOB = {"apiVersion": "batch/v1", "kind": "Job", "name": "owner-0", "uid": "uid-0
 @pytest.mark.parametrize(
     ("owners", "annotations", "gates", "outcome"),
     [
-        ([POD], {}, Gates(), KEPT),
-        ([JOB], {}, Gates(), REPLACED),
-        ([POD, {**POD, "name": "owner-1", "uid": "uid-1"}], {}, Gates(), REPLACED),
-        ([POD], {"kueue.x-k8s.io/is-group-workload": "true"}, Gates(), REPLACED),
-        ([POD], {}, Gates({"SkipReassignmentForPodOwnedWorkloads": False}), REPLACED),
+        ([POD], {}, Gates(), Fate.KEPT),
+        ([JOB], {}, Gates(), Fate.REPLACED),
+        ([POD, {**POD, "name": "owner-1", "uid": "uid-1"}], {}, Gates(), Fate.REPLACED),
+        ([POD], {"kueue.x-k8s.io/is-group-workload": "true"}, Gates(), Fate.REPLACED),
+        ([POD], {}, Gates({"SkipReassignmentForPodOwnedWorkloads": False}), Fate.REPLACED),
     ],
 )
 def test_a_workload_owned_by_one_pod_keeps_its_assignment(
-    owners: list[dict[str, str]], annotations: dict[str, str], gates: Gates, outcome: str
+    owners: list[dict[str, str]], annotations: dict[str, str], gates: Gates, outcome: Fate
 ) -> None:
     wl = admitted(
         [podset("one", 1, ONE_CPU, required=HOST)],
@@ -310,7 +310,7 @@ def test_a_workload_owned_by_one_pod_keeps_its_assignment(
     nodes = cluster_nodes(x1={"ready": False})
     a = answer(wl, nodes=nodes, gates=gates)
     assert a.outcome == outcome
-    assert assigned(a) == ({"x1": 1} if outcome == KEPT else {"x2": 1})
+    assert assigned(a) == ({"x1": 1} if outcome == Fate.KEPT else {"x2": 1})
 
 
 # --- the node controller: which nodes fail, when, and two at once -------------------------
@@ -322,23 +322,23 @@ def two_pods() -> dict[str, Any]:
 
 def test_nothing_failed_nothing_to_do() -> None:
     a = answer(two_pods(), failed=["x5"])
-    assert a.outcome == UNAFFECTED and a.fits and [f.podsets for f in a.failures] == [()]
+    assert a.outcome == Fate.UNAFFECTED and a.fits and [f.podsets for f in a.failures] == [()]
 
 
 def test_two_nodes_failing_together_evict_in_kueues_words() -> None:
     a = answer(two_pods(), failed=["x2", "x3"])
-    assert a.outcome == EVICTED and a.message == (
+    assert a.outcome == Fate.EVICTED and a.message == (
         "Workload eviction triggered due to multiple TAS assigned node failures, including: x2, x3"
     )
-    b = answer(two_pods(), failed=["x2", "x3"], together=False)
-    assert b.outcome == REPLACED and assigned(b) == {"x1": 1, "x4": 1}
+    b = answer(two_pods(), failed=["x2", "x3"], timing=Timing.ONE_BY_ONE)
+    assert b.outcome == Fate.REPLACED and assigned(b) == {"x1": 1, "x4": 1}
 
 
 def test_a_failure_in_the_snapshot_counts_without_the_flag() -> None:
     a = answer(two_pods(), nodes=cluster_nodes(x2={"ready": False}))
     assert [(f.node, f.cause, f.wait) for f in a.failures] == [("x2", "NotReady", "")]
     # preferred block: the tighter block b1, its first rack with room
-    assert a.outcome == REPLACED and assigned(a) == {"x1": 1, "x3": 1}
+    assert a.outcome == Fate.REPLACED and assigned(a) == {"x1": 1, "x3": 1}
 
 
 def test_a_notready_node_with_running_pods_fails_when_they_end() -> None:
@@ -371,11 +371,11 @@ def test_an_untolerated_taint_and_a_cordon_fail_a_node() -> None:
         "tainted: taint gpu=bad:NoExecute not tolerated by PodSet one",
         "cordoned: taint node.kubernetes.io/unschedulable:NoSchedule not tolerated by PodSet one",
     ]
-    assert a.outcome == EVICTED  # two at once
+    assert a.outcome == Fate.EVICTED  # two at once
     quiet = answer(
         two_pods(), nodes=cluster_nodes(x2={"taints": taint}), gates=Gates({ON_NODE_TAINTS: False})
     )
-    assert quiet.outcome == UNAFFECTED
+    assert quiet.outcome == Fate.UNAFFECTED
 
 
 def test_replacement_gate_off_keeps_the_assignment() -> None:
@@ -387,15 +387,15 @@ def test_replacement_gate_off_keeps_the_assignment() -> None:
         }
     )
     a = answer(two_pods(), failed=["x2"], gates=gates)
-    assert a.outcome == KEPT and "TASFailedNodeReplacement is off" in a.message
+    assert a.outcome == Fate.KEPT and "TASFailedNodeReplacement is off" in a.message
     assert [f.node for f in a.ignored] == ["x2"]
 
 
 def test_a_second_failure_while_the_first_waits_evicts() -> None:
     one = podset("one", 2, {"cpu": "3"}, preferred=RACK)
     wl = admitted([one], {"one": {"x0": 1, "x1": 1}}, unhealthy=["x0"])
-    a = answer(wl, failed=["x1"], gates=NO_FAIL_FAST, together=False)
-    assert a.outcome == EVICTED and a.message.endswith("including: x0, x1")
+    a = answer(wl, failed=["x1"], gates=NO_FAIL_FAST, timing=Timing.ONE_BY_ONE)
+    assert a.outcome == Fate.EVICTED and a.message.endswith("including: x0, x1")
 
 
 def test_stale_assignment_after_another_node_went_away() -> None:

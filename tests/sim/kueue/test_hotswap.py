@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from labeler.core.hotswap import EXEMPT, NOT_REPLACEABLE, REPLACEABLE
+from labeler.core.hotswap import SwapState
 from labeler.sim.common.cluster import snapshot_from_objects
 from labeler.sim.common.inputs import read_snapshot
 from labeler.sim.kueue.admitted import what_if
-from labeler.sim.kueue.gates import FAIL_FAST, Gates
+from labeler.sim.kueue.gates import FAIL_FAST, Gates, Timing
 from labeler.sim.kueue.hotswap import hot_swap
 from tests.builders import node
 from tests.sim.kueue.objects import as_list
@@ -33,8 +33,13 @@ def test_the_example_train_b_has_no_spare_node_in_its_local_block() -> None:
     snap = read_snapshot(str(ROOT / "examples" / "snapshot-oci.yaml"))
     view = hot_swap(snap.nodes, snap.kueue)
     states = {w.key: w.state for w in view.workloads}
-    assert states == {"team-a/infer-7f3a": REPLACEABLE, "team-b/train-b": NOT_REPLACEABLE}
-    assert view.by_cluster_queue() == {"gpu": {REPLACEABLE: 1, NOT_REPLACEABLE: 1, EXEMPT: 0}}
+    assert states == {
+        "team-a/infer-7f3a": SwapState.REPLACEABLE,
+        "team-b/train-b": SwapState.NOT_REPLACEABLE,
+    }
+    assert view.by_cluster_queue() == {
+        "gpu": {SwapState.REPLACEABLE: 1, SwapState.NOT_REPLACEABLE: 1, SwapState.EXEMPT: 0}
+    }
     assert view.risky_nodes() == {"gpu-11": ("team-b/train-b",), "gpu-12": ("team-b/train-b",)}
     (train,) = view.at_risk
     assert {n.domain for n in train.nodes} == {("island-a", "nb-2", "lb-3")}
@@ -97,5 +102,5 @@ def test_the_fast_view_agrees_with_the_full_search_node_by_node(seed: int) -> No
     for obj in workloads:
         spare = by_key[f"default/{obj['metadata']['name']}"]
         for n in spare.nodes:
-            answer = what_if(snap, obj, [n.node], gates)
+            answer = what_if(snap, obj, [n.node], gates, timing=Timing.TOGETHER)
             assert n.replaceable == answer.fits, (seed, spare.key, n, answer.message)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labeler.sim.common.shape import PodShape
-from labeler.sim.kueue.assign import PREFERRED, REQUIRED, UNCONSTRAINED, Job, SliceLayer
+from labeler.sim.kueue.assign import Job, Mode, SliceLayer
 from labeler.sim.kueue.place import simulate
 from labeler.sim.kueue.tree import Tree, leaf_capacity
 from tests.sim.kueue.objects import BLOCK, RACK, gpu_nodes, topology, tree_of
@@ -41,7 +41,7 @@ def build(blocks: list[list[list[int]]]) -> tuple[Tree, dict[str, int]]:
 @settings(max_examples=150, deadline=None)
 @given(
     clusters,
-    st.sampled_from([REQUIRED, PREFERRED, UNCONSTRAINED]),
+    st.sampled_from([Mode.REQUIRED, Mode.PREFERRED, Mode.UNCONSTRAINED]),
     st.integers(0, 2),
     st.integers(1, 24),
     st.sampled_from([None, (1, 2), (2, 2), (1, 3), (0, 4)]),
@@ -57,17 +57,17 @@ def test_placements_are_valid_and_required_search_is_complete(
     slices: tuple[SliceLayer, ...] = ()
     if slicing is not None:
         s_level, size = slicing
-        if count % size or (mode != UNCONSTRAINED and s_level < level):
+        if count % size or (mode != Mode.UNCONSTRAINED and s_level < level):
             return
         slices = (SliceLayer(s_level, size),)
-    job = Job(count, mode, None if mode == UNCONSTRAINED else level, slices)
+    job = Job(count, mode, None if mode == Mode.UNCONSTRAINED else level, slices)
     out = simulate(tree, leaf_capacity(tree, GPU), job)
 
     if out.fits:
         assert out.total == count
         for a in out.assignment:
             assert 0 < a.count <= free[a.node]
-        if mode == REQUIRED:
+        if mode == Mode.REQUIRED:
             assert len({a.values[: level + 1] for a in out.assignment}) == 1
         if slices:
             per: Counter[tuple[str, ...]] = Counter()
@@ -75,7 +75,7 @@ def test_placements_are_valid_and_required_search_is_complete(
                 per[a.values[: slices[0].level + 1]] += a.count
             assert all(v % slices[0].size == 0 for v in per.values())
 
-    if mode == REQUIRED:
+    if mode == Mode.REQUIRED:
         size = slices[0].size if slices else 1
         s_level = slices[0].level if slices else 2
         room: Counter[tuple[str, ...]] = Counter()

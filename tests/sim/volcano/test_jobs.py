@@ -136,3 +136,14 @@ def test_a_count_that_is_not_a_whole_number_names_its_field(
 ) -> None:
     with pytest.raises(InputError, match=re.escape(words)):
         expand_job(doc, "job.yaml")
+
+
+def test_partitions_without_min_partitions_leave_the_task_out_of_the_gang() -> None:
+    """v1.15.0's mutating webhook sets such a task's minAvailable to minPartitions (0) ×
+    partitionSize, and the validating one refuses any other minAvailable."""
+    parts = {"totalPartitions": 2, "partitionSize": 2}
+    gang = expand_job(job(task("w", 4, "1", partitionPolicy=parts)), "f")
+    assert gang.podgroup.min_member == 0 and gang.podgroup.min_task_member == {"w": 0}
+    assert any("without minPartitions" in n and "set minPartitions" in n for n in gang.notes)
+    with pytest.raises(InputError, match=re.escape("'MinAvailable' is not equal to MinPart")):
+        expand_job(job(task("w", 4, "1", minAvailable=4, partitionPolicy=parts)), "f")

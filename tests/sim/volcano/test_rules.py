@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from labeler.base.errors import InputError
 from labeler.sim.volcano.conf import parse_conf
 from tests.builders import node, pod
 from tests.sim.volcano.objects import TEST_CONF, bound, podgroup, queue, simulate
@@ -400,3 +401,34 @@ def test_pipelined_when_the_room_is_held_by_a_terminating_pod() -> None:
     ]
     verdict = simulate(items)
     assert verdict.binds == [] and [p.node for p in verdict.pipelined] == ["a"]
+
+
+def test_an_inqueue_podgroup_reserves_a_thousandth_of_its_gpus() -> None:
+    """v1.15.0's GetInqueueResource reads a scalar of minResources in whole units against
+    milli-units: another Inqueue PodGroup's 8 GPUs hold back 0.008 of a GPU, enough to
+    refuse a PodGroup that needs the queue's whole capability, not one that needs less."""
+    gpu = {"nvidia.com/gpu": "8"}
+    p = pod("p").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G")
+    items = [
+        podgroup(1, queue="gpu", phase="Pending", min_resources=gpu),
+        p.requests(gpu).obj(),
+        podgroup(1, name="other", queue="gpu", min_resources={"cpu": "1", **gpu}),
+        node("a").allocatable(cpu="4", memory="4Gi", pods="10").gpus(16).capacity().obj(),
+        queue("gpu", capability={"nvidia.com/gpu": "12"}),
+    ]
+    assert bound(simulate(items, DEFAULTS)) == {"c1/p": "a"}
+    items[-1] = queue("gpu", capability={"nvidia.com/gpu": "8"})
+    assert simulate(items, DEFAULTS).why == [
+        "the PodGroup stays Pending, not enqueued: queue resource quota insufficient: "
+        "insufficient nvidia.com/gpu"
+    ]
+
+
+def test_the_plugin_option_keys_are_v1_15s() -> None:
+    """conf.PluginOption's yaml tags: v1.15.0 spells the cluster order switch
+    EnabledClusterOrder (later releases enabledClusterOrder); a key it lacks is refused."""
+    conf = "actions: allocate\ntiers:\n- plugins:\n  - name: predicates\n    {}: true\n"
+    for key in ("EnabledClusterOrder", "enabledClusterOrder", "enabledHyperNodeOrder"):
+        assert parse_conf(conf.format(key), "t").tiers
+    with pytest.raises(InputError, match="unknown key"):
+        parse_conf(conf.format("enableClusterOrder"), "t")

@@ -26,7 +26,7 @@ func main() {
 	file := flag.String("f", "", "the advised PodGroup, with its pods")
 	confPath := flag.String("scheduler-conf", "", "volcano-scheduler.conf or its ConfigMap")
 	seed := flag.Int64("seed", 1, "seed for Volcano's random choice among equal scores")
-	prefer := flag.String("prefer", "", `advise's placement, {"ns/pod": "node"}: taken where Volcano would pick at random among equal scores`)
+	prefer := flag.String("prefer", "", `advise's choices, {"placed": {"ns/pod": "node"}, "tried": {"ns/pod": ["node"]}}: taken where Volcano would pick at random among equal scores`)
 	flag.Parse()
 	if *snapshot == "" || *file == "" {
 		fmt.Fprintln(os.Stderr, "usage: volcano-oracle --snapshot FILE -f FILE [--scheduler-conf FILE] [--seed N] [--prefer FILE]")
