@@ -17,10 +17,11 @@ For each of our commands: wall time, the process's CPU seconds (user + sys) and 
 RSS, from GNU time.
 
 ``--tree`` (repeatable) measures other checkouts in the same run (``before=<main>``, the
-default ``after=`` this tree); ``--transports`` runs each tree with our own HTTP/1.1 path and
-with the official client's (``TOPOLOGY_LABELER_TRANSPORT=official``; a tree that does not
-know the variable ignores it), or a tree's own list after a colon
-(``after=.:own,official``); ``--rounds`` repeats the whole set, interleaved.
+default ``after=`` this tree); ``--transports`` sets ``TOPOLOGY_LABELER_TRANSPORT`` for each
+tree, which only checkouts from before the one transport read (``own``: their HTTP/1.1
+path, ``official``: the official client's; later trees have only the official client's
+and ignore it), or a tree's own list after a colon (``before=<old>:own``, ``after=.:one``);
+``--rounds`` repeats the whole set, interleaved.
 
 Request counts by verb are read from the fake's journal. The fake is the one of
 ``python -m tests.fakekube`` (FakeKube + seed_nodes); it is started here through a small

@@ -2,9 +2,9 @@
 run did — one outcome per node, one count per CSV row, the lines in the CSV's order.
 
 ``run`` is the only part that talks to the cluster, through
-labeler.kube.nodes.LabelWriter (which re-reads and re-plans on 409), many nodes at once
-from one thread (labeler.kube.mux). A node's failure is that node's outcome; the others go
-on; the first Ctrl-C or SIGTERM stops new writes (docs/architecture.md).
+labeler.kube.nodes.LabelWriter (which re-reads and re-plans on 409), many nodes at once on a
+bounded pool of threads (labeler.kube.many). A node's failure is that node's outcome; the
+others go on; the first Ctrl-C or SIGTERM stops new writes (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from labeler.bulk.apply import Action, BulkPlan, NodeDiff, describe_diff
 from labeler.bulk.pace import Pace
 from labeler.core.plan import Conflict, LabelPlan, describe
 from labeler.kube.errors import Interrupted, KubeError
-from labeler.kube.mux import run_many, stopped_in_flight
+from labeler.kube.many import run_many, stopped_in_flight
 from labeler.kube.nodes import LabelWriter
 from labeler.kube.steps import Pause, Steps
 
@@ -83,7 +83,7 @@ def run(
     blindly. An error on one node is recorded and the others go on; nothing is retried here
     beyond what the writer already does (429/5xx with backoff and Retry-After). Ctrl-C or
     SIGTERM: no new write starts, writes under way get a few seconds to finish
-    (labeler.kube.mux.STOP_GRACE), and the report says the run was interrupted; a write
+    (labeler.kube.many.STOP_GRACE), and the report says the run was interrupted; a write
     started but not finished is an outcome with its error, so every started node has
     exactly one outcome.
     """
@@ -141,7 +141,7 @@ def run(
 class StopOnSignal:
     """While writing, the first Ctrl-C or SIGTERM (kubectl delete of a Job's pod, systemd,
     a timeout) only asks the writes to stop: no new one starts, those under way get
-    labeler.kube.mux.STOP_GRACE to finish, and the report of what was written comes before
+    labeler.kube.many.STOP_GRACE to finish, and the report of what was written comes before
     exit 130/143. A
     second one stops at once (KeyboardInterrupt, or Terminated for SIGTERM). Signals can be
     handled only in the main thread; elsewhere this does nothing."""

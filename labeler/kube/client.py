@@ -3,10 +3,14 @@ the one object every API request goes through.
 
 The official client loads the configuration (kubeconfig merging, contexts, credential
 plugins, the in-cluster ServiceAccount) and builds the TLS/proxy-aware urllib3 pool from it;
-:class:`Api` sends requests on that pool itself, with the client's credentials, and hands
-back the raw answer. Reading JSON into our own plain models is cheaper than the client's
-generated classes, which cost seconds to import and more CPU per node than the request
-(see :mod:`labeler.kube.official`).
+:class:`Api` sends every request on that pool (GET, LIST pages, PATCH, POST, watch) with the
+client's credentials and hands back the answer's body. How an answer is framed is urllib3's
+and http.client's to read; what we hold it to is checked on the answer: success is a 2xx
+status only, the whole answer comes within the read timeout (labeler.base.httpclient's
+deadline), a body is read up to a cap while it streams, and an answer that must hold a
+named object holds that one (labeler.kube.answer). Reading JSON into our own plain models
+is cheaper than the client's generated classes, which cost seconds to import and more CPU
+per node than the request (see :mod:`labeler.kube.official`).
 """
 
 from __future__ import annotations
@@ -20,21 +24,24 @@ from urllib.parse import urlencode
 
 from labeler.base.errors import InputError, UsageError
 from labeler.base.files import read_text
+from labeler.base.httpclient import (
+    Deadline,
+    deadline_pools,
+    out_of_step,
+    read_capped,
+    read_some,
+    sending,
+)
 from labeler.base.version import __version__
-from labeler.kube import official, strict
-from labeler.kube.answer import WrongAnswer, body_limit, check_object
+from labeler.kube import official
+from labeler.kube.answer import ERROR_KEPT, WrongAnswer, body_limit, check_object, unframed
 from labeler.kube.errors import ApiStatus
 from labeler.kube.steps import Call
-from labeler.kube.wire import Wire
 
 if TYPE_CHECKING:
     import urllib3
 
 JSON = "application/json"
-# Which transport carries whole-answer requests: "own" (labeler.kube.wire, the default) or
-# "official" (the official client's urllib3 pool for every request, as behind a proxy).
-TRANSPORT_ENV = "TOPOLOGY_LABELER_TRANSPORT"
-TRANSPORTS = ("own", "official")
 
 
 @dataclass(frozen=True)
@@ -44,14 +51,13 @@ class ClusterOptions:
     # Enough pooled connections for the bulk writer's worker threads.
     pool_size: int = 32
     # (connect, read) seconds for every call that does not set its own (watches do). The
-    # official client waits forever by default, so an API server that accepts a connection
-    # and never answers would hang ``apply`` for good; with a timeout the call fails as
-    # retryable and is retried like a 5xx.
+    # read timeout bounds the whole answer, not each receive: an API server that accepts a
+    # connection and never answers, or trickles its answer, fails the call as retryable.
     request_timeout: tuple[float, float] = (10.0, 60.0)
 
 
 class Api:
-    """Requests to one API server, on one pool of keep-alive connections.
+    """Requests to one API server, on the official client's pool of keep-alive connections.
 
     ``configuration`` is a ``kubernetes.client.Configuration``: host, TLS files, proxy and
     the bearer token (refreshed by the loader's hook, as the official client does it).
@@ -62,7 +68,6 @@ class Api:
         configuration: Any,
         *,
         request_timeout: tuple[float, float] = ClusterOptions.request_timeout,
-        own_transport: bool = True,
     ) -> None:
         import urllib3  # with the client, not before: offline commands never load either
 
@@ -70,7 +75,7 @@ class Api:
         self._timeout_of = urllib3.Timeout
         rest = official.rest().RESTClientObject(configuration)
         self.pool: urllib3.PoolManager = rest.pool_manager
-        strict.harden(self.pool)  # before the first pool is made: every one reads strictly
+        deadline_pools(self.pool)  # before the first pool is made: every one has deadlines
         self.host = str(configuration.host).rstrip("/")
         # Without a proxy every request goes to one server: ask its connection pool
         # directly instead of having the pool manager parse each URL and look the pool up
@@ -78,22 +83,15 @@ class Api:
         direct = not isinstance(self.pool, urllib3.ProxyManager)
         self._direct = self.pool.connection_from_url(self.host) if direct else None
         self._prefix = urllib3.util.parse_url(self.host).path or ""
-        self.timeout = urllib3.Timeout(connect=request_timeout[0], read=request_timeout[1])
-        # No Accept here: each request says what it accepts (``send(accept=...)``), so a
-        # LIST that asks for metadata only does not change the header bytes the wire caches.
+        self.request_timeout = request_timeout
+        # Retries are labeler.kube.errors' (with backoff; a write whose answer was lost is
+        # looked at before it is sent again). urllib3 only sends a GET once more when its
+        # kept connection broke under it (the server's idle close racing with the request),
+        # never a write; 3xx is an answer.
+        self._retries = urllib3.Retry(
+            1, connect=0, read=1, other=0, redirect=False, respect_retry_after_header=False
+        )
         self._headers = {"User-Agent": f"topology-labeler/{__version__}"}
-        # Whole-answer requests go on connections of our own that this pool opens (TCP,
-        # TLS and its checks as configured); see labeler.kube.wire.
-        self.wire: Wire | None = None
-        if self._direct is not None and own_transport:
-            pool = self._direct
-            self.wire = Wire(
-                lambda connect: _open(pool, connect),
-                host=_host_header(pool),
-                prefix=self._prefix,
-                headers=self.headers,
-                timeout=request_timeout,
-            )
 
     def headers(self) -> dict[str, str]:
         """The headers of a request: ours and the credentials, asked for each request
@@ -113,42 +111,40 @@ class Api:
         content_type: str = JSON,
         timeout: tuple[float, float] | None = None,
         echo: bool = True,
-        repeatable: bool = False,
         accept: str = JSON,
         name: str = "",
     ) -> bytes:
         """Send one request and read its whole answer: the body when the status is 2xx,
         else :class:`ApiStatus`. A broken connection raises (retry with
         labeler.kube.errors.call); no connection is left half-read. ``echo=False``: the
-        body of a successful write is not needed; ``repeatable``: a write that may be sent
-        twice (see labeler.kube.wire.Wire.send); ``accept``: the Accept header (a LIST may
-        ask for metadata only, see labeler.kube.nodes); ``name``: the answer must hold the
-        object of that name (else WrongAnswer, the connection dropped)."""
+        body of a successful write is not needed (a cut-off one is no error); ``accept``:
+        the Accept header (a LIST may ask for metadata only, see labeler.kube.nodes);
+        ``name``: the answer must hold the object of that name (else WrongAnswer, the
+        connection dropped)."""
         if query:
             path += "?" + urlencode(query)
-        if self.wire is not None:
-            return self.wire.send(
-                method,
-                path,
-                body=body,
-                content_type=content_type,
-                timeout=timeout,
-                echo=echo,
-                repeatable=repeatable,
-                accept=accept,
-                name=name,
-            )
-        resp = self._urlopen(method, path, body, content_type, timeout, accept)
-        try:
-            # A 2xx body is read whole or raises.
-            data, _ = strict.read_body(resp, ok=True, limit=body_limit(name))
-            if name:
-                check_object(data, name)
-        except Exception as exc:
-            _done_with(resp, whole=False)
-            if echo or isinstance(exc, WrongAnswer):
+        connect, read = timeout or self.request_timeout
+        with Deadline(read) as deadline:
+            try:
+                resp = self._urlopen(method, path, body, content_type, accept, deadline, connect)
+            except Exception as exc:
+                if deadline.expired:  # its socket was shut at the deadline
+                    raise deadline.timed_out() from exc
                 raise
-            return b""  # a cut-off echo of a write that took effect is no error
+            conn = resp.connection  # given back to the pool once the body is read
+            try:
+                data = read_capped(resp, body_limit(name), deadline)
+                if name:
+                    check_object(data, name)
+            except Exception as exc:
+                _done_with(resp, whole=False)
+                if isinstance(exc, WrongAnswer):
+                    out_of_step(conn)
+                if not echo and not isinstance(exc, WrongAnswer):
+                    return b""  # a cut-off echo of a write that took effect is no error
+                if deadline.expired:
+                    raise deadline.timed_out() from exc
+                raise
         _done_with(resp, whole=True)
         return data if echo else b""
 
@@ -160,20 +156,30 @@ class Api:
             body=call.body,
             content_type=call.content_type,
             echo=call.echo,
-            repeatable=call.repeatable,
             accept=call.accept,
             name=call.name,
         )
 
-    def stream(self, path: str, *, query: Mapping[str, Any], timeout: tuple[float, float]) -> Any:
+    def stream(
+        self, path: str, *, query: Mapping[str, Any], timeout: tuple[float, float]
+    ) -> tuple[Any, Deadline]:
         """GET an answer to read as it comes (a watch): the urllib3 response, body unread,
-        when its status is 2xx, else :class:`ApiStatus` as for :meth:`send`.
+        when its status is 2xx, else :class:`ApiStatus` as for :meth:`send`; and the
+        deadline of the whole answer (the read timeout), which the caller closes.
 
         The caller owns the answer's connection: read to the end and released, or
         abandoned (see :mod:`labeler.kube.raw`). Every other request goes through
         :meth:`send`, which reads its answer whole and never leaves a connection out.
         """
-        return self._urlopen("GET", f"{path}?{urlencode(query)}", None, JSON, timeout, JSON)
+        deadline = Deadline(timeout[1])
+        try:
+            target = f"{path}?{urlencode(query)}"
+            return self._urlopen("GET", target, None, JSON, JSON, deadline, timeout[0]), deadline
+        except Exception as exc:
+            deadline.close()
+            if deadline.expired:
+                raise deadline.timed_out() from exc
+            raise
 
     def _urlopen(
         self,
@@ -181,28 +187,42 @@ class Api:
         path: str,
         body: bytes | None,
         content_type: str,
-        timeout: tuple[float, float] | None,
         accept: str,
+        deadline: Deadline,
+        connect: float,
     ) -> Any:
-        """One request on the official client's pool; the urllib3 response, body unread,
-        when its status is 2xx, else :class:`ApiStatus` with (the start of) the body read
-        and the connection released, or closed when the rest of the body was left unread."""
+        """One request on the official client's pool under ``deadline``; the urllib3
+        response, body unread, when its status is 2xx, else :class:`ApiStatus` with (the
+        start of) the body read and the connection released, or closed when the rest of
+        the body was left unread."""
         headers = {"Accept": accept, **self.headers()}
         if body is not None:
             headers["Content-Type"] = content_type
-        wait = self._timeout_of(connect=timeout[0], read=timeout[1]) if timeout else self.timeout
+        wait = self._timeout_of(connect=connect, read=deadline.seconds)  # each socket op
         if self._direct is not None:
             send, target = self._direct.urlopen, self._prefix + path
-            extra = {"redirect": False, "assert_same_host": False}
+            extra = {"assert_same_host": False}
         else:
-            send, target, extra = self.pool.urlopen, self.host + path, {"redirect": False}
-        resp = send(
-            method, target, body=body, headers=headers, timeout=wait, preload_content=False, **extra
-        )
+            send, target, extra = self.pool.urlopen, self.host + path, {}
+        with sending(deadline):
+            resp = send(
+                method,
+                target,
+                body=body,
+                headers=headers,
+                timeout=wait,
+                retries=self._retries,
+                preload_content=False,
+                **extra,
+            )
+        bad = unframed(resp)
+        if bad is not None:
+            _done_with(resp, whole=False)
+            raise bad
         if not 200 <= resp.status < 300:
             whole = False
             try:
-                data, whole = strict.read_body(resp, ok=False)
+                data, whole = read_some(resp, ERROR_KEPT)
             finally:
                 _done_with(resp, whole)
             raise ApiStatus(resp.status, resp.reason or "", data, resp.headers)
@@ -215,21 +235,6 @@ def _done_with(resp: Any, whole: bool) -> None:
     if not whole:
         resp.close()
     resp.release_conn()
-
-
-def _open(pool: Any, connect_timeout: float) -> Any:
-    """A new connection of ``pool``, connected: the pool's own connection class and
-    settings (TLS context, CA, client certificate, hostname check)."""
-    conn = pool._new_conn()
-    conn.timeout = connect_timeout
-    conn.connect()
-    return conn
-
-
-def _host_header(pool: Any) -> str:
-    default = 443 if pool.scheme == "https" else 80
-    host = f"[{pool.host}]" if ":" in pool.host else pool.host
-    return host if pool.port in (None, default) else f"{host}:{pool.port}"
 
 
 # A kubeconfig with embedded certificates is a few KB; the cap only stops a wrong path.
@@ -308,19 +313,8 @@ def _check_kubeconfig(path: str) -> None:
 
 
 def connect(opts: ClusterOptions) -> Api:
-    """The :class:`Api` for a cluster, configured as kubectl would be; the transport as
-    ``$TOPOLOGY_LABELER_TRANSPORT`` says (default: our own)."""
-    transport = os.environ.get(TRANSPORT_ENV) or "own"
-    if transport not in TRANSPORTS:
-        raise UsageError(
-            f"${TRANSPORT_ENV}={transport!r}: give one of {', '.join(TRANSPORTS)} "
-            "(official: the official client's transport for every request)"
-        )
-    return Api(
-        configuration(opts),
-        request_timeout=opts.request_timeout,
-        own_transport=transport == "own",
-    )
+    """The :class:`Api` for a cluster, configured as kubectl would be."""
+    return Api(configuration(opts), request_timeout=opts.request_timeout)
 
 
 def for_host(host: str, **kwargs: Any) -> Api:

@@ -15,8 +15,9 @@ from typing import Any, TypeVar
 
 from labeler.base.backoff import Backoff
 from labeler.base.errors import LabelerError
+from labeler.base.httpclient import AnswerTooLarge
 from labeler.kube import steps
-from labeler.kube.answer import AnswerTooLarge, BadAnswer
+from labeler.kube.answer import BadAnswer
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

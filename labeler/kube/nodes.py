@@ -303,8 +303,10 @@ class LabelWriter:
                 # No usable answer (none, cut off, garbled, too large, for another node):
                 # the server may have applied the patch. Its retry would get 409 (the
                 # resourceVersion moved) and "failed" or "unchanged" would be untrue, so
-                # look at the node first (not once the run is stopping).
-                unknown = err.status == 0 and not isinstance(err, Interrupted)
+                # look at the node first (not once the run is stopping). So too after a
+                # status no API server answers with (1xx, 3xx, over 599: a proxy's).
+                foreign = err.status < 200 or 300 <= err.status < 400 or err.status > 599
+                unknown = foreign and not isinstance(err, Interrupted)
                 unknown = unknown or (unsettled and isinstance(err, ApiConflict))
                 if unknown and (yield from _applied(node.name, plan)):
                     log.warning(

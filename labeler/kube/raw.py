@@ -1,18 +1,19 @@
 """Whole-answer calls with retries, paginated LISTs, one object's GET, and streamed answers
 (watches), for every reader of the API.
 
-Requests whose answer is read whole go through ``Api.send`` (labeler.kube.wire, or the
-official client's pool held to the same rules by labeler.kube.strict), which never leaves
-a connection half-read. A stream (``Api.stream``) is a urllib3 response we own: read to the
-end, its connection goes back to the pool; given up part-way (a watch closed early, a bad
-event), data is still coming, so ``abandon`` closes the connection instead of returning it.
+Requests whose answer is read whole go through ``Api.send``, which never leaves a
+connection half-read. A stream (``Api.stream``) is a urllib3 response we own, with the
+deadline of its whole answer: read to the end, its connection goes back to the pool; given
+up part-way (a watch closed early, a bad event), data is still coming, so the connection
+is closed instead.
 
-The transport checks how an answer is framed and bounded; here, what it says. A LIST page
-is a list of the kind asked for, its items named objects of that kind; a GET's answer is the
-object asked for (name, namespace, kind); a watch event has one of the API's event types and
-an object of the kind watched, and is at most :data:`~labeler.kube.answer.MAX_OBJECT`
-bytes. Anything else is a KubeError that names the resource: what answered is not the API
-server (a proxy, a cache, a load balancer out of step), and nothing is built on it.
+The transport bounds an answer (its deadline, its size); here is checked what it says. A
+LIST page is a list of the kind asked for, its items named objects of that kind; a GET's
+answer is the object asked for (name, namespace, kind); a watch event has one of the API's
+event types and an object of the kind watched, and is at most
+:data:`~labeler.kube.answer.MAX_OBJECT` bytes. Anything else is a KubeError that names the
+resource: what answered is not the API server (a proxy, a cache, a load balancer out of
+step), and nothing is built on it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from labeler.kube.answer import MAX_OBJECT, RECV, AnswerTooLarge
+from labeler.base.httpclient import AnswerTooLarge, Deadline
+from labeler.kube.answer import MAX_OBJECT, RECV
 from labeler.kube.errors import ApiStatus, Expired, KubeError, call, translate
 
 if TYPE_CHECKING:
@@ -33,14 +35,6 @@ JSON = "application/json"
 # the Accept header; a LIST page of them is a PartialObjectMetadataList).
 PARTIAL = "PartialObjectMetadata"
 EVENT_TYPES = ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR")
-
-
-def abandon(resp: Any) -> None:
-    """Close a streamed response whose body was not read to the end, and its connection."""
-    try:
-        resp.close()
-    finally:
-        resp.release_conn()  # the pool replaces the closed connection on its next use
 
 
 def call_json(fn: Callable[[], bytes], *, verb: str, resource: str, **retry: Any) -> Any:
@@ -203,14 +197,17 @@ def get_object(
     return {**doc, "kind": kind}
 
 
-def iter_lines(resp: Any, limit: int = MAX_OBJECT) -> Iterator[bytes]:
+def iter_lines(resp: Any, deadline: Deadline, limit: int = MAX_OBJECT) -> Iterator[bytes]:
     """The lines of a streamed body (a watch: one JSON event per line), as they arrive; a
-    line over ``limit`` bytes is AnswerTooLarge. Read with ``read1``, which goes through
-    http.client's chunk reader (held to our rules by labeler.kube.strict, within the read
-    timeout as a whole); urllib3's ``stream`` parses chunk sizes itself and would take -6
-    or 10**12 for one. Each byte is looked at once, however the stream is cut up."""
+    line over ``limit`` bytes is AnswerTooLarge, and no read starts past ``deadline``. Read
+    with ``read1``: what has come, without waiting for a full buffer. Each byte is looked at
+    once, however the stream is cut up."""
     pending = bytearray()
-    while data := resp.read1(RECV, decode_content=False):
+    while True:
+        deadline.check()
+        data = resp.read1(RECV)
+        if not data:
+            break
         start = 0
         while (end := data.find(b"\n", start)) >= 0:
             pending += data[start:end]
@@ -258,27 +255,30 @@ def watch_events(
         allowWatchBookmarks="true",
     )
     try:
-        resp: Any = api.stream(path, query=params, timeout=(10, timeout_seconds + WATCH_MARGIN))
+        resp, deadline = api.stream(
+            path, query=params, timeout=(10, timeout_seconds + WATCH_MARGIN)
+        )
     except Exception as exc:
         raise translate(exc, "watch", resource) from exc
     finished = False
     try:
         if opened is not None:
             opened()
-        for line in iter_lines(resp):
+        for line in iter_lines(resp, deadline):
             if line.strip():
                 yield _event(line, resource, kind)
         finished = True
     except Exception as exc:
-        raise translate(exc, "watch", resource) from exc
+        err = deadline.timed_out() if deadline.expired else exc
+        raise translate(err, "watch", resource) from exc
     finally:
+        deadline.close()
         # Read to the end, the connection is clean and goes back to the pool. Given up
         # part-way (the caller closed the generator, an error event, a broken stream), the
         # server is still sending: the connection must be closed, never reused.
-        if finished:
-            resp.release_conn()
-        else:
-            abandon(resp)
+        if not finished:
+            resp.close()  # the pool replaces the closed connection on its next use
+        resp.release_conn()
 
 
 def _event(line: bytes, resource: str, kind: str) -> tuple[str, dict[str, Any]]:

@@ -3,10 +3,9 @@
 A piece of work that talks to the API server (write a node's labels: PATCH, on 409 GET and
 PATCH again, retries with backoff) is a generator: it yields a :class:`Call` and is sent the
 answer's body, or has the request's exception thrown into it; it yields a :class:`Pause`
-to wait. :func:`run` carries it out in the calling thread (the agent, one node);
-:mod:`labeler.kube.mux` carries out thousands of them on a few connections from one thread
-(bulk apply). The rules (what to send, when to retry, what a 409 means) live in the
-generator only, so both ways behave the same.
+to wait. :func:`run` carries it out in the calling thread: the agent runs one, bulk apply
+runs thousands on a bounded pool of threads (:mod:`labeler.kube.many`). The rules (what to
+send, when to retry, what a 409 means) live in the generator only, so both behave the same.
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ class Call:
     body: bytes | None = None
     content_type: str = "application/json"
     echo: bool = True
-    repeatable: bool = False
     accept: str = "application/json"
     # The answer must hold the object of this name (``metadata.name``); "" = not checked.
     name: str = ""

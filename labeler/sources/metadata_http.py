@@ -1,10 +1,11 @@
 """Reading a cloud's instance metadata service: one bounded, proxy-free GET at a time.
 
 Shared by the metadata sources (OCI IMDS, the GCE metadata server, Azure IMDS; their common
-shell is ``labeler.sources.metadata``): each
-document is fetched under a deadline (retries included: a server trickling bytes cannot hold
-a read longer) and a size cap (metadata documents are a few KB), with jittered backoff
-between attempts that ends at once when the stop event is set.
+shell is ``labeler.sources.metadata``): each document is fetched under a deadline (retries
+included: a server trickling bytes cannot hold a read longer) and a size cap (metadata
+documents are a few KB), with jittered backoff between attempts that ends at once when the
+stop event is set. The deadline and the capped read are the API client's too
+(labeler.base.httpclient): one mechanism for every answer the agent waits for.
 
 Metadata services reject requests that carry ``Forwarded``/``X-Forwarded-*`` headers and
 must be reached directly from the host, so the session ignores proxy environment variables
@@ -13,10 +14,8 @@ must be reached directly from the host, so the session ignores proxy environment
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from labeler.base.backoff import Backoff
+from labeler.base.httpclient import AnswerTooLarge, Deadline, deadline_pools, read_capped, sending
 from labeler.sources import SourceError
 
 if TYPE_CHECKING:
@@ -93,9 +93,15 @@ class MetadataClient:
         # are kept for _get_once: an import statement there would run in the source thread,
         # and one running while the interpreter shuts down can abort the process.
         import requests
+        import urllib3
 
         self._timeout_error: type[Exception] = requests.Timeout
-        self._request_error: type[Exception] = requests.RequestException
+        # What a failed request (requests') or a failed read of its body (urllib3's) raises.
+        self._request_error: tuple[type[Exception], ...] = (
+            requests.RequestException,
+            urllib3.exceptions.HTTPError,
+            OSError,
+        )
         self.service = service
         self.options = options
         self._backoff = Backoff(options.backoff, options.max_backoff, (0.5, 1.0))
@@ -151,16 +157,17 @@ class MetadataClient:
             f"{svc.name} {url}: no complete answer within {svc.timeout_flag} "
             f"{self.options.timeout:g}s"
         )
-        with _Deadline(remaining) as guard:
+        with Deadline(remaining) as guard:
             try:
-                resp = self.session.get(
-                    url,
-                    headers=dict(svc.headers),
-                    params=dict(svc.query) or None,
-                    timeout=remaining,  # to connect, and per socket read; the guard ends it all
-                    allow_redirects=False,
-                    stream=True,
-                )
+                with sending(guard):
+                    resp = self.session.get(
+                        url,
+                        headers=dict(svc.headers),
+                        params=dict(svc.query) or None,
+                        timeout=remaining,  # to connect, and per socket read; the guard: all
+                        allow_redirects=False,
+                        stream=True,
+                    )
             except self._timeout_error as e:
                 raise Retry(f"{expired} ({e})") from e
             except self._request_error as e:
@@ -175,7 +182,7 @@ class MetadataClient:
             finally:
                 resp.close()
 
-    def _answer(self, resp: Any, url: str, guard: _Deadline, expired: str) -> bytes | None:
+    def _answer(self, resp: Any, url: str, guard: Deadline, expired: str) -> bytes | None:
         """The body of a 200 (at most ``max_bytes``), None for 404; raises otherwise."""
         name = self.service.name
         status = resp.status_code
@@ -196,96 +203,27 @@ class MetadataClient:
             "few KB, so this is not the metadata service answering (check the route to "
             "169.254.169.254)"
         )
-        length = resp.headers.get("Content-Length", "")
-        if length.isdigit() and int(length) > cap:
-            raise too_big
-        chunks: list[bytes] = []
-        size = 0
         try:
-            for chunk in resp.iter_content(64 * 1024):
-                size += len(chunk)
-                if size > cap:
-                    raise too_big
-                chunks.append(chunk)
+            return read_capped(resp.raw, cap, guard)
+        except AnswerTooLarge as e:
+            raise too_big from e
+        except TimeoutError as e:
+            raise Retry(expired) from e
         except self._request_error as e:
             raise Retry(
                 expired if guard.expired else f"{name} {url}: answer cut short ({e})"
             ) from e
-        if guard.expired:  # the socket was shut: what was read is a truncated answer
-            raise Retry(expired)
-        return b"".join(chunks)
-
-
-class _Deadline:
-    """Shuts the sockets of the requests made under it when ``seconds`` have passed.
-
-    A socket timeout bounds each read, not the answer: a server sending one byte a second
-    never trips it. Shutting the socket from a timer ends any read at once, wherever the
-    client library is (headers, chunk sizes, body)."""
-
-    def __init__(self, seconds: float) -> None:
-        self.expired = False
-        self._sockets: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-
-    def __enter__(self) -> _Deadline:
-        _ARMED.deadline = self
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
-        _ARMED.deadline = None
-
-    def watch(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._sockets.append(sock)
-            expired = self.expired
-        if expired:
-            _shut(sock)
-
-    def _expire(self) -> None:
-        with self._lock:
-            self.expired = True
-            sockets = list(self._sockets)
-        for sock in sockets:
-            _shut(sock)
-
-
-_ARMED = threading.local()
-
-
-def _shut(sock: socket.socket) -> None:
-    with contextlib.suppress(OSError):  # already closed
-        sock.shutdown(socket.SHUT_RDWR)
 
 
 def _deadline_adapter() -> Any:
-    """A requests adapter whose connections report their socket to the current deadline
-    as soon as the request is sent (a kept-alive connection does not connect again)."""
+    """A requests adapter whose connections hand their socket to the deadline in force as
+    the request goes out (labeler.base.httpclient)."""
     from requests.adapters import HTTPAdapter
-    from urllib3.connection import HTTPConnection
-    from urllib3.connectionpool import HTTPConnectionPool
-
-    class Connection(HTTPConnection):
-        def request(self, *args: Any, **kwargs: Any) -> None:
-            super().request(*args, **kwargs)
-            deadline = getattr(_ARMED, "deadline", None)
-            if deadline is not None and self.sock is not None:
-                deadline.watch(self.sock)
-
-    class Pool(HTTPConnectionPool):
-        ConnectionCls = Connection
 
     class Adapter(HTTPAdapter):
         def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
             super().init_poolmanager(*args, **kwargs)
-            self.poolmanager.pool_classes_by_scheme = {
-                **self.poolmanager.pool_classes_by_scheme,
-                "http": Pool,
-            }
+            deadline_pools(self.poolmanager)
 
     return Adapter()
 

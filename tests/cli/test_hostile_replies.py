@@ -1,5 +1,5 @@
 """Hostile replies on the write path, through ``topology-labeler apply`` as a
-user runs it, on both transports (our own HTTP/1.1 path and the official client's).
+user runs it, on the one transport (the official client's urllib3 pool).
 
 A loopback server (tests/kube/hostile.py) sits in front of the fake API server and answers
 one kind of bad reply where a rule says; everything else is the fake's real answer. For
@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from labeler.cli import main
-from labeler.kube.client import TRANSPORT_ENV
 from tests.fakekube import FakeKube
 from tests.kube.hostile import (
     Forward,
@@ -226,16 +225,9 @@ CASES = {
 }
 
 
-@pytest.fixture(params=["own", "official"])
-def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv(TRANSPORT_ENV, request.param)
-    return str(request.param)
-
-
 @pytest.mark.parametrize("name", list(CASES))
 def test_one_hostile_reply(
     name: str,
-    transport: str,
     fake_kube: FakeKube,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],

@@ -11,6 +11,7 @@ import socket
 import ssl
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,8 @@ class Scripted:
         while self.answers:
             conn, _ = self.sock.accept()
             self.connections += 1
-            with contextlib.ExitStack() as stack:
+            # A client that went away mid-answer ends its connection, not the server.
+            with contextlib.suppress(OSError), contextlib.ExitStack() as stack:
                 stack.callback(self.closed.release)
                 stack.enter_context(conn)
                 rfile = stack.enter_context(conn.makefile("rb"))
@@ -63,9 +65,31 @@ class Scripted:
                     )
                     self.requests.append(head + rfile.read(length))
                     answer, close = self.answers.pop(0)
-                    conn.sendall(answer)
+                    if isinstance(answer, Trickled):
+                        answer.send(conn)
+                    else:
+                        conn.sendall(answer)
                     if close:
                         break
+
+
+class Trickled(bytes):
+    """A scripted answer sent a byte at a time, ``pause`` seconds apart (until the client
+    goes away)."""
+
+    pause: float
+
+    def send(self, conn: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            for i in range(len(self)):
+                conn.sendall(self[i : i + 1])
+                time.sleep(self.pause)
+
+
+def trickled(data: bytes, pause: float) -> Trickled:
+    answer = Trickled(data)
+    answer.pause = pause
+    return answer
 
 
 def ok(body: bytes, *extra: bytes) -> bytes:

@@ -17,7 +17,7 @@ from labeler.kube.errors import Forbidden, KubeError, NotFound, Retryable
 from labeler.kube.nodes import get_node, watch_nodes
 from tests.fakekube import FakeKube
 
-CUT = "cut off between chunks"
+CUT = "IncompleteRead"  # urllib3: the chunked answer ended between two chunks
 
 
 def _cut_watch(fake: FakeKube) -> KubeError:

@@ -226,8 +226,9 @@ def test_a_lost_reply_settled_only_by_the_retrys_409_is_reported_as_written(
     api = fake_kube.cluster()
     node = get_node(api, "n1")
     fake_kube.faults.add(method="PATCH", drop_reply=True, times=1)
-    # Every attempt of the re-read that follows the lost reply goes unanswered.
-    fake_kube.faults.add(method="GET", path="/api/v1/nodes/n1", drop=True, times=5)
+    # Every attempt of the re-read that follows the lost reply goes unanswered (5 attempts,
+    # each GET sent twice: urllib3 sends a GET once more when its connection broke).
+    fake_kube.faults.add(method="GET", path="/api/v1/nodes/n1", drop=True, times=10)
     clock = FakeClock()
     result = writer_of(api, clock).write(node, Desired(set={ISLAND: "i1"}, prune=SCOPE))
     assert result.written
