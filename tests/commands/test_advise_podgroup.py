@@ -13,7 +13,7 @@ from labeler.cli import main
 from labeler.core.profiles import oci_rdma
 from tests.builders import node, pod
 from tests.fakekube import FakeKube
-from tests.sim.kubesched.podgroups import composite, gang
+from tests.sim.kubesched.podgroups import composite, gang, member, rack_node
 
 Capture = pytest.CaptureFixture[str]
 
@@ -25,24 +25,9 @@ def _write(path: Path, items: list[dict]) -> str:
 
 def _cluster(tmp_path: Path) -> str:
     items = [
-        *(
-            node(f"node{i}-rack1")
-            .hostname()
-            .labels({"rack": "rack-1", "zone": "zone-1"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (1, 2, 3)
-        ),
-        node("node4-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node5-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        *(rack_node(f"node{i}-rack1", {"rack": "rack-1", "zone": "zone-1"}) for i in (1, 2, 3)),
+        rack_node("node4-rack2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node5-rack2", {"rack": "rack-2", "zone": "zone-1"}),
         pod("existing1").namespace("ns").requests(cpu="2").on("node4-rack2").obj(),
     ]
     return _write(tmp_path / "snapshot.yaml", items)
@@ -54,10 +39,7 @@ def test_gang_fits_text_and_json(tmp_path: Path, capsys: Capture) -> None:
         tmp_path / "pg.yaml",
         [
             gang("pg1", "rack", 3),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="1") for i in (1, 2, 3)),
         ],
     )
     assert main(["advise", "--from-snapshot", snap, "-f", pg]) == 0
@@ -75,10 +57,7 @@ def test_gang_that_does_not_fit_exits_3_with_the_schedulers_message(
     tmp_path: Path, capsys: Capture
 ) -> None:
     snap = _cluster(tmp_path)
-    pods = [
-        pod(f"p{i}").namespace("ns").requests(cpu="2").scheduling_group("pg1").obj()
-        for i in range(1, 5)
-    ]
+    pods = [member(f"p{i}", "pg1", cpu="2") for i in range(1, 5)]
     pg = _write(tmp_path / "pg.yaml", [gang("pg1", "rack", 4), *pods])
     assert main(["advise", "--from-snapshot", snap, "-f", pg, "-o", "json"]) == 3
     doc = json.loads(capsys.readouterr().out)
@@ -98,11 +77,7 @@ def test_from_cluster_reads_podgroups_and_bound_members(
     for i, rack in enumerate(["rack-1", "rack-1", "rack-2", "rack-2"]):
         fake_kube.add_object(
             "Node",
-            node(f"n{i}")
-            .hostname()
-            .labels({"rack": rack, "zone": "zone-1"})
-            .allocatable(cpu="2", pods="110")
-            .obj(),
+            rack_node(f"n{i}", {"rack": rack, "zone": "zone-1"}),
         )
     fake_kube.add_object("Namespace", {"metadata": {"name": "ns"}})
     fake_kube.add_object("CompositePodGroup", composite("root", "rack", 2), namespace="ns")
@@ -117,8 +92,8 @@ def test_from_cluster_reads_podgroups_and_bound_members(
         [
             gang("pg1", None, 2, parent="root"),
             gang("pg2", None, 1, parent="root"),
-            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+            member("p1", "pg1", cpu="1"),
+            member("p2", "pg2", cpu="1"),
         ],
     )
     code = main(
@@ -141,7 +116,7 @@ def test_from_cluster_reads_podgroups_and_bound_members(
             [],
             [
                 gang("pg1", "rack", 2, parent="gone"),
-                pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+                member("p1", "pg1", cpu="1"),
             ],
             1,
             "parent ",
@@ -153,7 +128,7 @@ def test_from_cluster_reads_podgroups_and_bound_members(
                 composite("a", "zone", 1, parent="b"),
                 composite("b", "zone", 1, parent="a"),
                 gang("pg1", "rack", 1, parent="a"),
-                pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+                member("p1", "pg1", cpu="1"),
             ],
             1,
             "makes a cycle (a → b → a); a hierarchy needs a root without a parent",
@@ -169,7 +144,7 @@ def test_bad_input_is_a_clear_error(
         items
         or [
             gang("pg1", "rack", 2),
-            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            member("p1", "pg1", cpu="1"),
         ],
     )
     assert main(["advise", "--from-snapshot", snap, "-f", pg, *extra]) == code
@@ -209,8 +184,8 @@ def test_html_draws_the_chosen_domain(tmp_path: Path, capsys: Capture) -> None:
         tmp_path / "pg.yaml",
         [
             gang("pg1", lb, 2),
-            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            member("p1", "pg1", cpu="1"),
+            member("p2", "pg1", cpu="1"),
         ],
     )
     html = tmp_path / "map.html"
@@ -235,34 +210,16 @@ def test_kueues_tas_pods_count_for_kube_scheduler(tmp_path: Path, capsys: Captur
     snap = _write(
         tmp_path / "snap.yaml",
         [
-            *(
-                node(f"node{i}-rack1")
-                .hostname()
-                .labels({"rack": "rack-1", "zone": "zone-1"})
-                .allocatable(cpu="2", pods="110")
-                .obj()
-                for i in (1, 2, 3)
-            ),
-            node("node4-rack2")
-            .hostname()
-            .labels({"rack": "rack-2", "zone": "zone-1"})
-            .allocatable(cpu="2", pods="110")
-            .obj(),
-            node("node5-rack2")
-            .hostname()
-            .labels({"rack": "rack-2", "zone": "zone-1"})
-            .allocatable(cpu="2", pods="110")
-            .obj(),
+            *(rack_node(f"node{i}-rack1", {"rack": "rack-1", "zone": "zone-1"}) for i in (1, 2, 3)),
+            rack_node("node4-rack2", {"rack": "rack-2", "zone": "zone-1"}),
+            rack_node("node5-rack2", {"rack": "rack-2", "zone": "zone-1"}),
             tas,
             workload,
         ],
     )
     five = [
         gang("pg1", "rack", 5),
-        *(
-            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-            for i in range(1, 6)
-        ),
+        *(member(f"p{i}", "pg1", cpu="1") for i in range(1, 6)),
     ]
     pg = _write(tmp_path / "pg.yaml", five)
     # the trainer fills node1: rack-1 has 4 CPUs left, not the 6 that 5 pods would need

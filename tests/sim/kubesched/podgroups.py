@@ -9,7 +9,7 @@ from typing import Any
 from labeler.sim.common.cluster import snapshot_from_objects
 from labeler.sim.kubesched.objects import collect
 from labeler.sim.kubesched.schedule import Advice, advise
-from tests.builders import pod
+from tests.builders import node, pod
 
 Obj = dict[str, Any]
 
@@ -115,3 +115,13 @@ def within(advice: Advice, pods: Sequence[str], nodes: set[str]) -> bool:
     """The named pods are all bound on these nodes."""
     got = nodes_of(advice)
     return all(got[p] in nodes for p in pods)
+
+
+def rack_node(name: str, labels: dict[str, str]) -> Obj:
+    """A node of these scenarios: 2 CPUs, 110 pod slots, its hostname label and ``labels``."""
+    return node(name).hostname().labels(labels).allocatable(cpu="2", pods="110").obj()
+
+
+def member(name: str, group: str, cpu: str) -> Obj:
+    """A pending pod of PodGroup ``group`` in namespace ``ns`` asking for ``cpu``."""
+    return pod(name).namespace("ns").requests(cpu=cpu).scheduling_group(group).obj()

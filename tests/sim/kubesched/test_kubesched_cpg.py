@@ -6,15 +6,17 @@ with the earlier decision's pods bound where it put them."""
 
 from __future__ import annotations
 
-from tests.builders import node, pod
+from tests.builders import pod
 from tests.sim.kubesched.podgroups import (
     basic,
     bound_as,
     composite,
     gang,
+    member,
     nodes_of,
     one_domain,
     prefers,
+    rack_node,
     run,
     tainted,
     within,
@@ -25,33 +27,13 @@ def test_one_child_constrained_the_other_uses_the_parents_zone() -> None:
     cluster = [
         # for the whole group to fit, pg1 must take node1; the taint keeps pg2 off it
         tainted(
-            node("node1-z1-r1")
-            .hostname()
-            .labels({"rack": "rack-1", "zone": "zone-1"})
-            .allocatable(cpu="2", pods="110")
-            .obj(),
+            rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
             "taint",
         ),
-        node("node2-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-z1-r3")
-        .hostname()
-        .labels({"rack": "rack-3", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node4-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node5-z2-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node2-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node3-z1-r3", {"rack": "rack-3", "zone": "zone-1"}),
+        rack_node("node4-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
+        rack_node("node5-z2-r2", {"rack": "rack-2", "zone": "zone-2"}),
         pod("existing-z2")
         .namespace("ns")
         .requests(cpu="1")
@@ -85,11 +67,11 @@ def test_one_child_constrained_the_other_uses_the_parents_zone() -> None:
             .obj(),
             # preferring zone-2's node changes nothing: zone-2 cannot hold both groups
             prefers(
-                pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+                member("p3", "pg2", cpu="1"),
                 "node4-z2-r1",
             ),
             prefers(
-                pod("p4").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+                member("p4", "pg2", cpu="1"),
                 "node4-z2-r1",
             ),
         ],
@@ -106,13 +88,7 @@ def _zones_racks(*racks: tuple[str, str, int]) -> list[dict]:
     for zone, rack, count in racks:
         for _ in range(count):
             i += 1
-            out.append(
-                node(f"node{i}-z{zone[-1]}-r{rack[-1]}")
-                .hostname()
-                .labels({"rack": rack, "zone": zone})
-                .allocatable(cpu="2", pods="110")
-                .obj()
-            )
+            out.append(rack_node(f"node{i}-z{zone[-1]}-r{rack[-1]}", {"rack": rack, "zone": zone}))
     return out
 
 
@@ -165,19 +141,10 @@ def test_three_levels_a_bound_leaf_pod_holds_both_levels_above() -> None:
     )
     asked = [
         *_zone_rack_gangs("zone", "rack", None)[:7],
-        pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-        *(
-            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj()
-            for i in (2, 3)
-        ),
-        *(
-            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg3").obj()
-            for i in (4, 5)
-        ),
-        *(
-            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg4").obj()
-            for i in (6, 7)
-        ),
+        member("p1", "pg1", cpu="1"),
+        *(member(f"p{i}", "pg2", cpu="1") for i in (2, 3)),
+        *(member(f"p{i}", "pg3", cpu="1") for i in (4, 5)),
+        *(member(f"p{i}", "pg4", cpu="1") for i in (6, 7)),
     ]
     advice = run(cluster, asked)
     assert advice.fits
@@ -197,9 +164,9 @@ def test_composite_takes_the_placement_with_most_allocation() -> None:
             composite("cpg-root", "rack", 2),
             gang("pg1", None, 1, parent="cpg-root"),
             gang("pg2", None, 2, parent="cpg-root"),
-            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
-            pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+            member("p1", "pg1", cpu="1"),
+            member("p2", "pg2", cpu="1"),
+            member("p3", "pg2", cpu="1"),
         ],
     )
     assert within(advice, ["p1", "p2", "p3"], {"node1-z1-r1", "node2-z1-r1"})
@@ -217,10 +184,10 @@ def test_composite_takes_the_placement_that_holds_more_pods() -> None:
         cluster,
         [
             # the pods come before their CompositePodGroup; it is a gang of one child
-            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-            pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
-            pod("p4").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+            member("p1", "pg1", cpu="1"),
+            member("p2", "pg1", cpu="1"),
+            member("p3", "pg2", cpu="1"),
+            member("p4", "pg2", cpu="1"),
             gang("pg1", None, 2, parent="cpg-root"),
             gang("pg2", None, 2, parent="cpg-root"),
             composite("cpg-root", "rack", 1),
@@ -261,16 +228,8 @@ def test_composite_with_fewer_children_needed_than_it_has() -> None:
 
 def test_basic_composite_places_what_fits_then_the_rest_once_room_is_freed() -> None:
     racks = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
     ]
     existing = pod("existing").namespace("ns").requests(cpu="2").on("node1-z1-r1").obj()
     tree = [
@@ -279,12 +238,12 @@ def test_basic_composite_places_what_fits_then_the_rest_once_room_is_freed() -> 
         basic("pg2", None, parent="cpg-root"),
     ]
     pg1 = [
-        pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-        pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+        member("p1", "pg1", cpu="1"),
+        member("p2", "pg1", cpu="1"),
     ]
     pg2 = [
-        pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
-        pod("p4").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+        member("p3", "pg2", cpu="1"),
+        member("p4", "pg2", cpu="1"),
     ]
     first = run([*racks, existing], [*tree, *pg1, *pg2])
     assert nodes_of(first) == {"p1": "node2-z1-r1", "p2": "node2-z1-r1", "p3": None, "p4": None}
@@ -303,14 +262,8 @@ def _root(name: str, children: tuple[str, str]) -> list[dict]:
         composite(name, "rack", 2),
         gang(a, None, 2, parent=name),
         gang(b, None, 2, parent=name),
-        *(
-            pod(f"p{n}-{i}").namespace("ns").requests(cpu="1").scheduling_group(a).obj()
-            for i in (1, 2)
-        ),
-        *(
-            pod(f"p{n}-{i}").namespace("ns").requests(cpu="1").scheduling_group(b).obj()
-            for i in (3, 4)
-        ),
+        *(member(f"p{n}-{i}", a, cpu="1") for i in (1, 2)),
+        *(member(f"p{n}-{i}", b, cpu="1") for i in (3, 4)),
     ]
 
 
@@ -331,16 +284,8 @@ def test_two_hierarchies_one_after_the_other_each_on_its_own_rack() -> None:
 
 def test_second_hierarchy_stays_pending_when_no_rack_is_left() -> None:
     cluster = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
     ]
     first = run(cluster, _root("cpg-root1", ("pg1-1", "pg1-2")))
     assert first.fits

@@ -14,9 +14,11 @@ from tests.sim.kubesched.podgroups import (
     bound_as,
     composite,
     gang,
+    member,
     nodes_of,
     one_domain,
     prefers,
+    rack_node,
     run,
     tainted,
     within,
@@ -45,32 +47,16 @@ def _rack_children(children: str = "gang") -> list[dict]:
 
 
 FOUR = [
-    pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-    pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-    pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
-    pod("p4").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+    member("p1", "pg1", cpu="1"),
+    member("p2", "pg1", cpu="1"),
+    member("p3", "pg2", cpu="1"),
+    member("p4", "pg2", cpu="1"),
 ]
 RACKS = [
-    node("node1-z1-r1")
-    .hostname()
-    .labels({"rack": "rack-1", "zone": "zone-1"})
-    .allocatable(cpu="2", pods="110")
-    .obj(),
-    node("node2-z1-r1")
-    .hostname()
-    .labels({"rack": "rack-1", "zone": "zone-1"})
-    .allocatable(cpu="2", pods="110")
-    .obj(),
-    node("node3-z1-r2")
-    .hostname()
-    .labels({"rack": "rack-2", "zone": "zone-1"})
-    .allocatable(cpu="2", pods="110")
-    .obj(),
-    node("node4-z1-r2")
-    .hostname()
-    .labels({"rack": "rack-2", "zone": "zone-1"})
-    .allocatable(cpu="2", pods="110")
-    .obj(),
+    rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+    rack_node("node2-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+    rack_node("node3-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+    rack_node("node4-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
 ]
 
 
@@ -95,7 +81,7 @@ def test_after_preempting_a_later_pod_is_held_to_the_full_rack() -> None:
         [*cluster, *bound_as(after)],
         [
             *_rack_children(),
-            pod("p5").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            member("p5", "pg1", cpu="1"),
         ],
     )
     assert nodes_of(later) == {"p5": None}
@@ -119,9 +105,9 @@ def test_a_bound_member_holds_the_rack_whose_low_pods_preemption_evicts() -> Non
     lows = [low("low1-z1-r2", "node3-z1-r2"), low("low2-z1-r2", "node4-z1-r2", cpu="1")]
     asked = [
         *_rack_children(),
-        pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-        pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
-        pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+        member("p1", "pg1", cpu="1"),
+        member("p2", "pg2", cpu="1"),
+        member("p3", "pg2", cpu="1"),
     ]
     before = run([*cluster, *lows], asked)
     assert (
@@ -134,22 +120,14 @@ def test_a_bound_member_holds_the_rack_whose_low_pods_preemption_evicts() -> Non
 
 def test_basic_children_on_a_rack_after_preempting() -> None:
     cluster = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
         pod("existing2").namespace("ns").requests(cpu="2").on("node2-z1-r2").obj(),
     ]
     asked = [
         *_rack_children("basic"),
-        pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-        pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+        member("p1", "pg1", cpu="1"),
+        member("p2", "pg2", cpu="1"),
     ]
     before = run([*cluster, low("low1-z1-r1", "node1-z1-r1")], asked)
     assert nodes_of(before) == {"p1": None, "p2": None}
@@ -159,26 +137,10 @@ def test_basic_children_on_a_rack_after_preempting() -> None:
 
 def _zone_rack(*extra: dict) -> list[dict]:
     return [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node4-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node3-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
+        rack_node("node4-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
         *extra,
     ]
 
@@ -205,31 +167,11 @@ def test_zone_and_rack_levels_after_preempting() -> None:
 
 def test_preemption_does_not_help_a_child_held_to_a_full_zone() -> None:
     cluster = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-z1-r3")
-        .hostname()
-        .labels({"rack": "rack-3", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node4-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node5-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node3-z1-r3", {"rack": "rack-3", "zone": "zone-1"}),
+        rack_node("node4-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
+        rack_node("node5-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
     ]
     lows = [low("low-z1-r3", "node3-z1-r3"), low("low-z2-r1", "node4-z2-r1")]
     # pg1 and pg2 fit in zone-1 without preempting anything
@@ -240,8 +182,8 @@ def test_preemption_does_not_help_a_child_held_to_a_full_zone() -> None:
     # pg3 joins: only rack-3 of zone-1 could hold it, once its low pod is preempted
     pg3 = [
         gang("pg3", "rack", 2, parent="cpg-root"),
-        pod("p5").namespace("ns").requests(cpu="1").scheduling_group("pg3").obj(),
-        pod("p6").namespace("ns").requests(cpu="1").scheduling_group("pg3").obj(),
+        member("p5", "pg3", cpu="1"),
+        member("p6", "pg3", cpu="1"),
     ]
     placed = [*cluster, *bound_as(first)]
     before = run([*placed, *lows], [*ZONE_OF_RACKS, *pg3])
@@ -252,8 +194,8 @@ def test_preemption_does_not_help_a_child_held_to_a_full_zone() -> None:
     # the hierarchy is held to zone-1
     pg4 = [
         gang("pg4", "rack", 2, parent="cpg-root"),
-        pod("p7").namespace("ns").requests(cpu="1").scheduling_group("pg4").obj(),
-        pod("p8").namespace("ns").requests(cpu="1").scheduling_group("pg4").obj(),
+        member("p7", "pg4", cpu="1"),
+        member("p8", "pg4", cpu="1"),
     ]
     placed += bound_as(after)
     for running in ([*placed, lows[1]], placed):
@@ -265,33 +207,13 @@ def test_preemption_does_not_help_a_child_held_to_a_full_zone() -> None:
 def test_one_child_constrained_the_other_uses_the_parents_zone_after_preempting() -> None:
     cluster = [
         tainted(
-            node("node1-z1-r1")
-            .hostname()
-            .labels({"rack": "rack-1", "zone": "zone-1"})
-            .allocatable(cpu="2", pods="110")
-            .obj(),
+            rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
             "taint",
         ),
-        node("node2-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-z1-r3")
-        .hostname()
-        .labels({"rack": "rack-3", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node4-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node5-z2-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node2-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node3-z1-r3", {"rack": "rack-3", "zone": "zone-1"}),
+        rack_node("node4-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
+        rack_node("node5-z2-r2", {"rack": "rack-2", "zone": "zone-2"}),
         pod("existing-z2").namespace("ns").requests(cpu="1").on("node5-z2-r2").obj(),
         pod("existing-z1-r2").namespace("ns").requests(cpu="1").on("node2-z1-r2").obj(),
         pod("existing-z1-r3").namespace("ns").requests(cpu="1").on("node3-z1-r3").obj(),
@@ -313,12 +235,8 @@ def test_one_child_constrained_the_other_uses_the_parents_zone_after_preempting(
         .scheduling_group("pg1")
         .tolerations(tolerate)
         .obj(),
-        prefers(
-            pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(), "node4-z2-r1"
-        ),
-        prefers(
-            pod("p4").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(), "node4-z2-r1"
-        ),
+        prefers(member("p3", "pg2", cpu="1"), "node4-z2-r1"),
+        prefers(member("p4", "pg2", cpu="1"), "node4-z2-r1"),
     ]
     before = run([*cluster, low("low-z1-r1", "node1-z1-r1")], asked)
     assert not before.fits
@@ -329,31 +247,11 @@ def test_one_child_constrained_the_other_uses_the_parents_zone_after_preempting(
 
 def test_bound_members_and_low_pods_in_the_held_domains() -> None:
     cluster = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node4-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node5-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node3-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node4-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
+        rack_node("node5-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
         pod("existing-z1")
         .namespace("ns")
         .requests(cpu="1")
@@ -364,9 +262,9 @@ def test_bound_members_and_low_pods_in_the_held_domains() -> None:
     lows = [low("low-z1-r1", "node1-z1-r1", cpu="1"), low("low-z1-r2", "node2-z1-r2")]
     asked = [
         *ZONE_OF_RACKS,
-        pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-        pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
-        pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+        member("p1", "pg1", cpu="1"),
+        member("p2", "pg2", cpu="1"),
+        member("p3", "pg2", cpu="1"),
     ]
     before = run([*cluster, *lows], asked)
     assert (
@@ -431,21 +329,9 @@ def test_three_levels_all_constrained_after_preempting() -> None:
 
 def test_three_levels_middle_unconstrained_after_preempting() -> None:
     cluster = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node3-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
     ]
     lows = [low("low-z1-r1", "node1-z1-r1"), low("low-z1-r2", "node2-z1-r2")]
     asked = [
@@ -465,26 +351,10 @@ def test_three_levels_middle_unconstrained_after_preempting() -> None:
 
 def test_three_levels_top_unconstrained_after_preempting() -> None:
     cluster = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-z2-r3")
-        .hostname()
-        .labels({"rack": "rack-3", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node4-z2-r4")
-        .hostname()
-        .labels({"rack": "rack-4", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node3-z2-r3", {"rack": "rack-3", "zone": "zone-2"}),
+        rack_node("node4-z2-r4", {"rack": "rack-4", "zone": "zone-2"}),
     ]
     lows = [low(f"low-{i}", n["metadata"]["name"]) for i, n in enumerate(cluster)]
     asked = _three_levels(None, "zone", "rack")
@@ -499,36 +369,12 @@ def test_three_levels_top_unconstrained_after_preempting() -> None:
 
 def test_three_levels_bottom_unconstrained_after_preempting() -> None:
     cluster = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node4-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node5-z2-r3")
-        .hostname()
-        .labels({"rack": "rack-3", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node6-z2-r3")
-        .hostname()
-        .labels({"rack": "rack-3", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node3-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node4-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node5-z2-r3", {"rack": "rack-3", "zone": "zone-2"}),
+        rack_node("node6-z2-r3", {"rack": "rack-3", "zone": "zone-2"}),
     ]
     lows = [low(f"low-{i}", n["metadata"]["name"]) for i, n in enumerate(cluster[:4])]
     asked = _three_levels("zone", "rack", None)
@@ -541,46 +387,14 @@ def test_three_levels_bottom_unconstrained_after_preempting() -> None:
 
 def test_three_levels_a_bound_leaf_pod_and_low_pods_in_its_zone() -> None:
     cluster = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node4-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node5-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node6-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node7-z2-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node8-z2-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node3-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node4-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node5-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
+        rack_node("node6-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
+        rack_node("node7-z2-r2", {"rack": "rack-2", "zone": "zone-2"}),
+        rack_node("node8-z2-r2", {"rack": "rack-2", "zone": "zone-2"}),
         pod("existing-pg1")
         .namespace("ns")
         .requests(cpu="1")
@@ -591,19 +405,10 @@ def test_three_levels_a_bound_leaf_pod_and_low_pods_in_its_zone() -> None:
     lows = [low("low-z2-r1", "node6-z2-r1"), low("low-z2-r2", "node7-z2-r2")]
     asked = [
         *_three_levels("zone", "rack", None)[:7],
-        pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-        *(
-            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj()
-            for i in (2, 3)
-        ),
-        *(
-            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg3").obj()
-            for i in (4, 5)
-        ),
-        *(
-            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg4").obj()
-            for i in (6, 7)
-        ),
+        member("p1", "pg1", cpu="1"),
+        *(member(f"p{i}", "pg2", cpu="1") for i in (2, 3)),
+        *(member(f"p{i}", "pg3", cpu="1") for i in (4, 5)),
+        *(member(f"p{i}", "pg4", cpu="1") for i in (6, 7)),
     ]
     before = run([*cluster, *lows], asked)
     assert not before.fits  # held to zone-2, cpg-sub1 to node5's rack: 1 CPU free there

@@ -10,7 +10,7 @@ pods bound where the first case put them."""
 from __future__ import annotations
 
 from tests.builders import node, pod
-from tests.sim.kubesched.podgroups import basic, composite, gang, nodes_of, run
+from tests.sim.kubesched.podgroups import basic, composite, gang, member, nodes_of, rack_node, run
 
 
 def _in(result: dict[str, str | None], pods: list[str], nodes: set[str]) -> bool:
@@ -27,39 +27,17 @@ def _one_domain(result: dict[str, str | None], pods: list[str], cluster, key: st
 
 def test_gang_takes_the_only_rack_that_fits() -> None:
     cluster = [
-        *(
-            node(f"node{i}-rack1")
-            .hostname()
-            .labels({"rack": "rack-1", "zone": "zone-1"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (1, 2, 3)
-        ),
-        node("node4-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node5-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node6-zone2")
-        .hostname()
-        .labels({"rack": "rack-3", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        *(rack_node(f"node{i}-rack1", {"rack": "rack-1", "zone": "zone-1"}) for i in (1, 2, 3)),
+        rack_node("node4-rack2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node5-rack2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node6-zone2", {"rack": "rack-3", "zone": "zone-2"}),
         pod("existing1").namespace("ns").requests(cpu="2").on("node4-rack2").obj(),
     ]
     advice = run(
         cluster,
         [
             gang("pg1", "rack", 3),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="1") for i in (1, 2, 3)),
         ],
     )
     assert advice.fits
@@ -69,35 +47,16 @@ def test_gang_takes_the_only_rack_that_fits() -> None:
 
 def test_gang_stays_pending_when_no_rack_holds_it() -> None:
     cluster = [
-        node("node1-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node4-zone2")
-        .hostname()
-        .labels({"rack": "rack-3", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node3-rack2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node4-zone2", {"rack": "rack-3", "zone": "zone-2"}),
     ]
     advice = run(
         cluster,
         [
             gang("pg1", "rack", 3),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="2").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="2") for i in (1, 2, 3)),
         ],
     )
     assert not advice.fits
@@ -111,24 +70,14 @@ def test_gang_stays_pending_when_no_rack_holds_it() -> None:
 
 
 def test_gang_waits_for_capacity_held_by_running_pods_then_fits() -> None:
-    racks = [
-        node(f"node{i}-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj()
-        for i in (1, 2, 3)
-    ]
+    racks = [rack_node(f"node{i}-rack1", {"rack": "rack-1", "zone": "zone-1"}) for i in (1, 2, 3)]
     held = [
         pod("existing1").namespace("ns").requests(cpu="2").on("node1-rack1").obj(),
         pod("existing2").namespace("ns").requests(cpu="2").on("node3-rack1").obj(),
     ]
     group = [
         gang("pg1", "rack", 3),
-        *(
-            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-            for i in (1, 2, 3)
-        ),
+        *(member(f"p{i}", "pg1", cpu="1") for i in (1, 2, 3)),
     ]
     assert not run([*racks, *held], group).fits
     assert run([*racks, held[1]], group).fits  # existing1 deleted
@@ -136,38 +85,16 @@ def test_gang_waits_for_capacity_held_by_running_pods_then_fits() -> None:
 
 def test_gang_takes_the_placement_with_most_allocation() -> None:
     cluster = [
-        node("node1-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        *(
-            node(f"node{i}-rack2")
-            .hostname()
-            .labels({"rack": "rack-2", "zone": "zone-2"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (3, 4, 5)
-        ),
-        node("node6-rack3")
-        .hostname()
-        .labels({"rack": "rack-3", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        *(rack_node(f"node{i}-rack2", {"rack": "rack-2", "zone": "zone-2"}) for i in (3, 4, 5)),
+        rack_node("node6-rack3", {"rack": "rack-3", "zone": "zone-2"}),
     ]
     advice = run(
         cluster,
         [
             gang("pg1", "rack", 3),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="1") for i in (1, 2, 3)),
         ],
     )
     # PodGroupPodsCount ties racks 1 and 2; MostAllocated: rack-1 3/4 beats rack-2 3/6
@@ -182,37 +109,11 @@ def test_gang_takes_the_placement_with_most_allocation() -> None:
 
 def test_gang_scoring_counts_running_pods() -> None:
     cluster = [
-        node("node1-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        *(
-            node(f"node{i}-rack2")
-            .hostname()
-            .labels({"rack": "rack-2", "zone": "zone-2"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (3, 4, 5)
-        ),
-        *(
-            node(f"node{i}-rack3")
-            .hostname()
-            .labels({"rack": "rack-3", "zone": "zone-2"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (6, 7, 8)
-        ),
-        node("node9-rack4")
-        .hostname()
-        .labels({"rack": "rack-4", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        *(rack_node(f"node{i}-rack2", {"rack": "rack-2", "zone": "zone-2"}) for i in (3, 4, 5)),
+        *(rack_node(f"node{i}-rack3", {"rack": "rack-3", "zone": "zone-2"}) for i in (6, 7, 8)),
+        rack_node("node9-rack4", {"rack": "rack-4", "zone": "zone-2"}),
         pod("existing1").namespace("ns").requests(cpu="2").on("node3-rack2").obj(),
         pod("existing2").namespace("ns").requests(cpu="1").on("node8-rack3").obj(),
     ]
@@ -220,10 +121,7 @@ def test_gang_scoring_counts_running_pods() -> None:
         cluster,
         [
             gang("pg1", "rack", 3),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="1") for i in (1, 2, 3)),
         ],
     )
     # rack-1 (0+3)/4, rack-2 (2+3)/6, rack-3 (1+3)/6, rack-4 cannot hold 3
@@ -233,33 +131,15 @@ def test_gang_scoring_counts_running_pods() -> None:
 
 def test_two_gangs_one_after_the_other_each_on_its_own_rack() -> None:
     cluster = [
-        *(
-            node(f"node{i}-rack1")
-            .hostname()
-            .labels({"rack": "rack-1", "zone": "zone-1"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (1, 2, 3)
-        ),
-        node("node4-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node5-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        *(rack_node(f"node{i}-rack1", {"rack": "rack-1", "zone": "zone-1"}) for i in (1, 2, 3)),
+        rack_node("node4-rack2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node5-rack2", {"rack": "rack-2", "zone": "zone-1"}),
     ]
     first = run(
         cluster,
         [
             gang("pg1", "rack", 3),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="2").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="2") for i in (1, 2, 3)),
         ],
     )
     assert first.results[0].domain == "rack-1"
@@ -271,8 +151,8 @@ def test_two_gangs_one_after_the_other_each_on_its_own_rack() -> None:
         [*cluster, *bound],
         [
             gang("pg2", "rack", 2),
-            pod("p4").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
-            pod("p5").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+            member("p4", "pg2", cpu="1"),
+            member("p5", "pg2", cpu="1"),
         ],
     )
     assert second.fits and second.results[0].domain == "rack-2"
@@ -281,13 +161,10 @@ def test_two_gangs_one_after_the_other_each_on_its_own_rack() -> None:
         cluster,
         [
             gang("pg1", "rack", 3),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="2").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="2") for i in (1, 2, 3)),
             gang("pg2", "rack", 2),
-            pod("p4").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
-            pod("p5").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+            member("p4", "pg2", cpu="1"),
+            member("p5", "pg2", cpu="1"),
         ],
     )
     assert [r.domain for r in both.results] == ["rack-1", "rack-2"]
@@ -295,26 +172,15 @@ def test_two_gangs_one_after_the_other_each_on_its_own_rack() -> None:
 
 def test_two_gangs_share_the_only_rack_that_fits_both() -> None:
     cluster = [
-        *(
-            node(f"node{i}-rack1")
-            .hostname()
-            .labels({"rack": "rack-1", "zone": "zone-1"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (1, 2, 3)
-        ),
-        node("node4-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        *(rack_node(f"node{i}-rack1", {"rack": "rack-1", "zone": "zone-1"}) for i in (1, 2, 3)),
+        rack_node("node4-rack2", {"rack": "rack-2", "zone": "zone-1"}),
     ]
     first = run(
         cluster,
         [
             gang("pg1", "rack", 2),
-            pod("p1").namespace("ns").requests(cpu="2").scheduling_group("pg1").obj(),
-            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            member("p1", "pg1", cpu="2"),
+            member("p2", "pg1", cpu="1"),
         ],
     )
     assert first.results[0].domain == "rack-1"
@@ -336,10 +202,7 @@ def test_two_gangs_share_the_only_rack_that_fits_both() -> None:
         [*cluster, *bound],
         [
             gang("pg2", "rack", 3),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj()
-                for i in (3, 4, 5)
-            ),
+            *(member(f"p{i}", "pg2", cpu="1") for i in (3, 4, 5)),
         ],
     )
     assert second.fits and second.results[0].domain == "rack-1"
@@ -347,38 +210,16 @@ def test_two_gangs_share_the_only_rack_that_fits_both() -> None:
 
 def test_two_gangs_with_different_keys() -> None:
     cluster = [
-        node("node1-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        *(
-            node(f"node{i}-zone2")
-            .hostname()
-            .labels({"rack": "rack-3", "zone": "zone-2"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (4, 5, 6)
-        ),
+        rack_node("node1-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node3-rack2", {"rack": "rack-2", "zone": "zone-1"}),
+        *(rack_node(f"node{i}-zone2", {"rack": "rack-3", "zone": "zone-2"}) for i in (4, 5, 6)),
     ]
     first = run(
         cluster,
         [
             gang("pg1", "rack", 3),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="2").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="2") for i in (1, 2, 3)),
         ],
     )
     assert first.results[0].domain == "rack-3"
@@ -390,10 +231,7 @@ def test_two_gangs_with_different_keys() -> None:
         [*cluster, *bound],
         [
             gang("pg2", "zone", 3),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="2").scheduling_group("pg2").obj()
-                for i in (4, 5, 6)
-            ),
+            *(member(f"p{i}", "pg2", cpu="2") for i in (4, 5, 6)),
         ],
     )
     assert second.results[0].domain == "zone-1"
@@ -402,25 +240,14 @@ def test_two_gangs_with_different_keys() -> None:
 
 def test_second_gang_does_not_fit_after_the_first() -> None:
     cluster = [
-        node("node1-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-rack1", {"rack": "rack-1", "zone": "zone-1"}),
     ]
     first = run(
         cluster,
         [
             gang("pg1", "rack", 3),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="1") for i in (1, 2, 3)),
         ],
     )
     assert first.fits
@@ -432,8 +259,8 @@ def test_second_gang_does_not_fit_after_the_first() -> None:
         [*cluster, *bound],
         [
             gang("pg2", "rack", 2),
-            pod("p4").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
-            pod("p5").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+            member("p4", "pg2", cpu="1"),
+            member("p5", "pg2", cpu="1"),
         ],
     )
     assert not second.fits
@@ -453,35 +280,16 @@ def test_second_gang_does_not_fit_after_the_first() -> None:
 
 def test_gang_with_more_pods_than_min_count_stays_in_one_rack() -> None:
     cluster = [
-        node("node1-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node4-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node3-rack2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node4-rack2", {"rack": "rack-2", "zone": "zone-1"}),
     ]
     advice = run(
         cluster,
         [
             gang("pg1", "rack", 2),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="1") for i in (1, 2, 3)),
         ],
     )
     assert advice.fits
@@ -490,38 +298,16 @@ def test_gang_with_more_pods_than_min_count_stays_in_one_rack() -> None:
 
 def test_late_gang_pods_join_the_bound_pods_domain_until_it_is_full() -> None:
     cluster = [
-        *(
-            node(f"node{i}-rack1")
-            .hostname()
-            .labels({"rack": "rack-1", "zone": "zone-1"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (1, 2, 3)
-        ),
-        node("node4-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node5-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node6-rack3")
-        .hostname()
-        .labels({"rack": "rack-3", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        *(rack_node(f"node{i}-rack1", {"rack": "rack-1", "zone": "zone-1"}) for i in (1, 2, 3)),
+        rack_node("node4-rack2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node5-rack2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node6-rack3", {"rack": "rack-3", "zone": "zone-2"}),
     ]
     first = run(
         cluster,
         [
             gang("pg1", "rack", 3),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="1") for i in (1, 2, 3)),
         ],
     )
     # racks 1 and 2 both hold 3; MostAllocated prefers the smaller rack-2
@@ -534,7 +320,7 @@ def test_late_gang_pods_join_the_bound_pods_domain_until_it_is_full() -> None:
         [*cluster, *bound],
         [
             gang("pg1", "rack", 3),
-            pod("p4").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            member("p4", "pg1", cpu="1"),
         ],
     )
     assert second.fits and nodes_of(second)["p4"] in {"node4-rack2", "node5-rack2"}
@@ -550,7 +336,7 @@ def test_late_gang_pods_join_the_bound_pods_domain_until_it_is_full() -> None:
         [*cluster, *bound],
         [
             gang("pg1", "rack", 3),
-            pod("p5").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            member("p5", "pg1", cpu="1"),
         ],
     )
     assert not third.fits
@@ -563,25 +349,14 @@ def test_late_gang_pods_join_the_bound_pods_domain_until_it_is_full() -> None:
 
 def test_basic_group_on_the_only_rack() -> None:
     cluster = [
-        node("node1-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-rack1", {"rack": "rack-1", "zone": "zone-1"}),
     ]
     advice = run(
         cluster,
         [
             basic("pg1", "rack"),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="1") for i in (1, 2, 3)),
         ],
     )
     assert advice.fits and advice.results[0].domain == "rack-1"
@@ -589,25 +364,14 @@ def test_basic_group_on_the_only_rack() -> None:
 
 def test_basic_group_places_what_fits_in_its_first_pods_rack() -> None:
     cluster = [
-        node("node1-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-rack2", {"rack": "rack-2", "zone": "zone-1"}),
     ]
     advice = run(
         cluster,
         [
             basic("pg1", "rack"),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="1") for i in (1, 2, 3)),
         ],
     )
     got = nodes_of(advice)
@@ -619,23 +383,15 @@ def test_basic_group_places_what_fits_in_its_first_pods_rack() -> None:
 
 def test_basic_group_where_no_pod_fits() -> None:
     cluster = [
-        node("node1-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-rack2", {"rack": "rack-2", "zone": "zone-1"}),
     ]
     advice = run(
         cluster,
         [
             basic("pg1", "rack"),
-            pod("p1").namespace("ns").requests(cpu="3").scheduling_group("pg1").obj(),
-            pod("p2").namespace("ns").requests(cpu="3").scheduling_group("pg1").obj(),
+            member("p1", "pg1", cpu="3"),
+            member("p2", "pg1", cpu="3"),
         ],
     )
     assert nodes_of(advice) == {"p1": None, "p2": None}
@@ -648,23 +404,15 @@ def test_basic_group_where_no_pod_fits() -> None:
 
 def test_basic_group_binds_the_pods_that_fit() -> None:
     cluster = [
-        node("node1-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-rack2", {"rack": "rack-2", "zone": "zone-1"}),
     ]
     advice = run(
         cluster,
         [
             basic("pg1", "rack"),
-            pod("p1").namespace("ns").requests(cpu="3").scheduling_group("pg1").obj(),
-            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            member("p1", "pg1", cpu="3"),
+            member("p2", "pg1", cpu="1"),
         ],
     )
     assert nodes_of(advice)["p1"] is None and nodes_of(advice)["p2"] is not None
@@ -672,33 +420,15 @@ def test_basic_group_binds_the_pods_that_fit() -> None:
 
 def test_basic_group_first_pod_scores_the_smaller_rack() -> None:
     cluster = [
-        node("node1-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        *(
-            node(f"node{i}-rack2")
-            .hostname()
-            .labels({"rack": "rack-2", "zone": "zone-2"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (3, 4, 5)
-        ),
+        rack_node("node1-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        *(rack_node(f"node{i}-rack2", {"rack": "rack-2", "zone": "zone-2"}) for i in (3, 4, 5)),
     ]
     advice = run(
         cluster,
         [
             basic("pg1", "rack"),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="1") for i in (1, 2, 3)),
         ],
     )
     assert advice.results[0].domain == "rack-1"  # 1/4 beats 1/6
@@ -707,30 +437,9 @@ def test_basic_group_first_pod_scores_the_smaller_rack() -> None:
 
 def test_basic_group_scoring_counts_running_pods() -> None:
     cluster = [
-        *(
-            node(f"node{i}-rack1")
-            .hostname()
-            .labels({"rack": "rack-1", "zone": "zone-1"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (1, 2, 3)
-        ),
-        *(
-            node(f"node{i}-rack2")
-            .hostname()
-            .labels({"rack": "rack-2", "zone": "zone-2"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (4, 5, 6)
-        ),
-        *(
-            node(f"node{i}-rack3")
-            .hostname()
-            .labels({"rack": "rack-3", "zone": "zone-2"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (7, 8, 9, 10)
-        ),
+        *(rack_node(f"node{i}-rack1", {"rack": "rack-1", "zone": "zone-1"}) for i in (1, 2, 3)),
+        *(rack_node(f"node{i}-rack2", {"rack": "rack-2", "zone": "zone-2"}) for i in (4, 5, 6)),
+        *(rack_node(f"node{i}-rack3", {"rack": "rack-3", "zone": "zone-2"}) for i in (7, 8, 9, 10)),
         pod("existing1").namespace("ns").requests(cpu="1").on("node1-rack1").obj(),
         pod("existing2").namespace("ns").requests(cpu="1").on("node5-rack2").obj(),
         pod("existing3").namespace("ns").requests(cpu="1").on("node6-rack2").obj(),
@@ -739,10 +448,7 @@ def test_basic_group_scoring_counts_running_pods() -> None:
         cluster,
         [
             basic("pg1", "rack"),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="1") for i in (1, 2, 3)),
         ],
     )
     assert advice.results[0].domain == "rack-2"  # 3/6 beats 2/6 and 1/8
@@ -750,29 +456,15 @@ def test_basic_group_scoring_counts_running_pods() -> None:
 
 def test_basic_group_first_pod_picks_a_rack_too_small_for_the_rest() -> None:
     cluster = [
-        *(
-            node(f"node{i}-rack1")
-            .hostname()
-            .labels({"rack": "rack-1", "zone": "zone-1"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (1, 2, 3, 4)
-        ),
-        node("node5-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        *(rack_node(f"node{i}-rack1", {"rack": "rack-1", "zone": "zone-1"}) for i in (1, 2, 3, 4)),
+        rack_node("node5-rack2", {"rack": "rack-2", "zone": "zone-1"}),
         pod("existing1").namespace("ns").requests(cpu="2").on("node1-rack1").obj(),
     ]
     advice = run(
         cluster,
         [
             basic("pg1", "rack"),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="1") for i in (1, 2, 3)),
         ],
     )
     got = nodes_of(advice)
@@ -781,26 +473,15 @@ def test_basic_group_first_pod_picks_a_rack_too_small_for_the_rest() -> None:
 
 def test_two_basic_groups_one_after_the_other() -> None:
     cluster = [
-        *(
-            node(f"node{i}-rack1")
-            .hostname()
-            .labels({"rack": "rack-1", "zone": "zone-1"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (1, 2, 3)
-        ),
-        node("node4-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        *(rack_node(f"node{i}-rack1", {"rack": "rack-1", "zone": "zone-1"}) for i in (1, 2, 3)),
+        rack_node("node4-rack2", {"rack": "rack-2", "zone": "zone-1"}),
     ]
     first = run(
         cluster,
         [
             basic("pg1", "rack"),
-            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            member("p1", "pg1", cpu="1"),
+            member("p2", "pg1", cpu="1"),
         ],
     )
     assert set(nodes_of(first).values()) == {"node4-rack2"}
@@ -812,8 +493,8 @@ def test_two_basic_groups_one_after_the_other() -> None:
         [*cluster, *bound],
         [
             basic("pg2", "rack"),
-            pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
-            pod("p4").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+            member("p3", "pg2", cpu="1"),
+            member("p4", "pg2", cpu="1"),
         ],
     )
     assert second.results[0].domain == "rack-1"
@@ -821,43 +502,20 @@ def test_two_basic_groups_one_after_the_other() -> None:
 
 def test_second_basic_group_goes_to_the_other_zone() -> None:
     cluster = [
-        node("node1-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-zone2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-zone2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node4-zone2")
-        .hostname()
-        .labels({"rack": "rack-3", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node5-zone2")
-        .hostname()
-        .labels({"rack": "rack-3", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-zone2", {"rack": "rack-2", "zone": "zone-2"}),
+        rack_node("node3-zone2", {"rack": "rack-2", "zone": "zone-2"}),
+        rack_node("node4-zone2", {"rack": "rack-3", "zone": "zone-2"}),
+        rack_node("node5-zone2", {"rack": "rack-3", "zone": "zone-2"}),
     ]
     advice = run(
         cluster,
         [
             basic("pg1", "rack"),
-            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            member("p1", "pg1", cpu="1"),
+            member("p2", "pg1", cpu="1"),
             basic("pg2", "zone"),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="2").scheduling_group("pg2").obj()
-                for i in (3, 4, 5)
-            ),
+            *(member(f"p{i}", "pg2", cpu="2") for i in (3, 4, 5)),
         ],
     )
     assert [r.domain for r in advice.results] == ["rack-1", "zone-2"]
@@ -869,35 +527,17 @@ def test_two_basic_groups_one_does_not_fit_its_rack() -> None:
     checked by the oracle): pg1's three pods all fit rack-1, which binds more of them than
     rack-2, so rack-1 takes them; pg2 then binds two of its three in rack-2."""
     cluster = [
-        node("node1-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-rack1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-rack2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-rack1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node3-rack2", {"rack": "rack-2", "zone": "zone-1"}),
     ]
     advice = run(
         cluster,
         [
             basic("pg1", "rack"),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-                for i in (1, 2, 3)
-            ),
+            *(member(f"p{i}", "pg1", cpu="1") for i in (1, 2, 3)),
             basic("pg2", "rack"),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj()
-                for i in (4, 5, 6)
-            ),
+            *(member(f"p{i}", "pg2", cpu="1") for i in (4, 5, 6)),
         ],
     )
     got = nodes_of(advice)
@@ -910,26 +550,10 @@ def test_two_basic_groups_one_does_not_fit_its_rack() -> None:
 
 def test_composite_with_rack_constraint_children_without() -> None:
     cluster = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node4-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node3-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node4-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
         pod("existing").namespace("ns").requests(cpu="2").on("node4-z1-r2").obj(),
     ]
     advice = run(
@@ -938,10 +562,10 @@ def test_composite_with_rack_constraint_children_without() -> None:
             composite("cpg-root", "rack", 2),
             gang("pg1", None, 2, parent="cpg-root"),
             gang("pg2", None, 2, parent="cpg-root"),
-            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-            pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
-            pod("p4").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+            member("p1", "pg1", cpu="1"),
+            member("p2", "pg1", cpu="1"),
+            member("p3", "pg2", cpu="1"),
+            member("p4", "pg2", cpu="1"),
         ],
     )
     assert advice.fits and advice.results[0].domain == "rack-1"
@@ -950,26 +574,10 @@ def test_composite_with_rack_constraint_children_without() -> None:
 
 def test_composite_held_to_the_rack_of_a_bound_member() -> None:
     cluster = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node4-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node3-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node4-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
         pod("existing")
         .namespace("ns")
         .requests(cpu="1")
@@ -983,9 +591,9 @@ def test_composite_held_to_the_rack_of_a_bound_member() -> None:
             composite("cpg-root", "rack", 2),
             gang("pg1", None, 2, parent="cpg-root"),
             gang("pg2", None, 2, parent="cpg-root"),
-            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
-            pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+            member("p1", "pg1", cpu="1"),
+            member("p2", "pg2", cpu="1"),
+            member("p3", "pg2", cpu="1"),
         ],
     )
     assert advice.fits and advice.results[0].domain == "rack-2"
@@ -993,16 +601,8 @@ def test_composite_held_to_the_rack_of_a_bound_member() -> None:
 
 def test_composite_pending_when_no_rack_holds_all_children() -> None:
     cluster = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
         pod("existing1").namespace("ns").requests(cpu="1").on("node1-z1-r1").obj(),
         pod("existing2").namespace("ns").requests(cpu="1").on("node2-z1-r2").obj(),
     ]
@@ -1012,8 +612,8 @@ def test_composite_pending_when_no_rack_holds_all_children() -> None:
             composite("cpg-root", "rack", 2),
             basic("pg1", None, parent="cpg-root"),
             basic("pg2", None, parent="cpg-root"),
-            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+            member("p1", "pg1", cpu="1"),
+            member("p2", "pg2", cpu="1"),
         ],
     )
     assert nodes_of(advice) == {"p1": None, "p2": None}
@@ -1025,26 +625,10 @@ def test_composite_pending_when_no_rack_holds_all_children() -> None:
 
 def test_composite_zone_with_rack_children() -> None:
     cluster = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node4-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node3-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
+        rack_node("node4-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
         pod("existing-z2").namespace("ns").requests(cpu="1").on("node3-z2-r1").obj(),
     ]
     advice = run(
@@ -1053,14 +637,8 @@ def test_composite_zone_with_rack_children() -> None:
             composite("cpg-root", "zone", 2),
             gang("pg1", "rack", 2, parent="cpg-root"),
             gang("pg2", "rack", 2, parent="cpg-root"),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-                for i in (1, 2)
-            ),
-            *(
-                pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj()
-                for i in (3, 4)
-            ),
+            *(member(f"p{i}", "pg1", cpu="1") for i in (1, 2)),
+            *(member(f"p{i}", "pg2", cpu="1") for i in (3, 4)),
         ],
     )
     got = nodes_of(advice)
@@ -1073,26 +651,10 @@ def test_composite_zone_with_rack_children() -> None:
 
 def test_composite_bound_members_in_two_zones_is_a_scheduler_error() -> None:
     cluster = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node4-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node3-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
+        rack_node("node4-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
         pod("existing-z1")
         .namespace("ns")
         .requests(cpu="1")
@@ -1112,8 +674,8 @@ def test_composite_bound_members_in_two_zones_is_a_scheduler_error() -> None:
             composite("cpg-root", "zone", 2),
             gang("pg1", "rack", 2, parent="cpg-root"),
             gang("pg2", "rack", 2, parent="cpg-root"),
-            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+            member("p1", "pg1", cpu="1"),
+            member("p2", "pg2", cpu="1"),
         ],
     )
     assert not advice.fits and advice.results[0].error
@@ -1125,31 +687,11 @@ def test_composite_bound_members_in_two_zones_is_a_scheduler_error() -> None:
 
 def test_composite_held_by_one_childs_bound_pod() -> None:
     cluster = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node4-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node5-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node3-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node4-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
+        rack_node("node5-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
         pod("existing-z1")
         .namespace("ns")
         .requests(cpu="1")
@@ -1163,9 +705,9 @@ def test_composite_held_by_one_childs_bound_pod() -> None:
             composite("cpg-root", "zone", 2),
             gang("pg1", "rack", 2, parent="cpg-root"),
             gang("pg2", "rack", 2, parent="cpg-root"),
-            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
-            pod("p3").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj(),
+            member("p1", "pg1", cpu="1"),
+            member("p2", "pg2", cpu="1"),
+            member("p3", "pg2", cpu="1"),
         ],
     )
     got = nodes_of(advice)
@@ -1221,21 +763,9 @@ def test_three_levels_all_constrained() -> None:
 
 def test_three_levels_middle_unconstrained() -> None:
     cluster = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node3-z2-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
+        rack_node("node3-z2-r1", {"rack": "rack-1", "zone": "zone-2"}),
     ]
     asked = [
         composite("cpg-root", "zone", 2),
@@ -1243,14 +773,8 @@ def test_three_levels_middle_unconstrained() -> None:
         composite("cpg-sub2", None, None, parent="cpg-root"),
         gang("pg1", "rack", 2, parent="cpg-sub1"),
         gang("pg2", "rack", 2, parent="cpg-sub2"),
-        *(
-            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj()
-            for i in (1, 2)
-        ),
-        *(
-            pod(f"p{i}").namespace("ns").requests(cpu="1").scheduling_group("pg2").obj()
-            for i in (3, 4)
-        ),
+        *(member(f"p{i}", "pg1", cpu="1") for i in (1, 2)),
+        *(member(f"p{i}", "pg2", cpu="1") for i in (3, 4)),
     ]
     advice = run(cluster, asked)
     got = nodes_of(advice)
@@ -1260,16 +784,8 @@ def test_three_levels_middle_unconstrained() -> None:
 
 def test_three_levels_top_unconstrained() -> None:
     cluster = [
-        node("node1-z1-r1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("node2-z1-r2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("node1-z1-r1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("node2-z1-r2", {"rack": "rack-2", "zone": "zone-1"}),
         *(
             node(f"node{i}-z2-r{i}")
             .hostname()

@@ -19,8 +19,8 @@ from labeler.sim.kubesched.score import fit_placement_score, node_score, pods_co
 from labeler.sim.kueue.advice import advise, make_job
 from labeler.sim.kueue.assign import Mode
 from labeler.sim.kueue.report import advice_text
-from tests.builders import node, pod
-from tests.sim.kubesched.podgroups import composite, gang, nodes_of, run
+from tests.builders import pod
+from tests.sim.kubesched.podgroups import composite, gang, member, nodes_of, rack_node, run
 from tests.sim.kueue.objects import gpu_nodes, tree_of
 
 
@@ -32,7 +32,7 @@ def _node(name: str, cpu: int, mem: int, gpu: int = 0) -> Node:
 
 
 def _pod(cpu: str, mem: str, gpu: str | None = None):
-    obj = pod("x").namespace("ns").requests(cpu="1").scheduling_group("pg").obj()
+    obj = member("x", "pg", cpu="1")
     reqs = {"cpu": cpu, "memory": mem}
     if gpu is not None:
         reqs["nvidia.com/gpu"] = gpu
@@ -85,7 +85,7 @@ def test_pods_count_is_normalised_on_the_largest() -> None:
 
 
 def test_scoring_counts_a_container_without_requests_at_the_default() -> None:
-    obj = pod("x").namespace("ns").requests(cpu="1").scheduling_group("pg").obj()
+    obj = member("x", "pg", cpu="1")
     obj["spec"]["containers"] = [{"name": "a"}, {"name": "b", "resources": {}}]
     got = pod_from_object(obj, "test")
     assert got is not None and got.scored == {"cpu": 200, "memory": 2 * 200 * 1024 * 1024}
@@ -172,9 +172,7 @@ def test_test_objects_validate_against_the_1_37_schemas() -> None:
         composite("root", "zone", 2),
     ):
         kubernetes_validate.validate(doc, "1.37", strict=True)
-    kubernetes_validate.validate(
-        pod("p").namespace("ns").requests(cpu="1").scheduling_group("a").obj(), "1.37", strict=True
-    )
+    kubernetes_validate.validate(member("p", "a", cpu="1"), "1.37", strict=True)
 
 
 # --- when there is no placement, and what scoring counts --------------------------------
@@ -182,22 +180,14 @@ def test_test_objects_validate_against_the_1_37_schemas() -> None:
 
 def test_no_node_with_the_key_is_no_feasible_placement() -> None:
     cluster = [
-        node("n1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("n2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("n1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("n2", {"rack": "rack-2", "zone": "zone-1"}),
     ]
     advice = run(
         cluster,
         [
             gang("pg1", "block", 1),
-            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            member("p1", "pg1", cpu="1"),
         ],
     )
     result = advice.results[0]
@@ -209,21 +199,13 @@ def test_no_node_with_the_key_is_no_feasible_placement() -> None:
 
 def test_a_child_whose_key_its_parents_domain_lacks_has_no_placement() -> None:
     cluster = [
-        node("n1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("n2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-2"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("n1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("n2", {"rack": "rack-2", "zone": "zone-2"}),
     ]
     asked = [
         composite("root", "zone", 1),
         gang("pg1", "block", 1, parent="root"),
-        pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+        member("p1", "pg1", cpu="1"),
     ]
     advice = run(cluster, asked)
     root = advice.results[0]
@@ -238,16 +220,8 @@ def test_a_child_whose_key_its_parents_domain_lacks_has_no_placement() -> None:
 
 def test_a_childs_scheduler_error_stops_its_parent() -> None:
     cluster = [
-        node("n1")
-        .hostname()
-        .labels({"rack": "rack-1", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
-        node("n2")
-        .hostname()
-        .labels({"rack": "rack-2", "zone": "zone-1"})
-        .allocatable(cpu="2", pods="110")
-        .obj(),
+        rack_node("n1", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("n2", {"rack": "rack-2", "zone": "zone-1"}),
         pod("a").namespace("ns").requests(cpu="1").scheduling_group("pg1").on("n1").obj(),
         pod("b")
         .namespace("ns")
@@ -259,7 +233,7 @@ def test_a_childs_scheduler_error_stops_its_parent() -> None:
     asked = [
         composite("root", "zone", 1),
         gang("pg1", "rack", 3, parent="root"),
-        pod("p").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+        member("p", "pg1", cpu="1"),
     ]
     advice = run(cluster, asked)
     assert advice.results[0].error
@@ -274,22 +248,8 @@ def test_running_pods_without_requests_count_at_the_non_zero_defaults() -> None:
     """NodeResourcesFit scores what runs on a node as NonZeroRequested: a pod that requests
     nothing counts 100m, so rack-2's idle-looking nodes are the more allocated."""
     cluster = [
-        *(
-            node(f"a{i}")
-            .hostname()
-            .labels({"rack": "rack-1", "zone": "zone-1"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (1, 2)
-        ),
-        *(
-            node(f"b{i}")
-            .hostname()
-            .labels({"rack": "rack-2", "zone": "zone-1"})
-            .allocatable(cpu="2", pods="110")
-            .obj()
-            for i in (1, 2)
-        ),
+        *(rack_node(f"a{i}", {"rack": "rack-1", "zone": "zone-1"}) for i in (1, 2)),
+        *(rack_node(f"b{i}", {"rack": "rack-2", "zone": "zone-1"}) for i in (1, 2)),
     ]
     for i in range(5):
         sidecar = pod(f"agent-{i}").namespace("ns").requests(cpu="1").on("b1").obj()
@@ -299,8 +259,8 @@ def test_running_pods_without_requests_count_at_the_non_zero_defaults() -> None:
         cluster,
         [
             gang("pg1", "rack", 2),
-            pod("p1").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
-            pod("p2").namespace("ns").requests(cpu="1").scheduling_group("pg1").obj(),
+            member("p1", "pg1", cpu="1"),
+            member("p2", "pg1", cpu="1"),
         ],
     )
     scores = {p.domain: p.scores["NodeResourcesFit"] for p in advice.results[0].placements}
@@ -314,7 +274,7 @@ def test_balanced_allocation_uses_the_real_requests_and_skips_best_effort_pods()
     free = dict(n.allocatable)
 
     def with_requests(requests: dict[str, str]):
-        obj = pod("x").namespace("ns").requests(cpu="1").scheduling_group("pg").obj()
+        obj = member("x", "pg", cpu="1")
         obj["spec"]["containers"][0]["resources"] = {"requests": requests} if requests else {}
         got = pod_from_object(obj, "test")
         assert got is not None
@@ -336,7 +296,7 @@ def test_balanced_allocation_scores_the_change_the_pod_brings() -> None:
     gib = 1024**3
     big = Node("big", allocatable={"cpu": 8000, "memory": 8 * gib, "pods": 110})
     small = Node("small", allocatable={"cpu": 4000, "memory": 8 * gib, "pods": 110})
-    obj = pod("x").namespace("ns").requests(cpu="1").scheduling_group("pg").obj()
+    obj = member("x", "pg", cpu="1")
     one = pod_from_object(obj, "test")
     assert one is not None
     mib200 = 200 * 1024**2
