@@ -370,3 +370,13 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def metric_sum(text: str, name: str, *labels: str) -> float:
+    """The sum of metric ``name``'s series in Prometheus text ``text`` that carry every one
+    of ``labels`` (``'code="409"'``): how the components' own counters and gauges are read."""
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith(name + "{") and all(label in line for label in labels)
+    )

@@ -18,7 +18,7 @@ import pytest
 
 from tests.helpers import wait_for
 from tests.realkube import cluster, processes
-from tests.realkube.controlplane import ControlPlane
+from tests.realkube.controlplane import ControlPlane, metric_sum
 
 N = 1000
 KEYS = ("huawei.com/topotree.groupid", "huawei.com/topotree.superpodid")
@@ -64,12 +64,7 @@ def summary(out: str) -> tuple[int, dict[str, int], int]:
 def server_metric(plane: ControlPlane, name: str, *labels: str) -> float:
     """The API server's own counter ``name``, summed over its series that carry every one
     of ``labels`` (``'code="409"'``)."""
-    metrics = plane.kubectl("get", "--raw", "/metrics").stdout
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in metrics.splitlines()
-        if line.startswith(name + "{") and all(label in line for label in labels)
-    )
+    return metric_sum(plane.kubectl("get", "--raw", "/metrics").stdout, name, *labels)
 
 
 def requests_answered(plane: ControlPlane, code: str) -> float:

@@ -37,7 +37,7 @@ import kubernetes
 import urllib3
 import yaml
 
-from tests.realkube.controlplane import KWOK_ANNOTATION, ControlPlane
+from tests.realkube.controlplane import KWOK_ANNOTATION, ControlPlane, metric_sum
 
 Obj = dict[str, Any]
 KUBERNETES = "v1.37.2"
@@ -77,11 +77,7 @@ class Api:
         """Pods in kube-scheduler's queue, whatever part of it holds them
         (``scheduler_pending_pods``: active, backoff, unschedulable, gated, ...)."""
         text = self._metrics.request("GET", self._metrics_url).data.decode()
-        return sum(
-            int(float(line.rsplit(" ", 1)[1]))
-            for line in text.splitlines()
-            if line.startswith("scheduler_pending_pods{")
-        )
+        return int(metric_sum(text, "scheduler_pending_pods"))
 
     def __call__(
         self,
