@@ -88,8 +88,14 @@ def node_score(
     score = least // weights if weights else 0
     if best_effort or not after:
         return score
+    return score + balanced_allocation(before, after)
+
+
+def balanced_allocation(before: Sequence[float], after: Sequence[float]) -> int:
+    """BalancedAllocation's score from the node's used fractions before and after the pod:
+    50 + (50 + balance after - balance before) / 2, in Go's integer arithmetic."""
     half = MAX_SCORE // 2
-    return score + half + _go_div(half + _balance(after) - _balance(before), 2)
+    return half + _go_div(half + _balance(after) - _balance(before), 2)
 
 
 def pods_count_scores(counts: Sequence[int]) -> list[int]:

@@ -15,7 +15,12 @@ from labeler.core.profiles import oci_rdma
 from labeler.sim.common.shape import PodShape
 from labeler.sim.kubesched.filters import feasible
 from labeler.sim.kubesched.objects import group_from_object, pod_from_object
-from labeler.sim.kubesched.score import fit_placement_score, node_score, pods_count_scores
+from labeler.sim.kubesched.score import (
+    balanced_allocation,
+    fit_placement_score,
+    node_score,
+    pods_count_scores,
+)
 from labeler.sim.kueue.advice import advise, make_job
 from labeler.sim.kueue.assign import Mode
 from labeler.sim.kueue.report import advice_text
@@ -287,6 +292,28 @@ def test_balanced_allocation_uses_the_real_requests_and_skips_best_effort_pods()
     assert node_score(n, {}, free, with_requests({"cpu": "2"})) == 72 + 62
     # a pod that requests nothing: CPU (4000 - 100) / 4000 → 97, memory 95, no balance score
     assert node_score(n, {}, free, with_requests({})) == (97 + 95) // 2
+
+
+# kube-scheduler v1.37.2's own table (noderesources/balanced_allocation_test.go): the CPU and
+# memory fractions used before and after the pod, and the score it expects.
+BALANCED_TABLE = [
+    ("nothing scheduled, differently sized nodes: node1", (0, 0), (0.75, 0.5), 68),
+    ("nothing scheduled, differently sized nodes: node2", (0, 0), (0.5, 0.5), 75),
+    ("pods scheduled with resources: node1", (0.3, 0), (0.6, 0.25), 73),
+    ("pods scheduled with resources: node2", (0.3, 0.25), (0.6, 0.5), 74),
+    ("pods scheduled, differently sized nodes: node2", (0.3, 0.1), (0.6, 0.2), 70),
+    ("nodes to reach min/max score: node1", (1.0, 0), (1.0, 1.0), 100),
+    ("nodes to reach min/max score: node2", (0, 0), (0, 1.0), 50),
+    ("requested resources at node capacity: node1", (0.5, 0), (1.0, 0), 62),
+    ("requested resources at node capacity: node2", (0.5, 0.5), (1.0, 0.5), 62),
+]
+
+
+@pytest.mark.parametrize(("case", "before", "after", "score"), BALANCED_TABLE)
+def test_balanced_allocation_as_kube_schedulers_table(
+    case: str, before: tuple[float, float], after: tuple[float, float], score: int
+) -> None:
+    assert balanced_allocation(before, after) == score, case
 
 
 def test_balanced_allocation_scores_the_change_the_pod_brings() -> None:
