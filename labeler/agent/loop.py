@@ -11,7 +11,9 @@ The running agent has three threads, so that no slow party blocks another:
   change on, so a hand-deleted label is back within a second;
 - the *loop* (``run``) owns all state, reconciles on each message, and is the only writer.
 Everything waits on one stop event, so SIGTERM ends the agent at once even while IMDS or
-the API server hangs (the I/O threads are daemons and are simply abandoned).
+the API server hangs (the I/O threads are daemons and are simply abandoned). Every wait and
+every reading of time goes through one clock (labeler.base.clock), which a test replaces
+with one whose time moves only when the test says.
 
 No thread may die or hang unnoticed while ``/healthz`` says 200 (health.py): each beats
 while it makes progress; an unexpected exception in the source is a source error (logged,
@@ -37,6 +39,7 @@ from labeler.agent.events import AgentEvents, short
 from labeler.agent.health import Heartbeats
 from labeler.agent.reconcile import Reconciler, error
 from labeler.base.backoff import Backoff, Reconnect
+from labeler.base.clock import SYSTEM_CLOCK, Clock
 from labeler.base.errors import Exit
 from labeler.base.metrics import AgentMetrics
 from labeler.core.node import NodeInfo
@@ -96,7 +99,7 @@ class Agent:
         metrics: AgentMetrics,
         events: NodeEvents | None = None,
         stop: threading.Event | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.api = api
         self.source = source
@@ -107,7 +110,7 @@ class Agent:
         self.step = Reconciler(config, source, api, self.events, stop=self.stop, clock=clock)
         self._reread = threading.Event()  # a change is waiting for confirmation: read soon
         self._clock = clock
-        self.heartbeats = Heartbeats(clock)
+        self.heartbeats = Heartbeats(clock.monotonic)
         self._watch_rv = ""  # where the watch resumes; the newest resourceVersion seen
         # Waiting threads wake this often to beat: well inside the staleness bound.
         self._beat_every = min(5.0, config.stall_after / 4)
@@ -154,7 +157,7 @@ class Agent:
         except SourceError as e:
             return error(str(e))
         try:
-            node = get_node(self.api, self.config.node)
+            node = get_node(self.api, self.config.node, clock=self._clock)
         except NotFound:
             return error(self.step.not_found())
         except KubeError as e:
@@ -189,12 +192,16 @@ class Agent:
             self.heartbeats.beat("loop")
             retry_at = self._retry_at
             beat = self._beat_every
-            timeout = beat if retry_at is None else min(beat, max(0.0, retry_at - self._clock()))
+            timeout = (
+                beat
+                if retry_at is None
+                else min(beat, max(0.0, retry_at - self._clock.monotonic()))
+            )
             message: Message
             try:
-                message = self._queue.get(timeout=timeout)
+                message = self._clock.get(self._queue, timeout)
             except queue.Empty:
-                if retry_at is None or self._clock() < retry_at:
+                if retry_at is None or self._clock.monotonic() < retry_at:
                     continue
                 message = Retry()  # the last reconcile failed: try again now
             latest_node: NodeInfo | None = None
@@ -232,7 +239,7 @@ class Agent:
         self.events.result(result)
         if result.status == Status.ERROR:
             self._failures += 1
-            self._retry_at = self._clock() + self._api_backoff.delay(self._failures)
+            self._retry_at = self._clock.monotonic() + self._api_backoff.delay(self._failures)
         else:
             self._failures, self._retry_at = 0, None
 
@@ -262,7 +269,7 @@ class Agent:
                     )
                     log.debug("thread failure thread=%s", name, exc_info=True)
                     self.heartbeats.beat(name)
-                    if self.stop.wait(delay):
+                    if self._clock.wait(self.stop, delay):
                         break
                 except BaseException as e:  # not recoverable here: /healthz fails
                     self.heartbeats.died(name, f"{type(e).__name__}: {short(e)}")
@@ -308,23 +315,23 @@ class Agent:
         reads is progress, however long the interval); True if stop was set. ``sooner``, once
         set (a change waiting for confirmation), shortens the wait to the error backoff, so a
         real change is read again and written soon; it is looked at every half second."""
-        end = self._clock() + seconds
+        end = self._clock.monotonic() + seconds
         step = min(self._beat_every, 0.5) if sooner is not None else self._beat_every
         while True:
             self.heartbeats.beat(name)
             if sooner is not None and sooner.is_set():
                 sooner.clear()
-                end = min(end, self._clock() + self.config.error_backoff)
-            left = end - self._clock()
+                end = min(end, self._clock.monotonic() + self.config.error_backoff)
+            left = end - self._clock.monotonic()
             if left <= 0:
                 return self.stop.is_set()
-            if self.stop.wait(min(left, step)):
+            if self._clock.wait(self.stop, min(left, step)):
                 return True
 
     def _watch_loop(self) -> None:
         cfg = self.config
         selector = f"metadata.name={cfg.node}"
-        reconnect = Reconnect(self._api_backoff, clock=self._clock)
+        reconnect = Reconnect(self._api_backoff, clock=self._clock.monotonic)
         while not self.stop.is_set():
             self.heartbeats.beat("watch")
             rv = self._watch_rv
@@ -372,7 +379,7 @@ class Agent:
             # a restart would not bring the server back.
             self.heartbeats.beat(thread)
             try:
-                return get_node(self.api, self.config.node)
+                return get_node(self.api, self.config.node, clock=self._clock)
             except KubeError as e:
                 failures += 1
                 delay = self._api_backoff.delay(failures)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ from labeler.agent.decide import (
 )
 from labeler.agent.events import AgentEvents, short
 from labeler.agent.gate import ReadinessGate
+from labeler.base.clock import SYSTEM_CLOCK, Clock
 from labeler.base.errors import LabelerError
 from labeler.core.node import NodeInfo
 from labeler.core.plan import Conflict, Desired, change_lines, describe
@@ -57,13 +58,13 @@ class Reconciler:
         events: AgentEvents,
         *,
         stop: threading.Event,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.config = config
         self.source = source
         self.events = events
         self.metrics = events.metrics
-        self.writer = LabelWriter(api)
+        self.writer = LabelWriter(api, clock=clock)
         self.gate = ReadinessGate(
             api,
             config.node,
@@ -180,7 +181,7 @@ class Reconciler:
         lines = describe(plan, node.labels, source_ids=desired.source_ids, show_unchanged=True)
         text = "\n".join(lines)
         if result.written:
-            self._last_write = self._clock()
+            self._last_write = self._clock.monotonic()
             self.node = None  # stale now; the watch brings the new version
             self.metrics.label_writes.labels("success").inc()
             changes = "; ".join(change_lines(replace(plan, conflicts=()), node.labels))
@@ -199,9 +200,9 @@ class Reconciler:
         return ReconcileResult(status, "", plan, result.written, text), labeled
 
     def _pace(self) -> None:
-        wait = self._last_write + self.config.min_write_interval - self._clock()
+        wait = self._last_write + self.config.min_write_interval - self._clock.monotonic()
         if wait > 0:
-            self._stop.wait(wait)
+            self._clock.wait(self._stop, wait)
 
     def _done(
         self, labels: Mapping[str, str], desired: Desired | None, *, conflicts: Sequence[Conflict]

@@ -63,8 +63,9 @@ def node_path(name: str) -> str:
     return f"{NODES}/{name if NODE_NAME_RE.fullmatch(name) else quote(name, safe='')}"
 
 
-def get_node(api: Api, name: str) -> NodeInfo:
-    return steps.run(read_node(name), api.perform)
+def get_node(api: Api, name: str, *, clock: Clock = SYSTEM_CLOCK) -> NodeInfo:
+    """GET one node (:func:`read_node`); ``clock`` sleeps the pauses between retries."""
+    return steps.run(read_node(name), api.perform, clock.sleep)
 
 
 def read_node(name: str) -> Steps[NodeInfo]:
