@@ -147,6 +147,8 @@ class Handler(BaseHTTPRequestHandler):
             if fault is not None:
                 if fault.delay:
                     time.sleep(fault.delay)
+                if fault.hold is not None:
+                    fault.hold.wait(10)  # a test lets it through; never forever
                 if fault.drop:
                     rec.body = _try_json(raw)
                     fake._journal.add(rec)

@@ -86,6 +86,7 @@ class Fault:
     remaining: int | None = None  # None: forever
     truncate: bool = False  # answer for real, but close after half the body
     drop_reply: bool = False  # carry the request out, then close without answering
+    hold: threading.Event | None = None  # the request waits until this is set (at most 10 s)
     hits: int = field(default=0)
 
 
@@ -111,6 +112,7 @@ class Faults:
         message: str | None = None,
         truncate: bool = False,
         drop_reply: bool = False,
+        hold: threading.Event | None = None,
     ) -> Fault:
         f = Fault(
             method.upper() if method else None,
@@ -123,6 +125,7 @@ class Faults:
             times,
             truncate=truncate,
             drop_reply=drop_reply,
+            hold=hold,
         )
         with self._lock:
             self._faults.append(f)

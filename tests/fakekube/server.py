@@ -78,6 +78,13 @@ class FakeKube:
         events, without the chunked answer's last chunk. How many were cut."""
         return self.connections.cut(plural)
 
+    def end_watches(self) -> None:
+        """End every open watch as the API server does when a watch's timeoutSeconds runs
+        out: the answer's last chunk, then the client may watch again on that connection."""
+        with self.store.cond:
+            self.store.watches_ended += 1
+            self.store.cond.notify_all()
+
     def go_away(self) -> None:
         """The API server is gone (a restart, an outage): new connections are refused and
         every open one is cut. The state is kept; :meth:`come_back` listens again."""

@@ -113,6 +113,7 @@ class Store:
         self.rv = 0
         self.history = history
         self.stopped = False
+        self.watches_ended = 0  # bumped to end every open watch (FakeKube.end_watches)
         self._data: dict[Resource, dict[Key, Obj]] = {}
         self._sorted: dict[Resource, list[Key]] = {}
         self._events: list[Event] = []

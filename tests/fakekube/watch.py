@@ -80,6 +80,7 @@ def stream(
     deadline = time.monotonic() + timeout if timeout else None
     res = flt.res
     with store.cond:
+        ended = store.watches_ended
         expired_status: Obj | None = None
         initial: list[Obj] = []
         from_now = resource_version in (None, "", "0") or send_initial
@@ -105,7 +106,7 @@ def stream(
     last_bookmark = time.monotonic()
     while True:
         with store.cond:
-            while store.rv <= pos and not store.stopped:
+            while store.rv <= pos and not store.stopped and store.watches_ended == ended:
                 left = deadline - time.monotonic() if deadline else 0.5
                 if left <= 0:
                     break
@@ -114,7 +115,7 @@ def stream(
                     break
                 if client_gone():
                     return
-            if store.stopped:
+            if store.stopped or store.watches_ended != ended:
                 return
             evs = events_after(store, pos)
             if evs is None:
