@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.fakekube import FakeKube
-from tests.live import exporter, exporter_of, running, tls_server
+from tests.live import clock, exporter, exporter_of, running, tls_server
 from tests.realkube.fixtures import crds, own_real_kube, real_kube, real_kube_bin
 
 __all__ = [
+    "clock",
     "crds",
     "exporter",
     "exporter_of",

@@ -24,18 +24,26 @@ from labeler.core.scope import Scope
 from labeler.kube.events import NodeEvents
 from labeler.sources import Source
 from tests.audit.exporters import running as running_exporter
+from tests.clock import FakeClock
 from tests.fakekube import FakeKube
+from tests.helpers import wait_for
 from tests.kube import servers
 
 P = oci_rdma()
 
 
 @pytest.fixture
-def running(fake_kube: FakeKube) -> Iterator[Callable[..., Agent]]:
-    """``running(source, **config)``: an agent for node n1 running in a thread, fast
-    timings (re-read every 0.1 s); stopped, and every thread of it joined, at the end of
-    the test."""
-    fake_kube.bookmark_interval = 0.2  # a stopped watch ends at its next event
+def clock() -> FakeClock:
+    """The fake clock of the agents ``running`` starts: time moves when the test says."""
+    return FakeClock()
+
+
+@pytest.fixture
+def running(fake_kube: FakeKube, clock: FakeClock) -> Iterator[Callable[..., Agent]]:
+    """``running(source, **config)``: an agent for node n1 running in a thread named
+    "loop" on the fake ``clock`` (re-reads every 0.1 s of it, so a test moves time to have
+    the source read again); stopped, and every thread of it joined, at the end of the
+    test."""
     agents: list[tuple[Agent, threading.Thread]] = []
 
     def start(source: Source, **overrides: Any) -> Agent:
@@ -53,18 +61,41 @@ def running(fake_kube: FakeKube) -> Iterator[Callable[..., Agent]]:
             source,
             config,
             metrics=agent_metrics(CollectorRegistry()),
-            events=NodeEvents(api, "n1"),
+            events=NodeEvents(api, "n1", clock=clock.monotonic),
+            clock=clock,
         )
-        thread = threading.Thread(target=agent.run, daemon=True)
-        thread.start()
-        agents.append((agent, thread))
+        agents.append((agent, started(agent)))
         return agent
 
     yield start
     for agent, thread in agents:
-        agent.shutdown()
-        thread.join(2)
-        assert not thread.is_alive() and agent.join(5)
+        stopped(fake_kube, agent, thread)
+
+
+def started(agent: Agent) -> threading.Thread:
+    """``agent.run`` in a thread named "loop" (the name its clock knows it by)."""
+    thread = threading.Thread(target=agent.run, name="loop", daemon=True)
+    thread.start()
+    return thread
+
+
+def stopped(fake: FakeKube, agent: Agent, thread: threading.Thread) -> None:
+    """Shut ``agent`` down and join every thread of it, or fail."""
+    agent.shutdown()
+    thread.join(5)
+    assert not thread.is_alive()
+    ended(fake, agent)
+
+
+def ended(fake: FakeKube, agent: Agent) -> None:
+    """Join the source and watch threads of ``agent``, shut down, or fail. Its watch would
+    end only at its next event: the server ends it (again, should one open meanwhile)."""
+
+    def joined() -> bool:
+        fake.end_watches()
+        return agent.join(0.05)
+
+    wait_for(joined, what="the agent's threads to end")
 
 
 @pytest.fixture

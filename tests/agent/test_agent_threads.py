@@ -1,7 +1,7 @@
 """No agent thread dies or hangs while /healthz says 200: an unexpected exception in the
 source is a source error (logged, counted, retried); a crash of the watch restarts it; a
 thread that stops making progress fails /healthz by name. In-process against the fake API
-server, with the real probe server over HTTP."""
+server, with the real probe server over HTTP, on a fake clock the test moves."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ from labeler.core.labels import parse_encoding
 from labeler.core.profiles import oci_rdma
 from labeler.sources import NoData, Reading
 from labeler.sources.oci_imds import ISLAND, LOCAL_BLOCK, NETWORK_BLOCK, ROLES
+from tests.clock import FakeClock
 from tests.fakekube import FakeKube
 from tests.helpers import http_get, wait_for
+from tests.live import ended
 
 P = oci_rdma()
 K = P.keys_for(ROLES)
@@ -85,12 +87,16 @@ def healthz(agent: Agent) -> tuple[int, str]:
 
 
 def test_recursion_error_in_the_source_is_a_source_error_and_reading_goes_on(
-    fake_kube: FakeKube, running: Callable[..., Agent]
+    fake_kube: FakeKube, running: Callable[..., Agent], clock: FakeClock
 ) -> None:
     fake_kube.add_node("n1")
     source = Deep(failures=3)
     agent = running(source)
-    wait_for(lambda: K[LOCAL_BLOCK] in fake_kube.get_node("n1")["metadata"]["labels"], 5)
+    clock.run(
+        "source",
+        lambda: K[LOCAL_BLOCK] in fake_kube.get_node("n1")["metadata"]["labels"],
+        what="labeled",
+    )
     assert source.reads >= 4  # read again after each failure, then labeled
     assert errors(agent, "source") == 3
     reg = agent.metrics.registry
@@ -116,15 +122,17 @@ def test_once_reports_an_unexpected_source_exception_as_a_one_line_error(
 
 
 def test_a_hung_source_read_fails_healthz_naming_the_thread(
-    fake_kube: FakeKube, running: Callable[..., Agent]
+    fake_kube: FakeKube, running: Callable[..., Agent], clock: FakeClock
 ) -> None:
     fake_kube.add_node("n1")
     source = Stuck()
     agent = running(source, stall_after=0.5)
-    wait_for(lambda: agent.ready and source.reads >= 2, 5)
-    status, text = wait_for(
-        lambda: (lambda r: r if r[0] != 200 else None)(healthz(agent)), 5, what="503"
-    )
+    wait_for(lambda: agent.ready, 5)
+    clock.run("source", lambda: source.reads >= 2, what="the second read")
+    assert healthz(agent) == (200, "ok\n")  # the read is not late yet
+    clock.advance(1.0)  # past stall_after
+    clock.idle("loop")  # which beats as it waits
+    status, text = healthz(agent)
     assert status == 503
     assert text.startswith("thread source made no progress for ")
     assert "loop" not in text and "watch" not in text
@@ -133,7 +141,10 @@ def test_a_hung_source_read_fails_healthz_naming_the_thread(
 
 
 def test_a_crashed_watch_is_counted_and_started_again(
-    fake_kube: FakeKube, running: Callable[..., Agent], monkeypatch: pytest.MonkeyPatch
+    fake_kube: FakeKube,
+    running: Callable[..., Agent],
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     real = loop.watch_nodes
     calls = {"n": 0}
@@ -148,7 +159,10 @@ def test_a_crashed_watch_is_counted_and_started_again(
     fake_kube.add_node("n1")
     agent = running(Deep(0), api_backoff=0.05)
     wait_for(lambda: agent.ready, 5)
-    wait_for(lambda: errors(agent, "watch") == 1 and calls["n"] >= 2, 5, what="watch restart")
+    # Started again after the backoff.
+    clock.run(
+        "watch", lambda: errors(agent, "watch") == 1 and calls["n"] >= 2, what="watch restart"
+    )
     # The restarted watch still repairs a hand-deleted label.
     fake_kube.set_node_labels("n1", {K[LOCAL_BLOCK]: None})
     wait_for(lambda: K[LOCAL_BLOCK] in fake_kube.get_node("n1")["metadata"]["labels"], 5)
@@ -156,12 +170,12 @@ def test_a_crashed_watch_is_counted_and_started_again(
 
 
 def test_a_dead_loop_fails_healthz_naming_it(
-    fake_kube: FakeKube, monkeypatch: pytest.MonkeyPatch
+    fake_kube: FakeKube, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake_kube.add_node("n1")
-    fake_kube.bookmark_interval = 0.2  # the watch thread ends at its next event
     config = AgentConfig(node="n1", profile=P, encoding=parse_encoding("hash"), interval=0.1)
-    agent = Agent(fake_kube.cluster(), Deep(0), config, metrics=agent_metrics(CollectorRegistry()))
+    metrics = agent_metrics(CollectorRegistry())
+    agent = Agent(fake_kube.cluster(), Deep(0), config, metrics=metrics, clock=clock)
 
     def broken(node: Any) -> None:
         raise RuntimeError("a bug in reconcile")
@@ -170,7 +184,7 @@ def test_a_dead_loop_fails_healthz_naming_it(
     with pytest.raises(RuntimeError):
         agent.run()
     agent.shutdown()
-    assert agent.join(5)  # the source thread it started ends too
+    ended(fake_kube, agent)  # the source and watch threads it started end too
     assert errors(agent, "loop") == 1
     status, text = healthz(agent)
     assert status == 503 and "thread loop died: RuntimeError: a bug in reconcile" in text
