@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from labeler.audit.kueue_watch import KueueStore
+from tests.sim.kueue.objects import flavor
 
 
 def admitted(flavor: str) -> dict[str, Any]:
@@ -15,11 +16,6 @@ def admitted(flavor: str) -> dict[str, Any]:
         "metadata": {"namespace": "team-a", "name": "train"},
         "status": {"admission": {"clusterQueue": "gpu", "podSetAssignments": [psa]}},
     }
-
-
-def flavor(name: str, topology: str | None) -> dict[str, Any]:
-    spec = {"topologyName": topology} if topology else {}
-    return {"kind": "ResourceFlavor", "metadata": {"name": name}, "spec": spec}
 
 
 def test_a_flavor_or_its_topology_not_read_yet_asks_for_a_new_read() -> None:

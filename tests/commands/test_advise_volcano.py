@@ -13,7 +13,7 @@ import yaml
 from labeler.cli import main
 from tests.builders import node, pod
 from tests.fakekube import FakeKube
-from tests.sim.volcano.objects import hypernode, podgroup, queue
+from tests.sim.volcano.objects import hypernode, job, podgroup, queue, task
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = ROOT / "examples" / "snapshot-volcano.yaml"
@@ -40,20 +40,14 @@ def write(path: Path, doc: Any) -> str:
     return str(path)
 
 
-def job(tasks: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "metadata": {"name": "j", "namespace": "ml"},
-        "spec": {"queue": "training", "tasks": tasks, **spec},
-    }
+def training(tasks: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
+    """A Job of namespace ml in queue training (unless ``spec`` says another)."""
+    return job(*tasks, ns="ml", **{"queue": "training", **spec})
 
 
-def task(name: str, replicas: int, *, gpus: int = 8, **extra: Any) -> dict[str, Any]:
-    requests = {"cpu": "8", "nvidia.com/gpu": str(gpus)} if gpus else {"cpu": "8"}
-    container = {"name": "c", "image": "x", "resources": {"requests": requests}}
-    template = {"spec": {"containers": [container]}}
-    return {"name": name, "replicas": replicas, "template": template, **extra}
+def workers(replicas: int, *, gpus: int = 8, **extra: Any) -> dict[str, Any]:
+    """Task w: ``replicas`` pods of 8 CPUs and ``gpus`` GPUs each."""
+    return task("w", replicas, "8", gpus=gpus, **extra)
 
 
 def test_heterogeneous_job_in_hard_mode_names_the_coordinator_trap(
@@ -138,7 +132,7 @@ def test_podgroup_and_pods_in_a_list_and_podgroup_from_the_snapshot(
 def test_queue_capability_below_min_resources_never_enqueues(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    big = job([task("w", 3)], queue="small")  # 24 GPUs; queue small may use 16
+    big = training([workers(3)], queue="small")  # 24 GPUs; queue small may use 16
     code, doc = run(capsys, "-f", write(tmp_path / "j.yaml", big), "--from-snapshot", str(SNAPSHOT))
     assert code == 3 and doc["pods"] == []
     assert doc["why"] == [
@@ -154,21 +148,21 @@ def test_queue_capability_below_min_resources_never_enqueues(
 @pytest.mark.parametrize(
     ("spec", "words"),
     [
-        ({"tasks": [task("w", 1), task("w", 1)]}, "duplicated task name w"),
-        ({"tasks": [task("w", 2, minAvailable=3)]},
+        ({"tasks": [workers(1), workers(1)]}, "duplicated task name w"),
+        ({"tasks": [workers(2, minAvailable=3)]},
          "'minAvailable' is greater than 'replicas' in task: w, job: j"),
-        ({"minAvailable": 5, "tasks": [task("w", 2)]},
+        ({"minAvailable": 5, "tasks": [workers(2)]},
          "job 'minAvailable' should not be greater than total replicas"),
-        ({"tasks": [task("w", 4, partitionPolicy={"totalPartitions": 3, "partitionSize": 2})]},
+        ({"tasks": [workers(4, partitionPolicy={"totalPartitions": 3, "partitionSize": 2})]},
          "'Replicas' are not equal to TotalPartitions*PartitionSize in task: w, job: j"),
         ({"networkTopology": {"mode": "hard", "highestTierAllowed": 1, "highestTierName": "rack"},
-          "tasks": [task("w", 1)]}, "must not specify 'highestTierAllowed' and 'highestTierName'"),
+          "tasks": [workers(1)]}, "must not specify 'highestTierAllowed' and 'highestTierName'"),
     ],
 )  # fmt: skip
 def test_what_admission_refuses_is_one_error_naming_the_job(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], spec: dict[str, Any], words: str
 ) -> None:
-    doc = job(**spec) if "tasks" not in spec else job(spec.pop("tasks"), **spec)
+    doc = training(spec.pop("tasks"), **spec)
     f = write(tmp_path / "j.yaml", doc)
     assert main(["advise", "-f", f, "--from-snapshot", str(SNAPSHOT)]) == 1
     err = capsys.readouterr().err
@@ -200,7 +194,7 @@ def test_broken_hypernodes_are_one_error(
             ],
         },
     )
-    f = write(tmp_path / "j.yaml", job([task("w", 1, gpus=0)]))
+    f = write(tmp_path / "j.yaml", training([workers(1, gpus=0)]))
     assert main(["advise", "-f", f, "--from-snapshot", snap]) == 1
     assert words in capsys.readouterr().err
 
@@ -210,8 +204,8 @@ def test_profile_hypernodes_stand_in_when_the_cluster_has_none(
 ) -> None:
     # examples/snapshot-oci.yaml has no HyperNodes: with --profile, generate's ones are used
     lb = "oci.oraclecloud.com/rdma.local_block_id"
-    doc = job(
-        [task("w", 2)], queue="default", networkTopology={"mode": "hard", "highestTierName": lb}
+    doc = training(
+        [workers(2)], queue="default", networkTopology={"mode": "hard", "highestTierName": lb}
     )
     f = write(tmp_path / "j.yaml", doc)
     conf = tmp_path / "sched.conf"
@@ -236,7 +230,7 @@ def test_profile_hypernodes_stand_in_when_the_cluster_has_none(
 
 
 def test_flags_that_do_not_go_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    f = write(tmp_path / "j.yaml", job([task("w", 1)]))
+    f = write(tmp_path / "j.yaml", training([workers(1)]))
     assert main(["advise", "-f", f, "--podgroup", "a/b", "--from-snapshot", str(SNAPSHOT)]) == 2
     kueue = ROOT / "examples" / "jobset-leader-workers.yaml"
     args = ["advise", "-f", str(kueue), "--from-snapshot", str(OCI), "--scheduler-conf", f]

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.realkube.adapter import Kube, hypernode
+from tests.realkube.adapter import Kube
+from tests.sim.volcano.objects import hypernode
 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on PATH")
@@ -44,7 +45,7 @@ def test_kubectl_label_and_get(api: Kube, tmp_path: Path) -> None:
 def test_kubectl_get_custom_objects(api: Kube, tmp_path: Path) -> None:
     """kubectl finds CRD-served kinds by short name through discovery."""
     kubeconfig = api.write_kubeconfig(tmp_path / "kubeconfig")
-    api.add_object("HyperNode", hypernode("s0"))
+    api.add_object("HyperNode", hypernode("s0", 1, nodes=("a",)))  # admission wants a member
     out = run(kubeconfig, "get", "hn", "-o", "name")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "hypernode.topology.volcano.sh/s0"

@@ -10,6 +10,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import NotFoundException
 
 from tests.realkube.adapter import Kube
+from tests.sim.volcano.objects import podgroup
 
 SCHEDULING = ("scheduling.volcano.sh", "v1beta1")
 BATCH = ("batch.volcano.sh", "v1alpha1")
@@ -18,15 +19,6 @@ BATCH = ("batch.volcano.sh", "v1alpha1")
 @pytest.fixture
 def co(api: Kube) -> client.CustomObjectsApi:
     return client.CustomObjectsApi(api.api_client())
-
-
-def podgroup(name: str, ns: str) -> dict:
-    return {
-        "apiVersion": "scheduling.volcano.sh/v1beta1",
-        "kind": "PodGroup",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"minMember": 2, "queue": "q1"},
-    }
 
 
 def test_queue_is_cluster_scoped(api: Kube, co) -> None:
@@ -48,8 +40,8 @@ def test_podgroups_list_all_namespaces_or_one(api: Kube, co) -> None:
     """PodGroups are namespaced: listed across namespaces at the group path, per namespace
     under namespaces/{ns}, read by name; a missing one is 404 naming the group and kind."""
     api.add_object("Namespace", {"metadata": {"name": "ml"}})
-    api.add_object("podgroups.scheduling.volcano.sh", podgroup("a", "default"))
-    api.add_object("podgroups.scheduling.volcano.sh", podgroup("b", "ml"))
+    api.add_object("podgroups.scheduling.volcano.sh", podgroup(2, name="a", ns="default"))
+    api.add_object("podgroups.scheduling.volcano.sh", podgroup(2, name="b", ns="ml"))
     every = co.list_cluster_custom_object(*SCHEDULING, "podgroups")
     assert sorted(i["metadata"]["name"] for i in every["items"]) == ["a", "b"]
     ml = co.list_namespaced_custom_object(*SCHEDULING, "ml", "podgroups")

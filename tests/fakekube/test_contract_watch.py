@@ -13,7 +13,8 @@ from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 
 from tests.fakekube import FakeKube
-from tests.realkube.adapter import Kube, hypernode
+from tests.realkube.adapter import Kube
+from tests.sim.volcano.objects import hypernode
 
 
 def collect(fake: Kube, n: int, **kwargs) -> tuple[queue.Queue, threading.Thread]:
@@ -173,7 +174,7 @@ def test_watch_ends_when_server_stops() -> None:
 def test_watch_custom_objects(api: Kube) -> None:
     """Watch works for cluster-scoped custom objects (CustomObjectsApi)."""
     co = client.CustomObjectsApi(api.api_client())
-    api.add_object("HyperNode", hypernode("hn1"))
+    api.add_object("HyperNode", hypernode("hn1", 1, nodes=("a",)))  # admission wants a member
     w = watch.Watch()
     for ev in w.stream(
         co.list_cluster_custom_object,

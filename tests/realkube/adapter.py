@@ -322,16 +322,3 @@ class RealKube:
 
 # Either server behind the contract tests' ``api`` fixture.
 Kube = FakeKube | RealKube
-
-
-def hypernode(name: str, tier: int = 1, members: tuple[str, ...] = ("a",)) -> Obj:
-    """A HyperNode that Volcano's admission policy accepts (it needs at least one member)."""
-    return {
-        "apiVersion": "topology.volcano.sh/v1alpha1",
-        "kind": "HyperNode",
-        "metadata": {"name": name},
-        "spec": {
-            "tier": tier,
-            "members": [{"type": "Node", "selector": {"exactMatch": {"name": m}}} for m in members],
-        },
-    }

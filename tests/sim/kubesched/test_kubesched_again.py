@@ -5,19 +5,9 @@ placement's messages it may report when none is feasible."""
 from __future__ import annotations
 
 from labeler.sim.kubesched.report import advice_dict, advice_text
-from tests.builders import node, pod
-from tests.sim.kubesched.podgroups import basic, composite, gang, run
+from tests.sim.kubesched.podgroups import basic, composite, gang, member, rack_node, run
 
 UNSCHEDULABLE = "pod group is unschedulable"
-
-
-def _node(name: str, rack: str | None = None, zone: str | None = None) -> dict:
-    where = {k: v for k, v in (("rack", rack), ("zone", zone)) if v is not None}
-    return node(name).hostname().labels(where).allocatable(cpu="2", pods="110").obj()
-
-
-def _pod(name: str, group: str, cpu: str = "1") -> dict:
-    return pod(name).namespace("ns").requests(cpu=cpu).scheduling_group(group).obj()
 
 
 def test_a_pod_left_over_under_a_fitting_hierarchy_ends_with_the_groups_error() -> None:
@@ -25,12 +15,12 @@ def test_a_pod_left_over_under_a_fitting_hierarchy_ends_with_the_groups_error() 
     # again at once; that cycle places nothing, the root's success becomes
     # "pod group is unschedulable" and pg, which succeeded under it, passes that on
     advice = run(
-        [_node("n1")],
+        [rack_node("n1", {})],
         [
             composite("cpg", None, None),
             gang("pg", None, 1, parent="cpg"),
-            _pod("p0", "pg"),
-            _pod("p1", "pg", cpu="3"),
+            member("p0", "pg", "1"),
+            member("p1", "pg", "3"),
         ],
     )
     said = {p.pod.name: (p.node, p.message) for p in advice.pods}
@@ -45,7 +35,9 @@ def test_a_pod_left_over_under_a_fitting_hierarchy_ends_with_the_groups_error() 
 def test_a_pod_left_over_by_a_pod_group_of_its_own_keeps_its_filter_message() -> None:
     # with no parent to take the root's status, the pod's own status of the next cycle
     # stands: its filter message with p0 on the node
-    advice = run([_node("n1")], [basic("pg", None), _pod("p0", "pg"), _pod("p1", "pg", cpu="2")])
+    advice = run(
+        [rack_node("n1", {})], [basic("pg", None), member("p0", "pg", "1"), member("p1", "pg", "2")]
+    )
     said = {p.pod.name: (p.node, p.message) for p in advice.pods}
     assert said["p0"] == ("n1", "")
     assert said["p1"] == (None, "0/1 nodes are available: 1 Insufficient cpu.")
@@ -55,11 +47,14 @@ def test_a_pod_left_over_by_a_pod_group_of_its_own_keeps_its_filter_message() ->
 def test_every_infeasible_placement_lists_the_messages_its_pods_would_end_with() -> None:
     # two identical zones' worth of tries: c2's try of zone-1 is the remembered outcome of
     # c1's, and must still name c2's pods
-    cluster = [_node("a", "rack-1", "zone-1"), _node("b", "rack-2", "zone-1")]
+    cluster = [
+        rack_node("a", {"rack": "rack-1", "zone": "zone-1"}),
+        rack_node("b", {"rack": "rack-2", "zone": "zone-1"}),
+    ]
     asked = [composite("root", None, None)]
     for c in ("c1", "c2"):
         asked += [composite(c, "zone", None, parent="root"), gang(f"{c}-pg", "rack", 2, parent=c)]
-        asked += [_pod(f"{c}-p{i}", f"{c}-pg", cpu="2") for i in range(2)]
+        asked += [member(f"{c}-p{i}", f"{c}-pg", "2") for i in range(2)]
     advice = run(cluster, asked)
     assert not advice.fits
     (root,) = advice.results

@@ -27,6 +27,14 @@ def topology(*keys: str, name: str = "default") -> Topology:
     return Topology(name, tuple(Level(k, k.rsplit("/", 1)[-1]) for k in keys))
 
 
+def flavor(name: str, topology: str | None = "t", **spec: Any) -> dict[str, Any]:
+    """A ResourceFlavor of nodes labeled ``pool: name``, with ``topology`` (None: none)."""
+    body: dict[str, Any] = {"nodeLabels": {"pool": name}, **spec}
+    if topology:
+        body["topologyName"] = topology
+    return {"kind": "ResourceFlavor", "metadata": {"name": name}, "spec": body}
+
+
 def gpu_nodes(
     keys: Sequence[str], spec: Iterable[tuple[Sequence[str], str, int, int]]
 ) -> list[dict[str, Any]]:

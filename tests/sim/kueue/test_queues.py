@@ -11,16 +11,10 @@ import pytest
 from labeler.base.errors import InputError
 from labeler.sim.kueue.queues import choose_flavors, queue_of
 from labeler.sim.kueue.workload import workloads_from_object
+from tests.sim.kueue.objects import flavor
 
 RACK = "cloud.com/rack"
 HOST = "kubernetes.io/hostname"
-
-
-def flavor(name: str, topology: str | None = "t", **spec: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"nodeLabels": {"pool": name}, **spec}
-    if topology:
-        body["topologyName"] = topology
-    return {"kind": "ResourceFlavor", "metadata": {"name": name}, "spec": body}
 
 
 def objects(*flavors: dict[str, Any], order: list[list[str]] | None = None) -> list[dict[str, Any]]:

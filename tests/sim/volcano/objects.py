@@ -10,7 +10,7 @@ from labeler.sim.volcano.conf import SchedulerConf, parse_conf
 from labeler.sim.volcano.model import gang_of, podgroup_from_object
 from labeler.sim.volcano.simulate import Verdict, cluster_tree, run_cycle
 from labeler.sim.volcano.snapshot import split
-from tests.builders import node
+from tests.builders import NodeBuilder, PodBuilder, node, pod
 
 # The tiers Volcano's allocate tests open their sessions with.
 TEST_CONF = parse_conf(
@@ -24,6 +24,22 @@ tiers:
 """,
     "test configuration",
 )
+
+
+def host(name: str, *, cpu: str = "2", memory: str = "4Gi") -> NodeBuilder:
+    """A node of these tests: ``cpu`` and ``memory`` allocatable (and its capacity), room for
+    10 pods; the builder, to add labels to."""
+    return node(name).allocatable(cpu=cpu, memory=memory, pods="10").capacity()
+
+
+def member(
+    name: str, task: str | None = None, *, group: str = "pg1", cpu: str = "2", memory: str = "4G"
+) -> PodBuilder:
+    """A pod of these tests: namespace c1, a uid, in PodGroup ``group`` (as ``task``), asking
+    for ``cpu`` and ``memory``; the builder, to add to (``.on(node)``, more requests)."""
+    return (
+        pod(name).namespace("c1").uid().volcano_group(group, task).requests(cpu=cpu, memory=memory)
+    )
 
 
 def topology(mode: str | None, tier: int | None = None, name: str | None = None) -> dict[str, Any]:
@@ -125,13 +141,29 @@ def queue(name: str = "q1", *, weight: int = 1, capability: Mapping[str, str] | 
     }
 
 
+def job(*tasks: Mapping[str, Any], name: str = "j", ns: str = "ns", **spec: Any) -> dict[str, Any]:
+    """A Volcano Job (batch.volcano.sh) of these tasks; ``spec``, the rest of its spec."""
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"tasks": [dict(t) for t in tasks], **spec},
+    }
+
+
+def task(name: str, replicas: int, cpu: str, *, gpus: int = 0, **extra: Any) -> dict[str, Any]:
+    """One task of a Job: ``replicas`` pods of one container asking for ``cpu`` (and
+    ``gpus`` NVIDIA GPUs); ``extra``, the rest of the task (minAvailable, partitionPolicy)."""
+    requests = {"cpu": cpu, "nvidia.com/gpu": str(gpus)} if gpus else {"cpu": cpu}
+    container = {"name": "c", "image": "x", "resources": {"requests": requests}}
+    return {"name": name, "replicas": replicas, "template": {"spec": {"containers": [container]}},
+            **extra}  # fmt: skip
+
+
 def two_racks(prefix: str = "s") -> list[dict[str, Any]]:
     """Four 2-CPU nodes in two tier-1 HyperNodes s0 and s1 under the tier-2 s2."""
     return [
-        *(
-            node(n).allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj()
-            for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4")
-        ),
+        *(host(n).obj() for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4")),
         hypernode("s0", 1, nodes=("s0-n1", "s0-n2")),
         hypernode("s1", 1, nodes=("s1-n3", "s1-n4")),
         hypernode("s2", 2, children=("s0", "s1")),

@@ -18,7 +18,9 @@ import pytest
 from tests.builders import node, pod
 from tests.sim.volcano.objects import (
     bound,
+    host,
     hypernode,
+    member,
     podgroup,
     queue,
     simulate,
@@ -64,14 +66,11 @@ def racks(
 ) -> list[dict[str, Any]]:
     """s0 = {s0-n1, s0-n2}, s1 = the given s1 nodes, s2 over both (tier 2)."""
     s1 = names or ("s1-n3", "s1-n4")
-    out = [
-        node(n).allocatable(cpu=cpu, memory=mem, pods="10").capacity().obj()
-        for n in ("s0-n1", "s0-n2", *s1)
-    ]
+    out = [host(n, cpu=cpu, memory=mem).obj() for n in ("s0-n1", "s0-n2", *s1)]
     out += [hypernode("s0", 1, nodes=("s0-n1", "s0-n2")), hypernode("s1", 1, nodes=s1)]
     if third:
         out += [
-            node("s2-n5").allocatable(cpu=cpu, memory=mem, pods="10").capacity().obj(),
+            host("s2-n5", cpu=cpu, memory=mem).obj(),
             hypernode("s2", 1, nodes=("s2-n5",)),
             hypernode("s3", 2, children=("s0", "s1", "s2")),
         ]
@@ -84,8 +83,8 @@ def three_tiers() -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for leaf in ("s3", "s4", "s5", "s6"):
         out += [
-            node(f"{leaf}-n1").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
-            node(f"{leaf}-n2").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+            host(f"{leaf}-n1").obj(),
+            host(f"{leaf}-n2").obj(),
         ]
         out.append(hypernode(leaf, 1, nodes=(f"{leaf}-n1", f"{leaf}-n2")))
     out += [hypernode("s1", 2, children=("s3", "s4")), hypernode("s2", 2, children=("s5", "s6")),
@@ -95,7 +94,7 @@ def three_tiers() -> list[dict[str, Any]]:
 
 def selector_cluster() -> list[dict[str, Any]]:
     return [
-        node("s0-n1").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        host("s0-n1").obj(),
         (
             node("s1-n2")
             .labels({"nodeRole": "master"})
@@ -111,10 +110,7 @@ def selector_cluster() -> list[dict[str, Any]]:
 def empty_tiers() -> list[dict[str, Any]]:
     """Tier 1 and 2 HyperNodes that hold no node: only the cluster top holds nodes."""
     return [
-        *(
-            node(n).allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj()
-            for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4")
-        ),
+        *(host(n).obj() for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4")),
         hypernode("s0", 1),
         hypernode("s1", 1),
         hypernode("s2", 2),
@@ -169,15 +165,7 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
         "job hard 1, sub-groups soft: the HyperNode whose node matches the nodeSelector",
         [
             pg(1, "hard", 1, by_spec("soft", 0)),
-            (
-                pod("p1")
-                .namespace("c1")
-                .uid()
-                .volcano_group("pg1", "master")
-                .requests(cpu="2", memory="4G")
-                .node_selector({"nodeRole": "master"})
-                .obj()
-            ),
+            member("p1", "master").node_selector({"nodeRole": "master"}).obj(),
             *selector_cluster(),
         ],
         {"c1/p1": "s1-n2"},
@@ -494,8 +482,8 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
             p("p1-running", {SPEC: "worker"}, "s0-n1"),
             p("p2-pending-small", {SPEC: "worker"}),
             p("p3-pending-large", {SPEC: "worker"}, cpu="4", mem="8G"),
-            node("s0-n1").allocatable(cpu="10", memory="20Gi", pods="10").capacity().obj(),
-            node("s0-n2").allocatable(cpu="10", memory="20Gi", pods="10").capacity().obj(),
+            host("s0-n1", cpu="10", memory="20Gi").obj(),
+            host("s0-n2", cpu="10", memory="20Gi").obj(),
             hypernode("s0", 1, nodes=("s0-n1", "s0-n2")),
         ],
         2,
@@ -507,8 +495,8 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
             p("p1", {SPEC: "worker"}, "s0-n1", cpu="4"),
             p("p2", {SPEC: "worker"}, cpu="4"),
             p("p3", {SPEC: "worker"}, cpu="4"),
-            node("s0-n1").allocatable(cpu="4", memory="8Gi", pods="10").capacity().obj(),
-            node("s0-n2").allocatable(cpu="4", memory="8Gi", pods="10").capacity().obj(),
+            host("s0-n1", cpu="4", memory="8Gi").obj(),
+            host("s0-n2", cpu="4", memory="8Gi").obj(),
             hypernode("s0", 1, nodes=("s0-n1", "s0-n2")),
         ],
         0,
@@ -533,8 +521,8 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
             pg(2, None, None, subgroup("worker", [SPEC], size=1, min_subgroups=2)),
             p("p1", {SPEC: "worker-0"}),
             p("p2", {SPEC: "worker-1"}),
-            node("n1").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
-            node("n2").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+            host("n1").obj(),
+            host("n2").obj(),
         ],
         2,
     ),

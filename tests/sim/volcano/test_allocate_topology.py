@@ -15,58 +15,33 @@ from typing import Any
 
 import pytest
 
-from tests.builders import node, pod
-from tests.sim.volcano.objects import bound, hypernode, podgroup, queue, simulate, two_racks
+from tests.builders import node
+from tests.sim.volcano.objects import (
+    bound,
+    host,
+    hypernode,
+    member,
+    podgroup,
+    queue,
+    simulate,
+    two_racks,
+)
 
 ROLES = ("master", "worker", "worker")
 TASK, JOB, TOPMOST = "volcano.sh/task-spec", "volcano.sh/job-spec", "volcano.sh/hypernode-spec"
 
 
 def pending(n: int) -> list[dict[str, Any]]:
-    return [
-        pod(f"p{i + 1}")
-        .namespace("c1")
-        .uid()
-        .volcano_group("pg1", ROLES[i])
-        .requests(cpu="2", memory="4G")
-        .obj()
-        for i in range(n)
-    ]
+    return [member(f"p{i + 1}", ROLES[i]).obj() for i in range(n)]
 
 
 def running_in(nodes: tuple[str, str], *, pending_too: int = 1) -> list[dict[str, Any]]:
     """p1, p2 running on ``nodes`` (filling them), then pending pods."""
     out = [
-        (
-            pod("p1")
-            .namespace("c1")
-            .uid()
-            .volcano_group("pg1", "master")
-            .requests(cpu="2", memory="4G")
-            .on(nodes[0])
-            .phase("Running")
-            .obj()
-        ),
-        (
-            pod("p2")
-            .namespace("c1")
-            .uid()
-            .volcano_group("pg1", "worker")
-            .requests(cpu="2", memory="4G")
-            .on(nodes[1])
-            .phase("Running")
-            .obj()
-        ),
+        member("p1", "master").on(nodes[0]).phase("Running").obj(),
+        member("p2", "worker").on(nodes[1]).phase("Running").obj(),
     ]
-    out += [
-        pod(f"p{3 + i}")
-        .namespace("c1")
-        .uid()
-        .volcano_group("pg1", "worker")
-        .requests(cpu="2", memory="4G")
-        .obj()
-        for i in range(pending_too)
-    ]
+    out += [member(f"p{3 + i}", "worker").obj() for i in range(pending_too)]
     return out
 
 
@@ -74,10 +49,7 @@ def racks(*, names: bool = False) -> list[dict[str, Any]]:
     if not names:
         return two_racks()
     return [
-        *(
-            node(n).allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj()
-            for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4")
-        ),
+        *(host(n).obj() for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4")),
         hypernode("s0", 1, nodes=("s0-n1", "s0-n2"), tier_name=TASK),
         hypernode("s1", 1, nodes=("s1-n3", "s1-n4"), tier_name=TASK),
         hypernode("s2", 2, children=("s0", "s1"), tier_name=JOB),
@@ -90,8 +62,8 @@ def three_tiers(*, names: bool = False) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for leaf in ("s3", "s4", "s5", "s6"):
         out += [
-            node(f"{leaf}-n1").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
-            node(f"{leaf}-n2").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+            host(f"{leaf}-n1").obj(),
+            host(f"{leaf}-n2").obj(),
         ]
         out.append(hypernode(leaf, 1, nodes=(f"{leaf}-n1", f"{leaf}-n2"), tier_name=tn.get(1)))
     out.append(hypernode("s1", 2, children=("s3", "s4"), tier_name=tn.get(2)))
@@ -103,7 +75,7 @@ def three_tiers(*, names: bool = False) -> list[dict[str, Any]]:
 def selector_cluster() -> list[dict[str, Any]]:
     """Two tier-1 HyperNodes of one node each; only s1-n2 is labelled for the master."""
     return [
-        node("s0-n1").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        host("s0-n1").obj(),
         node("s1-n2")
         .labels({"nodeRole": "master"})
         .allocatable(cpu="2", memory="4Gi", pods="10")
@@ -115,15 +87,7 @@ def selector_cluster() -> list[dict[str, Any]]:
 
 
 def master_with_selector() -> dict[str, Any]:
-    return (
-        pod("p1")
-        .namespace("c1")
-        .uid()
-        .volcano_group("pg1", "master")
-        .requests(cpu="2", memory="4G")
-        .node_selector({"nodeRole": "master"})
-        .obj()
-    )
+    return member("p1", "master").node_selector({"nodeRole": "master"}).obj()
 
 
 def only_racks_without_parent(*, names: bool = False) -> list[dict[str, Any]]:

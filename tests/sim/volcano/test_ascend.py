@@ -9,8 +9,8 @@ from typing import Any
 
 from labeler.sim.volcano.ascend import TreeLevels, select_nodes, task_levels
 from labeler.sim.volcano.conf import parse_conf
-from tests.builders import node, pod
-from tests.sim.volcano.objects import podgroup, queue, simulate
+from tests.builders import node
+from tests.sim.volcano.objects import member, podgroup, queue, simulate
 
 NPU = "huawei.com/Ascend910"
 RACK, SPINE = "example.com/rack", "example.com/spine"
@@ -55,15 +55,7 @@ def npu_job(pods: int, affinity: str) -> list[dict[str, Any]]:
         "huawei.com/affinity-config": affinity,
     }
     return [pg, queue()] + [
-        (
-            pod(f"w-{i}")
-            .namespace("c1")
-            .uid()
-            .volcano_group("pg1", "worker")
-            .requests(cpu="1", memory="1Gi")
-            .requests({NPU: "8"})
-            .obj()
-        )
+        member(f"w-{i}", "worker", cpu="1", memory="1Gi").requests({NPU: "8"}).obj()
         for i in range(pods)
     ]
 

@@ -11,22 +11,7 @@ import pytest
 
 from labeler.base.errors import InputError
 from labeler.sim.volcano.jobs import expand_job
-
-
-def task(name: str, replicas: int, cpu: str, **extra: Any) -> dict[str, Any]:
-    requests = {"cpu": cpu}
-    container = {"name": "c", "image": "x", "resources": {"requests": requests}}
-    return {"name": name, "replicas": replicas, "template": {"spec": {"containers": [container]}},
-            **extra}  # fmt: skip
-
-
-def job(*tasks: dict[str, Any], **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "metadata": {"name": "j", "namespace": "ns"},
-        "spec": {"tasks": list(tasks), **spec},
-    }
+from tests.sim.volcano.objects import job, task
 
 
 def test_pods_podgroup_and_defaults() -> None:

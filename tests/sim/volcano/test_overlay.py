@@ -11,8 +11,7 @@ from labeler.sim.volcano.model import gang_of, podgroup_from_object
 from labeler.sim.volcano.overlay import TIER_KEY, tier_profile, volcano_overlay
 from labeler.sim.volcano.simulate import cluster_tree
 from labeler.sim.volcano.snapshot import split
-from tests.builders import node, pod
-from tests.sim.volcano.objects import TEST_CONF, podgroup, queue, two_racks
+from tests.sim.volcano.objects import TEST_CONF, host, member, podgroup, queue, two_racks
 
 
 def advice_of(items: Sequence[Mapping[str, Any]]) -> Advice:
@@ -25,7 +24,7 @@ def advice_of(items: Sequence[Mapping[str, Any]]) -> Advice:
 def test_the_map_levels_are_the_hypernode_tiers_widest_first() -> None:
     items = [
         *two_racks(),
-        node("cpu-0").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        host("cpu-0").obj(),
         queue(),
     ]
     objects = split(items, "test")
@@ -42,9 +41,7 @@ def test_the_map_levels_are_the_hypernode_tiers_widest_first() -> None:
 
 
 def test_no_hypernodes_no_tier_levels() -> None:
-    objects = split(
-        [node("n1").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(), queue()], "test"
-    )
+    objects = split([host("n1").obj(), queue()], "test")
     assert tier_profile(cluster_tree(objects.cluster), objects.cluster.nodes) is None
 
 
@@ -53,8 +50,8 @@ def test_a_fitting_gang_outlines_its_hypernode_and_counts_pods_per_node() -> Non
         *two_racks(),
         queue(),
         podgroup(2, mode="hard", tier=1),
-        pod("p1").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
-        pod("p2").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
+        member("p1").obj(),
+        member("p2").obj(),
     ]
     advice = advice_of(items)
     assert advice.fits
@@ -71,21 +68,10 @@ def test_a_fitting_gang_outlines_its_hypernode_and_counts_pods_per_node() -> Non
 def test_a_gang_that_does_not_fit_says_why_node_by_node() -> None:
     items = [
         *two_racks(),
-        node("big")
-        .allocatable(cpu="8", memory="4Gi", pods="10")
-        .capacity()
-        .obj(),  # outside every HyperNode: the hard bound keeps the gang out
+        host("big", cpu="8").obj(),  # outside every HyperNode: the hard bound keeps the gang out
         queue(),
         podgroup(3, mode="hard", tier=1),
-        *(
-            pod(f"p{i}")
-            .namespace("c1")
-            .uid()
-            .volcano_group("pg1")
-            .requests(cpu="2", memory="4G")
-            .obj()
-            for i in range(3)
-        ),
+        *(member(f"p{i}").obj() for i in range(3)),
     ]
     advice = advice_of(items)
     assert not advice.fits

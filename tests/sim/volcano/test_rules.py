@@ -13,8 +13,8 @@ import pytest
 
 from labeler.base.errors import InputError
 from labeler.sim.volcano.conf import parse_conf
-from tests.builders import node, pod
-from tests.sim.volcano.objects import TEST_CONF, bound, podgroup, queue, simulate
+from tests.builders import node
+from tests.sim.volcano.objects import TEST_CONF, bound, host, member, podgroup, queue, simulate
 
 DEFAULTS = parse_conf(
     """
@@ -43,113 +43,43 @@ def one(pod_obj: dict[str, Any], *nodes: dict[str, Any]) -> tuple[dict[str, str]
     ("the_pod", "the_node", "reason"),
     [
         (
-            (
-                pod("p")
-                .namespace("c1")
-                .uid()
-                .volcano_group("pg1")
-                .requests(cpu="3", memory="4G")
-                .obj()
-            ),
-            node("n").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+            member("p", cpu="3").obj(),
+            host("n").obj(),
             "1 Insufficient cpu",
         ),
         (
-            (
-                pod("p")
-                .namespace("c1")
-                .uid()
-                .volcano_group("pg1")
-                .requests(cpu="2", memory="4G")
-                .requests({"nvidia.com/gpu": "1"})
-                .obj()
-            ),
-            node("n").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+            member("p").requests({"nvidia.com/gpu": "1"}).obj(),
+            host("n").obj(),
             "1 Insufficient nvidia.com/gpu",
         ),
         (
-            (
-                pod("p")
-                .namespace("c1")
-                .uid()
-                .volcano_group("pg1")
-                .requests(cpu="1", memory="4G")
-                .obj()
-            ),
+            member("p", cpu="1").obj(),
             node("n").allocatable(cpu="2", memory="4Gi", pods="0").capacity().obj(),
             "1 node(s) pod number exceeded",
         ),
         (
-            (
-                pod("p")
-                .namespace("c1")
-                .uid()
-                .volcano_group("pg1")
-                .requests(cpu="1", memory="4G")
-                .obj()
-            ),
+            member("p", cpu="1").obj(),
             node("n").allocatable(cpu="2", memory="4Gi").capacity().obj(),
             "1 node(s) pod number exceeded",
         ),
         (
-            (
-                pod("p")
-                .namespace("c1")
-                .uid()
-                .volcano_group("pg1")
-                .requests(cpu="1", memory="4G")
-                .node_selector({"gpu": "h100"})
-                .obj()
-            ),
-            node("n").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+            member("p", cpu="1").node_selector({"gpu": "h100"}).obj(),
+            host("n").obj(),
             "1 node(s) didn't match Pod's node affinity/selector",
         ),
         (
-            (
-                pod("p")
-                .namespace("c1")
-                .uid()
-                .volcano_group("pg1")
-                .requests(cpu="1", memory="4G")
-                .obj()
-            ),
-            (
-                node("n")
-                .allocatable(cpu="2", memory="4Gi", pods="10")
-                .capacity()
-                .taints([MAINT])
-                .obj()
-            ),
+            member("p", cpu="1").obj(),
+            host("n").taints([MAINT]).obj(),
             "1 node(s) had untolerated taint {maint: x}",
         ),
         (
-            (
-                pod("p")
-                .namespace("c1")
-                .uid()
-                .volcano_group("pg1")
-                .requests(cpu="1", memory="4G")
-                .obj()
-            ),
-            (
-                node("n")
-                .allocatable(cpu="2", memory="4Gi", pods="10")
-                .capacity()
-                .unschedulable(True)
-                .obj()
-            ),
+            member("p", cpu="1").obj(),
+            host("n").unschedulable(True).obj(),
             "1 node(s) were unschedulable",
         ),
         (
-            (
-                pod("p")
-                .namespace("c1")
-                .uid()
-                .volcano_group("pg1")
-                .requests(cpu="1", memory="4G")
-                .obj()
-            ),
-            node("n").allocatable(cpu="2", memory="4Gi", pods="10").capacity().ready(False).obj(),
+            member("p", cpu="1").obj(),
+            host("n").ready(False).obj(),
             "1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }",
         ),
     ],
@@ -163,17 +93,11 @@ def test_a_node_that_fails_a_predicate_takes_no_pod(
 
 
 def test_tolerations_and_required_affinity_let_the_pod_in() -> None:
-    tolerant = (
-        pod("p").namespace("c1").uid().volcano_group("pg1").requests(cpu="1", memory="4G").obj()
-    )
+    tolerant = member("p", cpu="1").obj()
     tolerant["spec"]["tolerations"] = [{"key": "maint", "operator": "Exists"}]
-    tainted = (
-        node("n").allocatable(cpu="2", memory="4Gi", pods="10").capacity().taints([MAINT]).obj()
-    )
+    tainted = host("n").taints([MAINT]).obj()
     assert one(tolerant, tainted)[0] == {"c1/p": "n"}
-    pinned = (
-        pod("p").namespace("c1").uid().volcano_group("pg1").requests(cpu="1", memory="4G").obj()
-    )
+    pinned = member("p", cpu="1").obj()
     term = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z2"]}]}
     required = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
     pinned["spec"]["affinity"] = {"nodeAffinity": required}
@@ -196,17 +120,9 @@ def test_tolerations_and_required_affinity_let_the_pod_in() -> None:
 def test_the_gang_binds_all_or_nothing_with_volcano_s_message() -> None:
     items = [
         podgroup(3),
-        *(
-            pod(f"p{i}")
-            .namespace("c1")
-            .uid()
-            .volcano_group("pg1", "w")
-            .requests(cpu="2", memory="4G")
-            .obj()
-            for i in range(3)
-        ),
-        node("a").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
-        node("b").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        *(member(f"p{i}", "w").obj() for i in range(3)),
+        host("a").obj(),
+        host("b").obj(),
         queue(),
     ]
     verdict = simulate(items)
@@ -226,25 +142,10 @@ def test_a_failed_role_skips_its_other_pods() -> None:
     not tried again this cycle (Volcano's per-role error cache); other roles go on."""
     items = [
         podgroup(1),
-        pod("w0")
-        .namespace("c1")
-        .uid()
-        .volcano_group("pg1", "worker")
-        .requests(cpu="4", memory="4G")
-        .obj(),
-        pod("w1")
-        .namespace("c1")
-        .uid()
-        .volcano_group("pg1", "worker")
-        .requests(cpu="1", memory="4G")
-        .obj(),
-        pod("z")
-        .namespace("c1")
-        .uid()
-        .volcano_group("pg1", "master")
-        .requests(cpu="1", memory="4G")
-        .obj(),
-        node("a").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        member("w0", "worker", cpu="4").obj(),
+        member("w1", "worker", cpu="1").obj(),
+        member("z", "master", cpu="1").obj(),
+        host("a").obj(),
         queue(),
     ]
     verdict = simulate(items)
@@ -258,19 +159,9 @@ def test_min_task_member_needs_each_role() -> None:
     """minTaskMember: the master fits, the one worker the gang needs does not: no bind."""
     items = [
         podgroup(2, min_task_member={"master": 1, "worker": 1}),
-        pod("m")
-        .namespace("c1")
-        .uid()
-        .volcano_group("pg1", "master")
-        .requests(cpu="1", memory="4G")
-        .obj(),
-        pod("w0")
-        .namespace("c1")
-        .uid()
-        .volcano_group("pg1", "worker")
-        .requests(cpu="4", memory="4G")
-        .obj(),
-        node("a").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        member("m", "master", cpu="1").obj(),
+        member("w0", "worker", cpu="4").obj(),
+        host("a").obj(),
         queue(),
     ]
     assert simulate(items).binds == []
@@ -282,17 +173,9 @@ def test_without_gang_pods_bind_one_by_one() -> None:
     no_gang = parse_conf("actions: allocate\ntiers:\n- plugins:\n  - name: predicates\n", "t")
     items = [
         podgroup(3),
-        *(
-            pod(f"p{i}")
-            .namespace("c1")
-            .uid()
-            .volcano_group("pg1")
-            .requests(cpu="2", memory="4G")
-            .obj()
-            for i in range(3)
-        ),
-        node("a").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
-        node("b").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        *(member(f"p{i}").obj() for i in range(3)),
+        host("a").obj(),
+        host("b").obj(),
         queue(),
     ]
     assert len(simulate(items, no_gang).binds) == 2
@@ -301,8 +184,8 @@ def test_without_gang_pods_bind_one_by_one() -> None:
 def test_pending_podgroup_needs_enqueue_and_a_queue_with_room() -> None:
     items = [
         podgroup(1, queue="small", phase="Pending", min_resources={"cpu": "2", "pods": "1"}),
-        pod("p").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
-        node("a").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        member("p").obj(),
+        host("a").obj(),
         queue("small", capability={"cpu": "1"}),
     ]
     verdict = simulate(items, DEFAULTS)
@@ -322,8 +205,8 @@ def test_pending_podgroup_needs_enqueue_and_a_queue_with_room() -> None:
 def test_without_min_resources_a_podgroup_always_enqueues() -> None:
     items = [
         podgroup(1, queue="small", phase="Pending"),
-        pod("p").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
-        node("a").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        member("p").obj(),
+        host("a").obj(),
     ]
     items.append(queue("small", capability={"cpu": "1"}))
     verdict = simulate(items, DEFAULTS)
@@ -334,11 +217,8 @@ def test_without_min_resources_a_podgroup_always_enqueues() -> None:
 def test_overcommit_refuses_what_the_cluster_cannot_hold() -> None:
     items = [
         podgroup(1, queue="q1", phase="Pending", min_resources={"cpu": "5"}),
-        pod("p").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
-        node("a")
-        .allocatable(cpu="2", memory="4Gi", pods="10")
-        .capacity()
-        .obj(),  # 2 CPUs: 1.2 × 2 = 2.4 < 5
+        member("p").obj(),
+        host("a").obj(),  # 2 CPUs: 1.2 × 2 = 2.4 < 5
         queue("q1"),
     ]
     assert simulate(items, DEFAULTS).why == [
@@ -351,13 +231,13 @@ def test_proportion_shares_the_cluster_between_queues_by_weight() -> None:
     so the gang asking for more than half is not allocatable this cycle."""
     items = [
         podgroup(2, queue="a"),
-        pod("p0").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
-        pod("p1").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
+        member("p0").obj(),
+        member("p1").obj(),
         podgroup(2, name="other", queue="b"),
-        pod("o0").namespace("c1").uid().volcano_group("other").requests(cpu="2", memory="4G").obj(),
-        pod("o1").namespace("c1").uid().volcano_group("other").requests(cpu="2", memory="4G").obj(),
-        node("n1").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
-        node("n2").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        member("o0", group="other").obj(),
+        member("o1", group="other").obj(),
+        host("n1").obj(),
+        host("n2").obj(),
         queue("a"),
         queue("b"),
     ]
@@ -369,8 +249,8 @@ def test_proportion_shares_the_cluster_between_queues_by_weight() -> None:
 def test_no_allocate_action_binds_nothing_and_no_enqueue_lets_pending_through() -> None:
     items = [
         podgroup(1, phase="Pending", min_resources={"cpu": "1"}),
-        pod("p").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
-        node("a").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        member("p").obj(),
+        host("a").obj(),
         queue(),
     ]
     only_enqueue = parse_conf("actions: enqueue\ntiers:\n- plugins:\n  - name: gang\n", "t")
@@ -381,22 +261,13 @@ def test_no_allocate_action_binds_nothing_and_no_enqueue_lets_pending_through() 
 
 
 def test_pipelined_when_the_room_is_held_by_a_terminating_pod() -> None:
-    leaving = (
-        pod("old")
-        .namespace("c1")
-        .uid()
-        .volcano_group("x")
-        .requests(cpu="2", memory="4G")
-        .on("a")
-        .phase("Running")
-        .obj()
-    )
+    leaving = member("old", group="x").on("a").phase("Running").obj()
     leaving["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     items = [
         podgroup(1),
-        pod("p").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G").obj(),
+        member("p").obj(),
         leaving,
-        node("a").allocatable(cpu="2", memory="4Gi", pods="10").capacity().obj(),
+        host("a").obj(),
         queue(),
     ]
     verdict = simulate(items)
@@ -408,7 +279,7 @@ def test_an_inqueue_podgroup_reserves_a_thousandth_of_its_gpus() -> None:
     milli-units: another Inqueue PodGroup's 8 GPUs hold back 0.008 of a GPU, enough to
     refuse a PodGroup that needs the queue's whole capability, not one that needs less."""
     gpu = {"nvidia.com/gpu": "8"}
-    p = pod("p").namespace("c1").uid().volcano_group("pg1").requests(cpu="2", memory="4G")
+    p = member("p")
     items = [
         podgroup(1, queue="gpu", phase="Pending", min_resources=gpu),
         p.requests(gpu).obj(),

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections import Counter
 
 from labeler.sim.volcano.conf import parse_conf
-from tests.builders import node, pod
-from tests.sim.volcano.objects import bound, hypernode, podgroup, queue, simulate
+from tests.builders import node
+from tests.sim.volcano.objects import bound, host, hypernode, member, podgroup, queue, simulate
 
 BINPACK_NTA = parse_conf(
     """
@@ -33,10 +33,10 @@ NTA = parse_conf(
 def two_sized_racks() -> list[dict]:
     """s0, s1: a 4-CPU and an 8-CPU node each, under s2."""
     return [
-        node("s0-n1").allocatable(cpu="4", memory="8Gi", pods="10").capacity().obj(),
-        node("s0-n2").allocatable(cpu="8", memory="16Gi", pods="10").capacity().obj(),
-        node("s1-n3").allocatable(cpu="4", memory="8Gi", pods="10").capacity().obj(),
-        node("s1-n4").allocatable(cpu="8", memory="16Gi", pods="10").capacity().obj(),
+        host("s0-n1", cpu="4", memory="8Gi").obj(),
+        host("s0-n2", cpu="8", memory="16Gi").obj(),
+        host("s1-n3", cpu="4", memory="8Gi").obj(),
+        host("s1-n4", cpu="8", memory="16Gi").obj(),
         hypernode("s0", 1, nodes=("s0-n1", "s0-n2")),
         hypernode("s1", 1, nodes=("s1-n3", "s1-n4")),
         hypernode("s2", 2, children=("s0", "s1")),
@@ -48,32 +48,11 @@ def test_binpack_puts_the_gang_on_the_nodes_already_in_use() -> None:
     HyperNode binpack of network-topology-aware prefers s0 for the whole gang."""
     items = [
         podgroup(2, mode="hard", tier=1),
-        pod("p1")
-        .namespace("c1")
-        .uid()
-        .volcano_group("pg1", "master")
-        .requests(cpu="2", memory="4Gi")
-        .obj(),
-        pod("p2")
-        .namespace("c1")
-        .uid()
-        .volcano_group("pg1", "worker")
-        .requests(cpu="4", memory="8Gi")
-        .obj(),
+        member("p1", "master", memory="4Gi").obj(),
+        member("p2", "worker", cpu="4", memory="8Gi").obj(),
         podgroup(2, name="pg2", phase="Running"),
-        pod("p3")
-        .namespace("c1")
-        .uid()
-        .volcano_group("pg2", "master")
-        .requests(cpu="2", memory="4Gi")
-        .on("s0-n1")
-        .phase("Running")
-        .obj(),
-        pod("p4")
-        .namespace("c1")
-        .uid()
-        .volcano_group("pg2", "worker")
-        .requests(cpu="4", memory="8Gi")
+        member("p3", "master", group="pg2", memory="4Gi").on("s0-n1").phase("Running").obj(),
+        member("p4", "worker", group="pg2", cpu="4", memory="8Gi")
         .on("s0-n2")
         .phase("Running")
         .obj(),
@@ -90,21 +69,14 @@ def test_pods_follow_the_hypernode_the_job_already_uses() -> None:
     two HyperNodes take two pods each."""
     items = [podgroup(4, mode="hard", tier=2), queue()]
     items += [
-        (
-            pod(f"p{i}")
-            .namespace("c1")
-            .uid()
-            .volcano_group("pg1", "master" if i == 1 else "worker")
-            .requests(cpu="4", memory="8Gi")
-            .obj()
-        )
+        member(f"p{i}", "master" if i == 1 else "worker", cpu="4", memory="8Gi").obj()
         for i in range(1, 5)
     ]
     for hn in ("s0", "s1", "s2"):
         names = (f"{hn}-a", f"{hn}-b")
-        items += [
-            node(n).allocatable(cpu="4", memory="8Gi", pods="10").capacity().obj() for n in names
-        ] + [hypernode(hn, 1, nodes=names)]
+        items += [host(n, cpu="4", memory="8Gi").obj() for n in names] + [
+            hypernode(hn, 1, nodes=names)
+        ]
     items.append(hypernode("s3", 2, children=("s0", "s1", "s2")))
     verdict = simulate(items, NTA)
     assert sorted(Counter(p.hypernode for p in verdict.binds).values()) == [2, 2]
@@ -115,9 +87,9 @@ def test_nodeorder_spreads_where_binpack_packs() -> None:
     heavier weight, the fuller one."""
     items = [
         podgroup(1),
-        pod("p1").namespace("c1").uid().volcano_group("pg1").requests(cpu="1", memory="1Gi").obj(),
-        node("big").allocatable(cpu="16", memory="64Gi", pods="10").capacity().obj(),
-        node("small").allocatable(cpu="2", memory="8Gi", pods="10").capacity().obj(),
+        member("p1", cpu="1", memory="1Gi").obj(),
+        host("big", cpu="16", memory="64Gi").obj(),
+        host("small", memory="8Gi").obj(),
         queue(),
     ]
     spread = parse_conf(
@@ -139,19 +111,15 @@ def test_prefer_no_schedule_taint_and_preferred_affinity_score() -> None:
     )
     items = [
         podgroup(1),
-        pod("p1").namespace("c1").uid().volcano_group("pg1").requests(cpu="1", memory="1Gi").obj(),
-        node("a")
-        .allocatable(cpu="4", memory="8Gi", pods="10")
-        .capacity()
+        member("p1", cpu="1", memory="1Gi").obj(),
+        host("a", cpu="4", memory="8Gi")
         .taints([{"key": "spot", "value": "yes", "effect": "PreferNoSchedule"}])
         .obj(),
-        node("b").allocatable(cpu="4", memory="8Gi", pods="10").capacity().obj(),
+        host("b", cpu="4", memory="8Gi").obj(),
         queue(),
     ]
     assert bound(simulate(items, plain)) == {"c1/p1": "b"}
-    wants_a = (
-        pod("p1").namespace("c1").uid().volcano_group("pg1").requests(cpu="1", memory="1Gi").obj()
-    )
+    wants_a = member("p1", cpu="1", memory="1Gi").obj()
     term = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}
     preferred = [{"weight": 100, "preference": term}]
     wants_a["spec"]["affinity"] = {
@@ -165,7 +133,7 @@ def test_prefer_no_schedule_taint_and_preferred_affinity_score() -> None:
         .allocatable(cpu="4", memory="8Gi", pods="10")
         .capacity()
         .obj(),
-        node("b").allocatable(cpu="4", memory="8Gi", pods="10").capacity().obj(),
+        host("b", cpu="4", memory="8Gi").obj(),
         queue(),
     ]
     assert bound(simulate(items, plain)) == {"c1/p1": "a"}
@@ -182,14 +150,7 @@ def test_preferred_affinity_counts_its_weight_unnormalized() -> None:
     term = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}
 
     def wanting(weight: int) -> list[dict[str, object]]:
-        p = (
-            pod("p1")
-            .namespace("c1")
-            .uid()
-            .volcano_group("pg1")
-            .requests(cpu="2", memory="2Gi")
-            .obj()
-        )
+        p = member("p1", memory="2Gi").obj()
         preferred = [{"weight": weight, "preference": term}]
         p["spec"]["affinity"] = {
             "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": preferred}
@@ -205,7 +166,7 @@ def test_preferred_affinity_counts_its_weight_unnormalized() -> None:
             podgroup(1),
             p,
             small,
-            node("big").allocatable(cpu="16", memory="32Gi", pods="10").capacity().obj(),
+            host("big", cpu="16", memory="32Gi").obj(),
             queue(),
         ]
 
