@@ -160,13 +160,42 @@ def task(name: str, replicas: int, cpu: str, *, gpus: int = 0, **extra: Any) -> 
             **extra}  # fmt: skip
 
 
-def two_racks(prefix: str = "s") -> list[dict[str, Any]]:
-    """Four 2-CPU nodes in two tier-1 HyperNodes s0 and s1 under the tier-2 s2."""
+def two_racks(
+    *s1: str, cpu: str = "2", memory: str = "4Gi", tier_names: Mapping[int, str] | None = None
+) -> list[dict[str, Any]]:
+    """The tier-1 HyperNodes s0 = {s0-n1, s0-n2} and s1 (``s1``'s nodes, else s1-n3 and
+    s1-n4) under the tier-2 s2; nodes of ``cpu`` and ``memory``; ``tier_names``, the name
+    of each tier (none by default)."""
+    names = tier_names or {}
+    s1 = s1 or ("s1-n3", "s1-n4")
     return [
-        *(host(n).obj() for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4")),
-        hypernode("s0", 1, nodes=("s0-n1", "s0-n2")),
-        hypernode("s1", 1, nodes=("s1-n3", "s1-n4")),
-        hypernode("s2", 2, children=("s0", "s1")),
+        *(host(n, cpu=cpu, memory=memory).obj() for n in ("s0-n1", "s0-n2", *s1)),
+        hypernode("s0", 1, nodes=("s0-n1", "s0-n2"), tier_name=names.get(1)),
+        hypernode("s1", 1, nodes=s1, tier_name=names.get(1)),
+        hypernode("s2", 2, children=("s0", "s1"), tier_name=names.get(2)),
+    ]
+
+
+def three_tiers(*, tier_names: Mapping[int, str] | None = None) -> list[dict[str, Any]]:
+    """s0 (tier 3) over s1, s2 (tier 2) over s3…s6 (tier 1), two nodes each."""
+    names = tier_names or {}
+    out: list[dict[str, Any]] = []
+    for leaf in ("s3", "s4", "s5", "s6"):
+        out += [host(f"{leaf}-n1").obj(), host(f"{leaf}-n2").obj()]
+        out.append(hypernode(leaf, 1, nodes=(f"{leaf}-n1", f"{leaf}-n2"), tier_name=names.get(1)))
+    out.append(hypernode("s1", 2, children=("s3", "s4"), tier_name=names.get(2)))
+    out.append(hypernode("s2", 2, children=("s5", "s6"), tier_name=names.get(2)))
+    out.append(hypernode("s0", 3, children=("s1", "s2"), tier_name=names.get(3)))
+    return out
+
+
+def selector_cluster() -> list[dict[str, Any]]:
+    """Two tier-1 HyperNodes of one node each; only s1-n2 is labelled for the master."""
+    return [
+        host("s0-n1").obj(),
+        host("s1-n2").labels({"nodeRole": "master"}).obj(),
+        hypernode("s0", 1, nodes=("s0-n1",)),
+        hypernode("s1", 1, nodes=("s1-n2",)),
     ]
 
 

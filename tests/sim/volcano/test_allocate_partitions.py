@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.builders import node, pod
+from tests.builders import pod
 from tests.sim.volcano.objects import (
     bound,
     host,
@@ -23,8 +23,10 @@ from tests.sim.volcano.objects import (
     member,
     podgroup,
     queue,
+    selector_cluster,
     simulate,
     subgroup,
+    three_tiers,
     two_racks,
 )
 
@@ -61,49 +63,15 @@ def rerun(a: str = "s0-n1", b: str = "s0-n2") -> list[dict[str, Any]]:
     return roles(("p1", "master", a), ("p2", "worker", b), ("p3", "worker"))
 
 
-def racks(
-    *names: str, cpu: str = "2", mem: str = "4Gi", third: bool = False
-) -> list[dict[str, Any]]:
-    """s0 = {s0-n1, s0-n2}, s1 = the given s1 nodes, s2 over both (tier 2)."""
-    s1 = names or ("s1-n3", "s1-n4")
-    out = [host(n, cpu=cpu, memory=mem).obj() for n in ("s0-n1", "s0-n2", *s1)]
-    out += [hypernode("s0", 1, nodes=("s0-n1", "s0-n2")), hypernode("s1", 1, nodes=s1)]
-    if third:
-        out += [
-            host("s2-n5", cpu=cpu, memory=mem).obj(),
-            hypernode("s2", 1, nodes=("s2-n5",)),
-            hypernode("s3", 2, children=("s0", "s1", "s2")),
-        ]
-    else:
-        out.append(hypernode("s2", 2, children=("s0", "s1")))
-    return out
-
-
-def three_tiers() -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for leaf in ("s3", "s4", "s5", "s6"):
-        out += [
-            host(f"{leaf}-n1").obj(),
-            host(f"{leaf}-n2").obj(),
-        ]
-        out.append(hypernode(leaf, 1, nodes=(f"{leaf}-n1", f"{leaf}-n2")))
-    out += [hypernode("s1", 2, children=("s3", "s4")), hypernode("s2", 2, children=("s5", "s6")),
-            hypernode("s0", 3, children=("s1", "s2"))]  # fmt: skip
-    return out
-
-
-def selector_cluster() -> list[dict[str, Any]]:
+def three_racks() -> list[dict[str, Any]]:
+    """The tier-1 s0 = {s0-n1, s0-n2}, s1 = {s1-n3, s1-n4} and s2 = {s2-n5} under the tier-2
+    s3."""
     return [
-        host("s0-n1").obj(),
-        (
-            node("s1-n2")
-            .labels({"nodeRole": "master"})
-            .allocatable(cpu="2", memory="4Gi", pods="10")
-            .capacity()
-            .obj()
-        ),
-        hypernode("s0", 1, nodes=("s0-n1",)),
-        hypernode("s1", 1, nodes=("s1-n2",)),
+        *(host(n).obj() for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4", "s2-n5")),
+        hypernode("s0", 1, nodes=("s0-n1", "s0-n2")),
+        hypernode("s1", 1, nodes=("s1-n3", "s1-n4")),
+        hypernode("s2", 1, nodes=("s2-n5",)),
+        hypernode("s3", 2, children=("s0", "s1", "s2")),
     ]
 
 
@@ -191,7 +159,7 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
             pg(3, "soft", 0, by_spec("hard", 1, size=2), by_instance("hard", 1, size=1)),
             *roles(("p1", "master"), ("p2", "master")),
             p("p3", {INSTANCE: "worker"}),
-            *racks("s1-n3"),
+            *two_racks("s1-n3"),
         ],
         3,
     ),
@@ -245,7 +213,7 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
             p("p1", {SPEC: "master"}),
             p("p2", {INSTANCE: "worker"}),
             p("p3", {INSTANCE: "worker"}),
-            *racks("s1-n3"),
+            *two_racks("s1-n3"),
         ],
         3,
     ),
@@ -322,7 +290,7 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
                 by_instance("hard", 1, size=2, min_subgroups=2),
             ),
             *masters_and_instances(1),
-            *racks(third=True),
+            *three_racks(),
         ],
         5,
     ),
@@ -337,7 +305,7 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
                 by_instance("hard", 1, size=2, min_subgroups=1),
             ),
             *masters_and_instances(1),
-            *racks("s1-n3"),
+            *two_racks("s1-n3"),
         ],
         3,
     ),
@@ -352,7 +320,7 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
                 by_instance("hard", 1, size=2, min_subgroups=1),
             ),
             *masters_and_instances(4),
-            *racks(),
+            *two_racks(),
         ],
         4,
     ),
@@ -367,7 +335,7 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
                 by_instance("hard", 1, size=2, min_subgroups=1),
             ),
             *masters_and_instances(1),
-            *racks(),
+            *two_racks(),
         ],
         0,
     ),
@@ -382,7 +350,7 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
                 by_instance("hard", 1, size=2, min_subgroups=2),
             ),
             *masters_and_instances(1),
-            *racks(),
+            *two_racks(),
         ],
         0,
     ),
@@ -434,7 +402,7 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
                 by_instance("hard", 1, size=2, min_subgroups=1),
             ),
             *masters_and_instances(4, running={"p3": "s0-n1", "p4": "s0-n2"}),
-            *racks(),
+            *two_racks(),
         ],
         2,
     ),
@@ -448,7 +416,7 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
                 ("p3", "worker"),
                 ("p4", "worker"),
             ),
-            *racks(cpu="4", mem="8Gi"),
+            *two_racks(cpu="4", memory="8Gi"),
         ],
         2,
     ),
@@ -457,7 +425,7 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
         [
             pg(3, "hard", 2, by_spec("hard", 1, size=3)),
             *roles(("p1", "worker", "s0-n1"), ("p2", "worker", "s0-n2"), ("p3", "worker")),
-            *racks("s1-n3", cpu="4", mem="8Gi"),
+            *two_racks("s1-n3", cpu="4", memory="8Gi"),
         ],
         1,
     ),
@@ -471,7 +439,7 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
             p("p4", {INSTANCE: "worker"}, "s1-n3"),
             p("p5", {INSTANCE: "worker"}),
             p("p6", {INSTANCE: "worker"}),
-            *racks(cpu="4", mem="8Gi"),
+            *two_racks(cpu="4", memory="8Gi"),
         ],
         3,
     ),
@@ -511,7 +479,7 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
                 ("p3", "worker"),
                 ("p4", "worker"),
             ),
-            *racks(cpu="4", mem="8Gi"),
+            *two_racks(cpu="4", memory="8Gi"),
         ],
         2,
     ),

@@ -15,20 +15,20 @@ from typing import Any
 
 import pytest
 
-from tests.builders import node
 from tests.sim.volcano.objects import (
     bound,
-    host,
-    hypernode,
     member,
     podgroup,
     queue,
+    selector_cluster,
     simulate,
+    three_tiers,
     two_racks,
 )
 
 ROLES = ("master", "worker", "worker")
 TASK, JOB, TOPMOST = "volcano.sh/task-spec", "volcano.sh/job-spec", "volcano.sh/hypernode-spec"
+NAMED = {1: TASK, 2: JOB, 3: TOPMOST}  # tier → tierName
 
 
 def pending(n: int) -> list[dict[str, Any]]:
@@ -46,44 +46,7 @@ def running_in(nodes: tuple[str, str], *, pending_too: int = 1) -> list[dict[str
 
 
 def racks(*, names: bool = False) -> list[dict[str, Any]]:
-    if not names:
-        return two_racks()
-    return [
-        *(host(n).obj() for n in ("s0-n1", "s0-n2", "s1-n3", "s1-n4")),
-        hypernode("s0", 1, nodes=("s0-n1", "s0-n2"), tier_name=TASK),
-        hypernode("s1", 1, nodes=("s1-n3", "s1-n4"), tier_name=TASK),
-        hypernode("s2", 2, children=("s0", "s1"), tier_name=JOB),
-    ]
-
-
-def three_tiers(*, names: bool = False) -> list[dict[str, Any]]:
-    """s0 (tier 3) over s1, s2 (tier 2) over s3…s6 (tier 1), two nodes each."""
-    tn = {1: TASK, 2: JOB, 3: TOPMOST} if names else {}
-    out: list[dict[str, Any]] = []
-    for leaf in ("s3", "s4", "s5", "s6"):
-        out += [
-            host(f"{leaf}-n1").obj(),
-            host(f"{leaf}-n2").obj(),
-        ]
-        out.append(hypernode(leaf, 1, nodes=(f"{leaf}-n1", f"{leaf}-n2"), tier_name=tn.get(1)))
-    out.append(hypernode("s1", 2, children=("s3", "s4"), tier_name=tn.get(2)))
-    out.append(hypernode("s2", 2, children=("s5", "s6"), tier_name=tn.get(2)))
-    out.append(hypernode("s0", 3, children=("s1", "s2"), tier_name=tn.get(3)))
-    return out
-
-
-def selector_cluster() -> list[dict[str, Any]]:
-    """Two tier-1 HyperNodes of one node each; only s1-n2 is labelled for the master."""
-    return [
-        host("s0-n1").obj(),
-        node("s1-n2")
-        .labels({"nodeRole": "master"})
-        .allocatable(cpu="2", memory="4Gi", pods="10")
-        .capacity()
-        .obj(),
-        hypernode("s0", 1, nodes=("s0-n1",)),
-        hypernode("s1", 1, nodes=("s1-n2",)),
-    ]
+    return two_racks(tier_names=NAMED if names else None)
 
 
 def master_with_selector() -> dict[str, Any]:
@@ -146,7 +109,7 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
       *racks(names=True)], 1),
     ("highestTierName of tier 2, three tiers; the running pods are on nodes the cluster lacks",
      [podgroup(2, mode="hard", tier_name=JOB), *running_in(("s0-n1", "s0-n2")),
-      *three_tiers(names=True)], 1),
+      *three_tiers(tier_names=NAMED)], 1),
     ("highestTierName of tier 1: running in a full HyperNode, nothing fits",
      [podgroup(2, mode="hard", tier_name=TASK), *running_in(("s0-n1", "s0-n2")),
       *racks(names=True)], 0),
