@@ -57,6 +57,16 @@ def h(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def written(plan: LabelPlan) -> NodeLabels:
+    """Node n1 after ``plan``, a first write, was applied: its labels and annotations, none
+    removed."""
+    return NodeLabels(
+        "n1",
+        {k: v for k, v in plan.labels.items() if v is not None},
+        {k: v for k, v in plan.annotations.items() if v is not None},
+    )
+
+
 def test_reading_sets_every_id_hashed_and_prunes_the_whole_profile_scope() -> None:
     d = desired_from_outcome(P, READING, HASH, "n1", keys=K)
     assert d is not None
@@ -171,11 +181,7 @@ def test_second_run_is_a_noop() -> None:
     d = desired_from_outcome(P, READING, HASH, "n1", keys=K)
     assert d is not None
     first = plan_labels(NodeLabels("n1"), d)
-    node = NodeLabels(
-        "n1",
-        {k: v for k, v in first.labels.items() if v is not None},
-        {k: v for k, v in first.annotations.items() if v is not None},
-    )
+    node = written(first)
     assert plan_labels(node, d).is_noop
 
 
@@ -194,11 +200,7 @@ def test_an_owned_key_missing_from_a_new_reading_is_removed() -> None:
     d_old = desired_from_outcome(P, old, HASH, "n1", keys=K)
     assert d_old is not None
     first = plan_labels(NodeLabels("n1"), d_old)
-    node = NodeLabels(
-        "n1",
-        {k: v for k, v in first.labels.items() if v is not None},
-        {k: v for k, v in first.annotations.items() if v is not None},
-    )
+    node = written(first)
     d_new = desired_from_outcome(P, READING, HASH, "n1", keys=K)
     assert d_new is not None
     assert plan_labels(node, d_new).labels == {K[FABRIC]: None}

@@ -1,19 +1,12 @@
 """Per-thread liveness (labeler.agent.health): /healthz names a thread that died or stalled."""
 
 from labeler.agent.health import Heartbeats
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.clock import FakeClock
 
 
 def test_a_thread_that_beats_in_time_is_healthy() -> None:
-    clock = Clock()
-    beats = Heartbeats(clock)
+    clock = FakeClock(100.0)
+    beats = Heartbeats(clock.monotonic)
     beats.expect("source", 60)
     clock.now += 59
     assert beats.probe() == (True, "ok")
@@ -23,8 +16,8 @@ def test_a_thread_that_beats_in_time_is_healthy() -> None:
 
 
 def test_a_stalled_thread_is_named_with_its_age_and_limit() -> None:
-    clock = Clock()
-    beats = Heartbeats(clock)
+    clock = FakeClock(100.0)
+    beats = Heartbeats(clock.monotonic)
     beats.expect("source", 60)
     beats.expect("watch", 400)
     clock.now += 61
@@ -36,8 +29,8 @@ def test_a_stalled_thread_is_named_with_its_age_and_limit() -> None:
 
 
 def test_a_dead_thread_fails_at_once_and_stays_failed() -> None:
-    clock = Clock()
-    beats = Heartbeats(clock)
+    clock = FakeClock(100.0)
+    beats = Heartbeats(clock.monotonic)
     beats.expect("loop", 300)
     beats.died("loop", "RecursionError: maximum recursion depth exceeded")
     beats.beat("loop")
@@ -47,8 +40,8 @@ def test_a_dead_thread_fails_at_once_and_stays_failed() -> None:
 
 
 def test_a_thread_that_ended_on_purpose_is_forgotten_and_unknown_names_ignored() -> None:
-    clock = Clock()
-    beats = Heartbeats(clock)
+    clock = FakeClock(100.0)
+    beats = Heartbeats(clock.monotonic)
     beats.expect("watch", 10)
     beats.forget("watch")
     beats.beat("nobody")

@@ -297,13 +297,18 @@ NODES = {
 }
 
 
+def ml_pod(name: str, node: str | None, phase: str = "Running") -> dict[str, Any]:
+    """A pod of the job in namespace ml, on ``node`` (None: not scheduled), in ``phase``."""
+    return pod(name).namespace("ml").on(node).phase(phase).obj()
+
+
 def test_placement_all_in_one_local_block() -> None:
     view = job_placement(
         TOPO,
         [
-            pod("p0").namespace("ml").on("a1").phase("Running").obj(),
-            pod("p1").namespace("ml").on("a2").phase("Running").obj(),
-            pod("p2").namespace("ml").on(None).phase("Pending").obj(),
+            ml_pod("p0", "a1"),
+            ml_pod("p1", "a2"),
+            ml_pod("p2", None, "Pending"),
         ],
         NODES,
     )
@@ -315,10 +320,10 @@ def test_placement_all_in_one_local_block() -> None:
 
 def test_placement_split_names_each_level_and_the_tightest() -> None:
     pods = [
-        pod("p0").namespace("ml").on("a1").phase("Running").obj(),
-        pod("p1").namespace("ml").on("a3").phase("Running").obj(),
-        pod("p2").namespace("ml").on("b1").phase("Running").obj(),
-        pod("p3").namespace("ml").on("b1").phase("Running").obj(),
+        ml_pod("p0", "a1"),
+        ml_pod("p1", "a3"),
+        ml_pod("p2", "b1"),
+        ml_pod("p3", "b1"),
     ]
     view = job_placement(TOPO, pods, NODES)
     assert view.verdict() == (
@@ -330,10 +335,10 @@ def test_placement_split_names_each_level_and_the_tightest() -> None:
 
 def test_placement_reports_unlabeled_and_vanished_nodes_and_ignores_finished() -> None:
     pods = [
-        pod("p0").namespace("ml").on("a1").phase("Running").obj(),
-        pod("p1").namespace("ml").on("x").phase("Running").obj(),
-        pod("p2").namespace("ml").on("gone").phase("Running").obj(),
-        pod("old").namespace("ml").on("b1").phase("Succeeded").obj(),
+        ml_pod("p0", "a1"),
+        ml_pod("p1", "x"),
+        ml_pod("p2", "gone"),
+        ml_pod("old", "b1", "Succeeded"),
     ]
     view = job_placement(TOPO, pods, NODES)
     v = view.verdict()

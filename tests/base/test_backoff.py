@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from labeler.base.backoff import Backoff, Reconnect
+from tests.clock import FakeClock
 
 
 def test_doubles_from_the_first_delay_up_to_the_cap() -> None:
@@ -43,19 +44,11 @@ def test_negative_delays_or_reversed_jitter_are_rejected(
         Backoff(*args)
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_a_watch_that_delivered_an_event_reconnects_after_the_first_delay() -> None:
     """The exporter's node watch once reopened 1, 2, 4, 8, 16, then 30 s after each cut:
     a watch that streamed events before it broke starts a new run of failures."""
     clock = FakeClock()
-    r = Reconnect(Backoff(1.0, 30.0), clock=clock)
+    r = Reconnect(Backoff(1.0, 30.0), clock=clock.monotonic)
     waits = []
     for _ in range(6):
         r.opened()
@@ -67,7 +60,7 @@ def test_a_watch_that_delivered_an_event_reconnects_after_the_first_delay() -> N
 
 def test_a_watch_open_a_while_without_events_was_healthy() -> None:
     clock = FakeClock()
-    r = Reconnect(Backoff(1.0, 30.0), healthy_after=10.0, clock=clock)
+    r = Reconnect(Backoff(1.0, 30.0), healthy_after=10.0, clock=clock.monotonic)
     assert [r.failed() for _ in range(3)] == [1.0, 2.0, 4.0]  # refused: not even opened
     r.opened()
     clock.now += 9.0
@@ -79,7 +72,7 @@ def test_a_watch_open_a_while_without_events_was_healthy() -> None:
 
 def test_quick_for_retries_at_the_first_delay_then_doubles() -> None:
     clock = FakeClock()
-    r = Reconnect(Backoff(1.0, 30.0), quick_for=5.0, clock=clock)
+    r = Reconnect(Backoff(1.0, 30.0), quick_for=5.0, clock=clock.monotonic)
     r.opened()
     r.delivered()
     waits = []
@@ -90,7 +83,7 @@ def test_quick_for_retries_at_the_first_delay_then_doubles() -> None:
 
 
 def test_failures_in_a_row_back_off_up_to_the_cap_and_a_normal_end_resets() -> None:
-    r = Reconnect(Backoff(1.0, 30.0), clock=FakeClock())
+    r = Reconnect(Backoff(1.0, 30.0), clock=FakeClock().monotonic)
     assert [r.failed() for _ in range(7)] == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
     r.ended()  # the server ended a watch at its timeout
     assert r.failed() == 1.0

@@ -106,20 +106,15 @@ def test_podgroup_and_pods_in_a_list_and_podgroup_from_the_snapshot(
         podgroup(
             2, name="pg1", ns="serving", queue="default", mode="hard", tier=1, phase="Pending"
         ),
-        pod("w-0")
-        .namespace("serving")
-        .uid()
-        .volcano_group("pg1")
-        .requests(cpu="8", memory="1Gi")
-        .requests({"nvidia.com/gpu": "8"})
-        .obj(),
-        pod("w-1")
-        .namespace("serving")
-        .uid()
-        .volcano_group("pg1")
-        .requests(cpu="8", memory="1Gi")
-        .requests({"nvidia.com/gpu": "8"})
-        .obj(),
+        *(
+            pod(f"w-{i}")
+            .namespace("serving")
+            .uid()
+            .volcano_group("pg1")
+            .requests({"cpu": "8", "memory": "1Gi", "nvidia.com/gpu": "8"})
+            .obj()
+            for i in range(2)
+        ),
     ]
     f = write(tmp_path / "pg.yaml", {"apiVersion": "v1", "kind": "List", "items": items})
     code, doc = run(capsys, "-f", f, "--from-snapshot", str(SNAPSHOT))

@@ -35,6 +35,38 @@ def flavor(name: str, topology: str | None = "t", **spec: Any) -> dict[str, Any]
     return {"kind": "ResourceFlavor", "metadata": {"name": name}, "spec": body}
 
 
+def podset(
+    name: str,
+    count: int,
+    requests: Mapping[str, str],
+    *,
+    required: str | None = None,
+    preferred: str | None = None,
+    unconstrained: bool = False,
+    group: str | None = None,
+    slice_level: str | None = None,
+    slice_size: int | None = None,
+    spec: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A Workload's PodSet: ``count`` pods of one container asking for ``requests``, its
+    topology request from the keywords; ``spec``, more of the pod spec."""
+    tr: dict[str, Any] = {}
+    if required:
+        tr["required"] = required
+    if preferred:
+        tr["preferred"] = preferred
+    if unconstrained:
+        tr["unconstrained"] = True
+    if group:
+        tr["podSetGroupName"] = group
+    if slice_level:
+        tr["podSetSliceRequiredTopology"] = slice_level
+        tr["podSetSliceSize"] = slice_size
+    pod_spec = {"containers": [{"name": "c", "resources": {"requests": dict(requests)}}]}
+    pod_spec.update(spec or {})
+    return {"name": name, "count": count, "template": {"spec": pod_spec}, "topologyRequest": tr}
+
+
 def gpu_nodes(
     keys: Sequence[str], spec: Iterable[tuple[Sequence[str], str, int, int]]
 ) -> list[dict[str, Any]]:

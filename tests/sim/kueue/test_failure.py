@@ -21,7 +21,7 @@ from labeler.sim.kueue.admitted import what_if
 from labeler.sim.kueue.failure import FailureAnswer, Fate
 from labeler.sim.kueue.gates import FAIL_FAST, ON_NODE_TAINTS, ON_POD_TERMINATION, Gates, Timing
 from tests.builders import node
-from tests.sim.kueue.objects import as_list
+from tests.sim.kueue.objects import as_list, podset
 
 HOST = "kubernetes.io/hostname"
 BLOCK = "cloud.com/topology-block"
@@ -71,28 +71,6 @@ def kueue_objects(levels: Sequence[str] = (BLOCK, RACK, HOST)) -> list[dict[str,
             "spec": {"nodeLabels": {"tas-node": "true"}, "topologyName": "tas-three-level"},
         },
     ]
-
-
-def podset(
-    name: str,
-    count: int,
-    requests: Mapping[str, str],
-    *,
-    preferred: str | None = None,
-    required: str | None = None,
-    slice_size: int | None = None,
-    slice_level: str | None = None,
-) -> dict[str, Any]:
-    tr: dict[str, Any] = {}
-    if preferred:
-        tr["preferred"] = preferred
-    if required:
-        tr["required"] = required
-    if slice_size:
-        tr["podSetSliceSize"] = slice_size
-        tr["podSetSliceRequiredTopology"] = slice_level
-    spec = {"containers": [{"name": "c", "resources": {"requests": dict(requests)}}]}
-    return {"name": name, "count": count, "template": {"spec": spec}, "topologyRequest": tr}
 
 
 def admitted(

@@ -16,7 +16,7 @@ from labeler.sim.kueue.tree import Tree, build_tree_for_levels
 from labeler.sim.kueue.usage import admitted_usage, assignment_domains, sharing_usage, tas_flavor
 from labeler.sim.kueue.workload import Workload, workloads_from_object
 from tests.builders import node, pod
-from tests.sim.kueue.objects import as_list
+from tests.sim.kueue.objects import as_list, podset
 
 HOST = "kubernetes.io/hostname"
 BLOCK = "cloud.provider.com/topology-block"
@@ -26,36 +26,6 @@ RACK = "cloud.provider.com/topology-rack"
 def tree(levels: Sequence[str], items: Sequence[Mapping[str, Any]]) -> Tree:
     snap = snapshot_from_objects(as_list(items), "test")
     return build_tree_for_levels(levels, snap.nodes, topology_name="default")
-
-
-def podset(
-    name: str,
-    count: int,
-    requests: Mapping[str, str],
-    *,
-    required: str | None = None,
-    preferred: str | None = None,
-    unconstrained: bool = False,
-    group: str | None = None,
-    slice_level: str | None = None,
-    slice_size: int | None = None,
-    spec: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    tr: dict[str, Any] = {}
-    if required:
-        tr["required"] = required
-    if preferred:
-        tr["preferred"] = preferred
-    if unconstrained:
-        tr["unconstrained"] = True
-    if group:
-        tr["podSetGroupName"] = group
-    if slice_level:
-        tr["podSetSliceRequiredTopology"] = slice_level
-        tr["podSetSliceSize"] = slice_size
-    pod_spec = {"containers": [{"name": "c", "resources": {"requests": dict(requests)}}]}
-    pod_spec.update(spec or {})
-    return {"name": name, "count": count, "template": {"spec": pod_spec}, "topologyRequest": tr}
 
 
 def workload(*podsets: dict[str, Any], name: str = "wl") -> Workload:
