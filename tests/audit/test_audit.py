@@ -33,39 +33,19 @@ def full(i: str, n: str, lo: str) -> dict[str, str]:
     return {ISLAND: i, NETWORK: n, LOCAL: lo}
 
 
+def gpu_node(name: str, labels: dict[str, str] | None = None, *, gpus: int = 8) -> NodeInfo:
+    """A node the labeler owns the topology labels of: 64 CPUs, ``gpus`` GPUs, ``labels``."""
+    return node(name).labels(labels).annotations(OWNED).allocatable(cpu="64").gpus(gpus).info()
+
+
 def mixed_cluster() -> list[NodeInfo]:
     return [
-        node("a1")
-        .labels(full("i1", "n1", "l1"))
-        .annotations(OWNED)
-        .allocatable(cpu="64")
-        .gpus(8)
-        .info(),
-        node("a2")
-        .labels(full("i1", "n1", "l1"))
-        .annotations(OWNED)
-        .allocatable(cpu="64")
-        .gpus(8)
-        .info(),
-        node("b1")
-        .labels({ISLAND: "i1", NETWORK: "n1"})
-        .annotations(OWNED)
-        .allocatable(cpu="64")
-        .gpus(4)
-        .info(),  # partial: no local block
-        node("c1").annotations(OWNED).allocatable(cpu="64").gpus(8).info(),  # unlabeled
-        node("c2")
-        .labels({"other": "x"})
-        .annotations(OWNED)
-        .allocatable(cpu="64")
-        .gpus(2)
-        .info(),  # unlabeled
-        node("d1")
-        .labels(full("i1", "n2", "l9"))
-        .annotations(OWNED)
-        .allocatable(cpu="64")
-        .gpus(8)
-        .info(),  # l9 under n2 and n3: inconsistent
+        gpu_node("a1", full("i1", "n1", "l1")),
+        gpu_node("a2", full("i1", "n1", "l1")),
+        gpu_node("b1", {ISLAND: "i1", NETWORK: "n1"}, gpus=4),  # partial: no local block
+        gpu_node("c1"),  # unlabeled
+        gpu_node("c2", {"other": "x"}, gpus=2),  # unlabeled
+        gpu_node("d1", full("i1", "n2", "l9")),  # l9 under n2 and n3: inconsistent
         node("d2")
         .labels(full("i1", "n3", "l9"))
         .allocatable(cpu="64")
@@ -106,12 +86,7 @@ def test_a_placeholder_value_is_a_missing_label_not_a_domain() -> None:
     # oci-hpc-oke writes "no-imds-data" when IMDS has no answer; Kueue would put every such
     # node into one shared domain, so audit, check and generate treat it as no label
     nodes = [
-        node("a1")
-        .labels(full("i1", "n1", "l1"))
-        .annotations(OWNED)
-        .allocatable(cpu="64")
-        .gpus(8)
-        .info(),
+        gpu_node("a1", full("i1", "n1", "l1")),
         node("p1").labels(full("i1", "n1", "no-imds-data")).allocatable(cpu="64").gpus(8).info(),
         node("p2")
         .labels(full("no-imds-data", "no-imds-data", "no-imds-data"))
@@ -129,16 +104,7 @@ def test_a_placeholder_value_is_a_missing_label_not_a_domain() -> None:
 
 
 def test_figures_have_every_state_and_level_even_when_zero() -> None:
-    r = report_of(
-        [
-            node("a1")
-            .labels(full("i1", "n1", "l1"))
-            .annotations(OWNED)
-            .allocatable(cpu="64")
-            .gpus(8)
-            .info()
-        ]
-    )
+    r = report_of([gpu_node("a1", full("i1", "n1", "l1"))])
     fig = audit_figures(r, 123.0)
     assert fig.states == {"labeled": 1, "partial": 0, "unlabeled": 0, "inconsistent": 0}
     assert fig.unlabeled_accelerators == {"nvidia.com/gpu": 0}
@@ -176,7 +142,7 @@ def test_selector_scope_includes_nodes_without_accelerators() -> None:
     scope = Scope(selector=parse_selector("pool=gpu"))
     nodes = [
         node("s1").labels({"pool": "gpu"}).annotations(OWNED).allocatable({}).info(),
-        node("s2").labels({"pool": "cpu"}).annotations(OWNED).allocatable(cpu="64").gpus(8).info(),
+        gpu_node("s2", {"pool": "cpu"}),
     ]
     r = report_of(nodes, scope)
     assert r.states["unlabeled"] == ("s1",)
@@ -230,31 +196,20 @@ def test_store_ignores_heartbeats_and_tracks_scope_changes() -> None:
     # A status-only update (same labels, same allocatable) changes nothing.
     assert not store.apply(
         "MODIFIED",
-        node("a1")
-        .labels(full("i1", "n1", "l1"))
-        .annotations(OWNED)
-        .allocatable(cpu="64")
-        .gpus(8)
-        .info(),
+        gpu_node("a1", full("i1", "n1", "l1")),
     )
     assert not store.changed.is_set() and store.snapshot()[0] == gen
     # A label removal does.
     assert store.apply(
         "MODIFIED",
-        node("a1").labels({ISLAND: "i1"}).annotations(OWNED).allocatable(cpu="64").gpus(8).info(),
+        gpu_node("a1", {ISLAND: "i1"}),
     )
     assert store.changed.is_set()
     # A node losing its GPUs leaves the scope; a CPU node gaining some enters it.
     assert store.apply("MODIFIED", node("c2").annotations(OWNED).allocatable({"cpu": "8"}).info())
-    assert store.apply(
-        "MODIFIED", node("cpu").annotations(OWNED).allocatable(cpu="64").gpus(8).info()
-    )
-    assert store.apply(
-        "DELETED", node("d2").annotations(OWNED).allocatable(cpu="64").gpus(8).info()
-    )
-    assert not store.apply(
-        "DELETED", node("never-seen").annotations(OWNED).allocatable(cpu="64").gpus(8).info()
-    )
+    assert store.apply("MODIFIED", gpu_node("cpu"))
+    assert store.apply("DELETED", gpu_node("d2"))
+    assert not store.apply("DELETED", gpu_node("never-seen"))
     assert not store.apply(
         "BOOKMARK", node("").annotations(OWNED).allocatable(cpu="64").gpus(8).info()
     )

@@ -209,3 +209,13 @@ def simulate(items: Sequence[Mapping[str, Any]], conf: SchedulerConf = TEST_CONF
 
 def bound(v: Verdict) -> dict[str, str]:
     return {p.pod: p.node for p in v.binds}
+
+
+def binds_as(items: Sequence[Mapping[str, Any]], expected: int | dict[str, str]) -> None:
+    """One cycle over ``items`` and queue q1 binds ``expected``: that many pods, or exactly
+    these pods on these nodes."""
+    verdict = simulate([*items, queue()])
+    if isinstance(expected, int):
+        assert len(verdict.binds) == expected, verdict.message
+    else:
+        assert bound(verdict) == expected

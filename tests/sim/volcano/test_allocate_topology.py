@@ -16,12 +16,10 @@ from typing import Any
 import pytest
 
 from tests.sim.volcano.objects import (
-    bound,
+    binds_as,
     member,
     podgroup,
-    queue,
     selector_cluster,
-    simulate,
     three_tiers,
     two_racks,
 )
@@ -123,8 +121,4 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
 def test_allocate_with_network_topologies(
     items: list[dict[str, Any]], expected: int | dict[str, str]
 ) -> None:
-    verdict = simulate([*items, queue()])
-    if isinstance(expected, int):
-        assert len(verdict.binds) == expected, verdict.message
-    else:
-        assert bound(verdict) == expected
+    binds_as(items, expected)
