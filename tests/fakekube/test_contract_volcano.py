@@ -40,8 +40,10 @@ def test_podgroups_list_all_namespaces_or_one(api: Kube, co) -> None:
     """PodGroups are namespaced: listed across namespaces at the group path, per namespace
     under namespaces/{ns}, read by name; a missing one is 404 naming the group and kind."""
     api.add_object("Namespace", {"metadata": {"name": "ml"}})
-    api.add_object("podgroups.scheduling.volcano.sh", podgroup(2, name="a", ns="default"))
-    api.add_object("podgroups.scheduling.volcano.sh", podgroup(2, name="b", ns="ml"))
+    api.add_object(
+        "podgroups.scheduling.volcano.sh", podgroup(2, name="a", ns="default", phase=None)
+    )
+    api.add_object("podgroups.scheduling.volcano.sh", podgroup(2, name="b", ns="ml", phase=None))
     every = co.list_cluster_custom_object(*SCHEDULING, "podgroups")
     assert sorted(i["metadata"]["name"] for i in every["items"]) == ["a", "b"]
     ml = co.list_namespaced_custom_object(*SCHEDULING, "ml", "podgroups")

@@ -60,7 +60,7 @@ def podgroup(
     mode: str | None = None,
     tier: int | None = None,
     tier_name: str | None = None,
-    phase: str = "Inqueue",
+    phase: str | None = "Inqueue",
     min_task_member: Mapping[str, int] | None = None,
     subgroups: Sequence[Mapping[str, Any]] = (),
     min_resources: Mapping[str, str] | None = None,
@@ -74,13 +74,15 @@ def podgroup(
         spec["subGroupPolicy"] = [dict(s) for s in subgroups]
     if min_resources is not None:
         spec["minResources"] = dict(min_resources)
-    return {
+    obj = {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
         "kind": "PodGroup",
         "metadata": {"name": name, "namespace": ns},
         "spec": spec,
-        "status": {"phase": phase},
     }
+    if phase is not None:  # None: no status, as a PodGroup is created
+        obj["status"] = {"phase": phase}
+    return obj
 
 
 def subgroup(
