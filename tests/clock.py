@@ -53,14 +53,14 @@ class FakeClock:
     def wait(self, event: threading.Event, timeout: float) -> bool:
         return self._park(timeout, event.is_set, lambda: (True,)) is not None
 
-    def get(self, items: queue.Queue[T], timeout: float) -> T:
-        def take() -> tuple[T] | None:
+    def take(self, items: queue.Queue[T], timeout: float) -> T:
+        def first() -> tuple[T] | None:
             try:
                 return (items.get_nowait(),)
             except queue.Empty:
                 return None
 
-        got = self._park(timeout, lambda: not items.empty(), take)
+        got = self._park(timeout, lambda: not items.empty(), first)
         if got is None:
             raise queue.Empty
         return got[0]

@@ -199,7 +199,7 @@ class Agent:
             )
             message: Message
             try:
-                message = self._clock.get(self._queue, timeout)
+                message = self._clock.take(self._queue, timeout)
             except queue.Empty:
                 if retry_at is None or self._clock.monotonic() < retry_at:
                     continue

@@ -32,7 +32,7 @@ class Clock(Protocol):
         """Wait until ``event`` is set, at most ``timeout`` seconds; whether it is set."""
         ...
 
-    def get(self, items: queue.Queue[T], timeout: float) -> T:
+    def take(self, items: queue.Queue[T], timeout: float) -> T:
         """The next item of ``items``, waiting at most ``timeout`` seconds for one;
         ``queue.Empty`` if none came."""
         ...
@@ -51,7 +51,7 @@ class SystemClock:
     def wait(self, event: threading.Event, timeout: float) -> bool:
         return event.wait(timeout)
 
-    def get(self, items: queue.Queue[T], timeout: float) -> T:
+    def take(self, items: queue.Queue[T], timeout: float) -> T:
         return items.get(timeout=timeout)
 
 
