@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
 from labeler.base.files import read_text, write_atomic
-from labeler.base.flags import one_of
+from labeler.base.flags import enum_flag
 from labeler.base.prog import command
 from labeler.commands._base import (
     add_command,
@@ -184,8 +184,7 @@ def _volcano_options(g: argparse.ArgumentParser) -> None:
     )
     v.add_argument(
         "--node-members",
-        type=one_of(hypernodes.NodeMembers),
-        choices=list(hypernodes.NodeMembers),
+        **enum_flag(hypernodes.NodeMembers),
         default=hypernodes.HyperNodeOptions.node_members,
         help="tier-1 members: each node by name, or one labelMatch on the narrowest label "
         "(picks up new nodes by itself); default: %(default)s",
