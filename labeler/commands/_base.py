@@ -419,7 +419,16 @@ def cluster_devices(api: Api, drivers: tuple[str, ...]) -> dict[str, Devices]:
     return device_counts(read_resource_slices(api, drivers), drivers)
 
 
-# --- KEY=VALUE flags --------------------------------------------------------------------
+# --- NS/NAME and KEY=VALUE flags ---------------------------------------------------------
+
+
+def namespaced_name(flag: str, ref: str) -> tuple[str, str]:
+    """The namespace and name of ``flag``'s NS/NAME value (a usage error, exit 2, if it is
+    not one)."""
+    ns, slash, name = ref.partition("/")
+    if not slash or not ns or not name:
+        raise UsageError(f"{flag} {ref!r}: expected NAMESPACE/NAME")
+    return ns, name
 
 
 def parse_pairs(values: Iterable[str], flag: str, *, labels: bool = True) -> dict[str, str]:
