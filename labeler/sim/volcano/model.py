@@ -133,11 +133,14 @@ class SubGroupPolicy:
     network_topology: NetworkTopology | None = None
 
     def match_values(self, labels: Mapping[str, str]) -> tuple[str, ...] | None:
-        """``getSubJobMatchValues``: None when the pod is not in this policy."""
+        """``getSubJobMatchValues``: None when the pod is not in this policy. A policy
+        without ``matchLabelKeys`` matches no pod: Volcano files a pod under a policy only
+        when it gives at least one value (``getOrCreateSubJob``), so such pods fall to the
+        job's default sub-job, and the policy's ``minSubGroups`` counts none of them."""
         if self.selector is not None and not self.selector.matches(labels):
             return None
         values = tuple(labels.get(k, "") for k in self.match_label_keys)
-        return None if any(v == "" for v in values) else values
+        return values if values and all(values) else None
 
 
 @dataclass(frozen=True)
