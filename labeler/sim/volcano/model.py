@@ -21,6 +21,7 @@ from labeler.sim.common.affinity import NodeAffinity, Requirement, parse_node_af
 from labeler.sim.common.cluster import Toleration, pod_requests
 from labeler.sim.common.fields import as_map, whole
 from labeler.sim.common.shape import toleration_from_dict
+from labeler.sim.volcano import resources as R
 
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 TASK_SPEC = "volcano.sh/task-spec"
@@ -190,7 +191,9 @@ def podgroup_from_object(obj: Mapping[str, Any], where: str) -> PodGroup:
         queue=str(spec.get("queue") or DEFAULT_QUEUE),
         min_member=whole(spec.get("minMember"), f"{here}: spec.minMember", default=0),
         min_task_member=mtm,
-        min_resources=None if mr is None else resource_map(mr, f"{here}: spec.minResources"),
+        min_resources=None
+        if mr is None
+        else R.scheduler_view(resource_map(mr, f"{here}: spec.minResources")),
         network_topology=network_topology(
             spec.get("networkTopology"), f"{here}: spec.networkTopology"
         ),
