@@ -188,7 +188,9 @@ def _min_resources(tasks: Sequence[TaskSpec], job_min: int, where: str) -> dict[
         per_pod[t.name] = R.add(pod_requests(spec, f"{where}: task {t.name}"), {"pods": 1})
 
     def times(t: TaskSpec, n: int) -> dict[str, int]:
-        return {k: v * n for k, v in per_pod[t.name].items()}
+        # CalTaskRequests adds the pod's usage n times: none at all for n = 0, so a task
+        # counted with no pod adds no name, not a name at 0.
+        return {k: v * n for k, v in per_pod[t.name].items()} if n > 0 else {}
 
     out: dict[str, int] = {}
     if job_min < sum(t.min_available for t in tasks):
