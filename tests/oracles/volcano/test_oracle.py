@@ -53,6 +53,16 @@ def test_a_roles_failed_node_is_refused_to_its_later_pods() -> None:
     )
 
 
+def test_a_policy_without_match_label_keys_is_named_as_a_trap() -> None:
+    """Volcano puts no pod under it, so its minSubGroups stops the gang: the answer says so."""
+    answer = compare.advise(REGRESSIONS / "subgroup-policy-without-match-keys")
+    assert answer["pods"] == []
+    assert any(
+        t.startswith("sub-group policy t0 holds no pod (it has no matchLabelKeys")
+        for t in answer["traps"]
+    )
+
+
 def test_preferred_affinity_weighs_its_raw_weight() -> None:
     answer = compare.advise(REGRESSIONS / "preferred-affinity-unnormalized")
     assert [p["node"] for p in answer["pods"]] == ["big"]
