@@ -149,6 +149,13 @@ def _template_problems(t: TaskSpec, index: int) -> list[str]:
     return out
 
 
+def job_min_available(spec: Mapping[str, Any], tasks: Sequence[TaskSpec], where: str) -> int:
+    """The job's ``minAvailable`` once the mutating webhook has set it: when 0 or left out,
+    the sum of the tasks' (defaulted) ``minAvailable``; the validating webhook checks this
+    one against the replicas."""
+    return whole(spec.get("minAvailable"), where, default=0) or sum(t.min_available for t in tasks)
+
+
 def admission_problems(name: str, spec: Mapping[str, Any], tasks: Sequence[TaskSpec]) -> list[str]:
     """What the validating webhook refuses (``validateJobCreate``), in its words."""
     if not tasks:
@@ -175,7 +182,7 @@ def admission_problems(name: str, spec: Mapping[str, Any], tasks: Sequence[TaskS
         if problem := _partition_problem(t, name):
             problems.append(problem)
     total = sum(t.replicas for t in tasks)
-    if whole(spec.get("minAvailable"), "spec.minAvailable", default=0) > total:
+    if job_min_available(spec, tasks, "spec.minAvailable") > total:
         problems.append("job 'minAvailable' should not be greater than total replicas in tasks")
     return problems
 
@@ -309,9 +316,7 @@ def expand_job(obj: Mapping[str, Any], where: str, version: tuple[int, int] = VE
                 "webhook (1.14, 1.15) set the task's minAvailable to 0 (minPartitions × "
                 "partitionSize), so none of its pods counts for the gang; set minPartitions"
             )
-    job_min = whole(spec.get("minAvailable"), f"{here}: spec.minAvailable", default=0) or sum(
-        t.min_available for t in tasks
-    )
+    job_min = job_min_available(spec, tasks, f"{here}: spec.minAvailable")
     uid = str(meta.get("uid") or "")
     group = f"{name}-{uid}" if uid else name
     pg_spec: dict[str, Any] = {

@@ -5,7 +5,6 @@ the webhook's refusal."""
 from __future__ import annotations
 
 import dataclasses
-import re
 from pathlib import Path
 from typing import Any
 
@@ -46,13 +45,21 @@ def _volcano_gang(converted: Obj) -> Gang:
 
 
 def refusal_differences(a: Obj, refused: str) -> list[str]:
-    """Volcano's webhook refused the Job: advise must refuse it in the same words."""
-    # The webhook joins its findings with "; " (its own) or ". " (the pod template's).
-    parts = [p.strip() for p in re.split(r";|(?<=\.)\s", refused) if p.strip()]
+    """Volcano's webhook refused the Job: advise must refuse it with the same findings. The
+    webhook strings its findings together ("; " after its own, ". " after the pod
+    template's, nothing after a partition's), so each of advise's findings must be in
+    Volcano's message, and nothing but separators be left of it."""
     error = str(a.get("error", ""))
-    if parts and all(p in error for p in parts):
-        return []
-    return [f"refusal: Volcano {refused.strip()!r} vs advise {error or 'accepted the Job'!r}"]
+    found = [line.split("): ", 1)[1] for line in error.splitlines()[1:] if "): " in line]
+    left = refused
+    for f in found:
+        words = f.rstrip(".")
+        if words not in left:
+            return [f"refusal: advise's {f!r} is not in Volcano's {refused.strip()!r}"]
+        left = left.replace(words, "", 1)
+    if not found or left.strip(" ;."):
+        return [f"refusal: Volcano {refused.strip()!r} vs advise {error or 'accepted the Job'!r}"]
+    return []
 
 
 def conversion_differences(folder: Path, o: Obj) -> list[str]:

@@ -201,3 +201,11 @@ def test_a_task_counted_with_no_pod_adds_no_resource_name() -> None:
     parted["partitionPolicy"] = {"totalPartitions": 2, "partitionSize": 1, "minPartitions": 0}
     gang = expand_job(job(parted, task("m", 1, "1")), "f")
     assert gang.podgroup.min_resources == {"cpu": 1000, "pods": 1}
+
+
+def test_the_job_min_available_the_webhook_set_is_checked_against_the_replicas() -> None:
+    """No job minAvailable: the mutating webhook sets the tasks' sum (2), above 1 replica."""
+    with pytest.raises(InputError) as err:
+        expand_job(job(task("w", 1, "1", minAvailable=2)), "f")
+    assert "'minAvailable' is greater than 'replicas' in task: w, job: j" in str(err.value)
+    assert "job 'minAvailable' should not be greater than total replicas in tasks" in str(err.value)
