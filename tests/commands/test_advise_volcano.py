@@ -51,7 +51,9 @@ def job(tasks: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
 
 def task(name: str, replicas: int, *, gpus: int = 8, **extra: Any) -> dict[str, Any]:
     requests = {"cpu": "8", "nvidia.com/gpu": str(gpus)} if gpus else {"cpu": "8"}
-    container = {"name": "c", "image": "x", "resources": {"requests": requests}}
+    # Volcano's webhook refuses an extended resource without a limit equal to its request.
+    limits = {"nvidia.com/gpu": str(gpus)} if gpus else {}
+    container = {"name": "c", "image": "x", "resources": {"requests": requests, "limits": limits}}
     template = {"spec": {"containers": [container]}}
     return {"name": name, "replicas": replicas, "template": template, **extra}
 
