@@ -115,6 +115,22 @@ def test_volcano_takes_advises_tie_picks_on_every_run(name: str) -> None:
         assert compare.differences(case, answer, compare.oracle(exe, case, seed)) == []
 
 
+def test_the_oracle_converts_a_job_with_volcanos_webhooks_and_job_controller() -> None:
+    """The Job's PodGroup and pods come from Volcano's own code: the mutating webhook's
+    minAvailable (minPartitions 0 × partitionSize), the controller's name, sub-group
+    policies and partition labels; advise's conversion and answer agree with them."""
+    _need_go()
+    exe, case = build.build(), REGRESSIONS / "job-min-resources-zero-count"
+    o = compare.oracle(exe, case)
+    pg = o["converted"]["podGroup"]
+    assert pg["metadata"]["name"] == "train-job-uid"
+    assert pg["spec"]["minTaskMember"] == {"t0": 0, "t1": 0}
+    assert [p["name"] for p in pg["spec"]["subGroupPolicy"]] == ["t0", "t1"]
+    labels = [p["metadata"]["labels"]["volcano.sh/partition-id"] for p in o["converted"]["pods"]]
+    assert labels[:4] == ["0", "0", "1", "1"]
+    assert compare.differences(case, compare.advise(case), o) == []
+
+
 def test_oracle_pins_the_version_advise_models() -> None:
     assert build.version() == VOLCANO_VERSION
 
