@@ -42,7 +42,7 @@ from labeler.sim.kubesched.objects import Group, GroupPod, Objects
 from labeler.sim.kubesched.pick import Picker
 from labeler.sim.kubesched.results import GroupResult, Placement, PodResult
 from labeler.sim.kubesched.score import FIT, PODS_COUNT, fit_placement_score, pods_count_scores
-from labeler.sim.kubesched.state import Prefer, State
+from labeler.sim.kubesched.state import Prefer, PreferDomain, State
 
 GANG_WAITING = "waiting for minCount pods from a gang to appear in scheduling queue"
 UNSCHEDULABLE = "pod group is unschedulable"
@@ -270,7 +270,11 @@ def _best(
         totals.append(count + fit)
     top = max(totals)
     winners = [r for (_, r), t in zip(good, totals, strict=True) if t == top]
-    return winners[0], len(winners) > 1
+    best, prefer = winners[0], state.caches.prefer_domain
+    if len(winners) > 1 and prefer is not None:
+        chosen = prefer(best.group, tuple(r.domain for r in winners))
+        best = next(r for r in winners if r.domain == chosen)
+    return best, len(winners) > 1
 
 
 def _pods_ready(group: Group, state: State, objs: Objects) -> bool:
@@ -398,16 +402,18 @@ def advise(
     *,
     remember: bool = True,
     prefer: Prefer | None = None,
+    prefer_domain: PreferDomain | None = None,
 ) -> Advice:
     """Schedule every hierarchy the file names, one after another, as kube-scheduler would
     now. Pods given only in the file with a node are counted on that node. ``remember``
     False recomputes every try (the same answer, slower: for tests and the benchmark).
-    ``prefer`` picks among nodes tied for a pod's top score (by default the first by name;
-    a try's outcome then depends on more than its inputs, so none is reused)."""
+    ``prefer`` picks among nodes tied for a pod's top score, ``prefer_domain`` among a
+    group's tied placements (by default the first by name; a try's outcome then depends
+    on more than its inputs, so none is reused)."""
     listed = {n.name for n in nodes}
     state = State.build(nodes, [p for p in objs.pods if p.node], objs.scoring)
-    state.caches.remember = remember and prefer is None
-    state.caches.prefer = prefer
+    state.caches.remember = remember and prefer is None and prefer_domain is None
+    state.caches.prefer, state.caches.prefer_domain = prefer, prefer_domain
     for pod in objs.unlisted:
         if pod.node in listed:
             state.add_usage(pod, pod.node)

@@ -23,6 +23,9 @@ from labeler.sim.kubesched.results import GroupResult
 Prefer = Callable[[GroupPod, tuple[str, ...], "State"], str]
 """Which of the nodes tied for a pod's top score to take, in place of the first by name:
 kube-scheduler draws one at random; the oracle's comparison replays its draws."""
+PreferDomain = Callable[[Group, tuple[str | None, ...]], str | None]
+"""Which of a group's placements tied for the best score to keep, in place of the first
+by name (kube-scheduler's pick among them is as random)."""
 
 
 @dataclass
@@ -34,6 +37,7 @@ class Caches:
 
     remember: bool = True
     prefer: Prefer | None = None
+    prefer_domain: PreferDomain | None = None
     static: dict[tuple[Hashable, str], bool] = field(default_factory=dict)
     dynamic: dict[tuple[Hashable, str, int], int | None] = field(default_factory=dict)
     shapes: dict[Group, Hashable] = field(default_factory=dict)

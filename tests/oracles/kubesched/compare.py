@@ -31,13 +31,20 @@ import shutil
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from labeler.commands.advise.input import read_manifest
+from labeler.sim.common.inputs import read_snapshot_objects
+from labeler.sim.kubesched import objects as ob
+from labeler.sim.kubesched.objects import Group, GroupPod, Objects, collect
+from labeler.sim.kubesched.report import advice_dict
+from labeler.sim.kubesched.schedule import advise
+from labeler.sim.kubesched.state import State
 from tests.oracles import batch as batch_
 from tests.oracles.batch import Disagreement
 from tests.oracles.kubesched import oracle
@@ -172,30 +179,19 @@ def compare(ours: Obj, theirs: Obj, labels: dict[str, dict[str, str]]) -> tuple[
                 f"{pod['name']}: advise {pod['message']!r}; kube-scheduler {r['message']!r}",
             )
     pod_groups = {p["name"]: p["group"] for p in ours["pods"]}
-    elsewhere_taken: set[str] = set()
-    """Groups inside a tied placement kube-scheduler took and advise did not."""
-    diverged = False
     for group in _walk(ours["groups"]):
         key = group.get("topology_key")
         bound = [real[p]["node"] for p in _pods_under(group, pod_groups) if real[p]["node"]]
-        if group["name"] in elsewhere_taken:
-            continue
         if not key or not bound or not group["fits"] or group["domain"] is None:
             continue
         domains = {labels[n].get(key) for n in bound}
         want = group["domain"][key]
-        allowed = _tied(group) if group.get("tie") else {want}
-        if len(domains) != 1 or not domains <= allowed:
+        if domains != {want}:
+            tie = f" (a tie among {', '.join(sorted(_tied(group)))})" if group.get("tie") else ""
             return "domain", (
-                f"{group['kind']} {group['name']} ({key}): advise {want}"
-                f"{' (a tie among ' + ', '.join(sorted(allowed)) + ')' if group.get('tie') else ''}"
+                f"{group['kind']} {group['name']} ({key}): advise {want}{tie}"
                 f"; kube-scheduler {', '.join(sorted(map(str, domains)))}"
             )
-        if domains != {want}:
-            diverged = True
-            elsewhere_taken |= {g["name"] for g in _walk(group.get("children") or [])}
-    if diverged:
-        return None  # what happened inside the other placement advise did not work out
     groups = {p["name"]: p["group"] for p in ours["pods"]}
     ours_at = Counter((p["group"], p["node"]) for p in ours["pods"] if p["node"])
     real_at = Counter((groups[p["name"]], p["node"]) for p in theirs["pods"] if p["node"])
@@ -210,23 +206,21 @@ def _at(counts: Counter[tuple[str, str]]) -> str:
 
 
 def tied(ours: Obj) -> bool:
-    """Whether advise reports a node tie: a pod whose node was one of several of equal
-    score (kube-scheduler draws among them)."""
-    return any(p.get("tied_nodes") for p in ours["pods"])
+    """Whether advise reports a draw of kube-scheduler's that replaying can steer: a pod
+    whose node was one of several of equal score, a group whose placement was one of
+    several of equal score."""
+    groups = _cycles(ours["groups"])
+    return any(p.get("tied_nodes") for p in ours["pods"]) or any(g.get("tie") for g in groups)
 
 
 def replayed(folder: Path, theirs: Obj) -> Obj:
     """advise's JSON answer on the scenario, worked out again with kube-scheduler's draws
-    among nodes of equal score replayed: at each tie, the first tied node (by name) where
+    replayed: among nodes of equal score, the first tied node (by name) where
     kube-scheduler bound more pods of the pod's group than the simulation has put there so
-    far (its running pods included), else the first tied node. Only a tie is steered: a
-    node that is not among the simulator's best is never taken."""
-    from labeler.commands.advise.input import read_manifest
-    from labeler.sim.common.inputs import read_snapshot_objects
-    from labeler.sim.kubesched.objects import GroupPod, collect
-    from labeler.sim.kubesched.report import advice_dict
-    from labeler.sim.kubesched.schedule import advise
-    from labeler.sim.kubesched.state import State
+    far (its running pods included), else the first tied node; among a group's placements
+    of equal score, the domain kube-scheduler bound the group's pods in, when it is one of
+    them. Only a tie is steered: a node or a placement that is not among the simulator's
+    best is never taken."""
 
     manifest = read_manifest(str(folder / "podgroups.yaml"))
     snap, items = read_snapshot_objects(str(folder / "snapshot.yaml"), tas_pods_via_workloads=False)
@@ -247,8 +241,36 @@ def replayed(folder: Path, theirs: Obj) -> Obj:
         key = (pod.namespace, pod.group)
         return next((n for n in nodes if want[(*key, n)] > have[n]), nodes[0])
 
-    advice = advise(objs, snap.nodes, str(folder / "podgroups.yaml"), prefer=prefer)
+    domains = _domains_taken(objs, theirs, {n.name: n.labels for n in snap.nodes})
+
+    def prefer_domain(group: Group, tied: tuple[str | None, ...]) -> str | None:
+        want = domains.get((group.kind, group.namespace, group.name))
+        return want if want in tied else tied[0]
+
+    origin = str(folder / "podgroups.yaml")
+    advice = advise(objs, snap.nodes, origin, prefer=prefer, prefer_domain=prefer_domain)
     return advice_dict(advice)
+
+
+def _domains_taken(
+    objs: Objects, theirs: Obj, labels: dict[str, Mapping[str, str]]
+) -> dict[tuple[str, str, str], str]:
+    """Per group with a topology key, the one domain kube-scheduler bound its pods in."""
+    bound = {r["name"]: r["node"] for r in theirs["pods"] if r["node"]}
+    out: dict[tuple[str, str, str], str] = {}
+    for (kind, namespace, name), group in objs.groups.items():
+        if group.key is None:
+            continue
+        under = set(ob.pod_groups_under(objs, group))
+        nodes = {
+            bound[p.ref]
+            for p in objs.pods
+            if p.namespace == namespace and p.group in under and p.ref in bound
+        }
+        values = {labels[n].get(group.key) for n in nodes}
+        if len(values) == 1 and None not in values:
+            out[(kind, namespace, name)] = str(next(iter(values)))
+    return out
 
 
 def agrees(folder: Path, ours: Obj, theirs: Obj) -> tuple[str, str] | None:
@@ -262,7 +284,7 @@ def agrees(folder: Path, ours: Obj, theirs: Obj) -> tuple[str, str] | None:
     if again is None:
         return None
     kind, detail = again
-    return kind, f"{detail} (with kube-scheduler's draws among tied nodes replayed)"
+    return kind, f"{detail} (with kube-scheduler's draws among tied nodes and placements replayed)"
 
 
 def _labels(folder: Path) -> dict[str, dict[str, str]]:
