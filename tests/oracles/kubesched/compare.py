@@ -8,19 +8,20 @@ The rules (tests/oracles/README.md, "kube-scheduler", says why):
   group's placements, and a pod's own filter message may be the one it got in any placement
   of a group none of whose placements is feasible; a pod kube-scheduler never tried (a gang
   short of its minCount) must be one ``advise`` says is waiting;
-- every group with a topology constraint whose pods were bound: the domain, which must be
-  ``advise``'s, or where ``advise`` reports a tie between placements, one of the tied ones
-  (where kube-scheduler took another tied one, the domains of the groups inside it and the
-  pods per node are not compared: advise worked out its own choice only);
+- every group with a topology constraint whose pods were bound: the domain, ``advise``'s;
 - where kube-scheduler wrote ``cannot determine domain for already scheduled pods: ...``,
   one of the messages ``advise`` says it may write (``alternatives``: it meets the running
   pods in no set order);
-- the pods of each group per node, exactly. Where ``advise`` reports a node tie (a pod
-  whose top score several nodes share: kube-scheduler draws one), its answer is worked
-  out again with kube-scheduler's draws replayed (``replayed``): at each tie, the tied
-  node that kube-scheduler gave a pod of that group more often than the simulation has so
-  far, else the first by name; that answer must then agree in every point above, so each
-  of kube-scheduler's nodes must be one of the simulator's own best.
+- the pods of each group per node, exactly.
+
+Where ``advise`` reports a draw of kube-scheduler's (a pod whose top score several nodes
+share, a group whose best placement score several placements share), its answer is
+worked out again with kube-scheduler's draws replayed (``replayed``): at each node tie,
+the tied node that kube-scheduler gave a pod of that group more often than the
+simulation has so far, else the first by name; at each placement tie, the domain
+kube-scheduler bound the group in, if it is one of the tied. That answer must then agree
+in every point above, so each of kube-scheduler's nodes and domains must be one of the
+simulator's own best.
 """
 
 from __future__ import annotations
