@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from labeler.sim.kubesched.report import advice_dict, advice_text
 from labeler.sim.kubesched.schedule import advise
-from labeler.sim.kubesched.state import State
+from labeler.sim.kubesched.state import PreferDomain, State
 from tests.builders import pod
 from tests.sim.kubesched.podgroups import basic, composite, gang, member, rack_node, run
 
@@ -114,3 +114,31 @@ def test_one_domain_and_a_pod_without_the_key_may_name_either() -> None:
     # whichever pod is met first: the unlabelled one is named either way
     assert root.error and root.message == HELD + "no topology domain found for pod ns/r1"
     assert root.alternatives == []
+
+
+def test_a_domain_preference_picks_among_the_tied_placements_only() -> None:
+    from labeler.sim.common.cluster import snapshot_from_objects
+    from labeler.sim.kubesched.objects import Group, collect
+
+    racks = [rack_node(f"{r}1", {"rack": f"rack-{i}", "zone": "z"}) for i, r in enumerate("abc")]
+    busy = pod("busy").namespace("other").requests(cpu="1").on("c1").obj()
+    asked = [gang("pg", "rack", 1), member("p1", "pg", cpu="1")]
+    offered: list[tuple[str | None, ...]] = []
+
+    def last(group: Group, domains: tuple[str | None, ...]) -> str | None:
+        offered.append(domains)
+        return domains[-1]
+
+    def domain(
+        cluster: list[dict[str, object]], prefer_domain: PreferDomain | None = None
+    ) -> str | None:
+        snap = snapshot_from_objects({"kind": "List", "items": cluster}, "snapshot")
+        objs = collect([(o, "file") for o in asked], [(o, "snapshot") for o in cluster])
+        return advise(objs, snap.nodes, "file", prefer_domain=prefer_domain).results[0].domain
+
+    assert domain(racks) == "rack-0"  # three equal racks: the first by name
+    assert domain(racks, prefer_domain=last) == "rack-2"
+    assert offered == [("rack-0", "rack-1", "rack-2")]
+    # a busy node makes its rack's placement score higher (MostAllocated): no tie to offer
+    offered.clear()
+    assert domain([*racks, busy], prefer_domain=last) == "rack-2" and offered == []
