@@ -222,7 +222,6 @@ def replayed(folder: Path, theirs: Obj) -> Obj:
     of equal score, the domain kube-scheduler bound the group's pods in, when it is one of
     them. Only a tie is steered: a node or a placement that is not among the simulator's
     best is never taken."""
-
     manifest = read_manifest(str(folder / "podgroups.yaml"))
     snap, items = read_snapshot_objects(str(folder / "snapshot.yaml"), tas_pods_via_workloads=False)
     known = [(o, "snapshot") for o in items if isinstance(o, dict)]
@@ -275,8 +274,8 @@ def _domains_taken(
 
 
 def agrees(folder: Path, ours: Obj, theirs: Obj) -> tuple[str, str] | None:
-    """The comparison of one answer of kube-scheduler's with advise's, with the draws
-    among tied nodes replayed where advise reports ties (``replayed``)."""
+    """The comparison of one answer of kube-scheduler's with advise's, with its draws
+    among tied nodes and placements replayed where advise reports ties (``replayed``)."""
     labels = _labels(folder)
     found = compare(ours, theirs, labels)
     if found is None or not tied(ours):
