@@ -108,15 +108,14 @@ def main(argv: Sequence[str] | None = None, *, prog: str = PROG) -> int:
 
 def _run(argv: list[str], prog: str) -> int:
     args = parse(argv, prog)
-    # Imported once the line is parsed: --help and usage errors print without logging.
-    import logging
-
-    from labeler.base.logs import setup_logging
+    # Imported once the line is parsed: --help and usage errors print without them. The
+    # logging package itself is loaded only if the command logs (labeler/base/logs.py).
+    from labeler.base import logs
     from labeler.base.prog import invoked_as
 
     invoked_as(prog)  # messages that name a command name it as the user typed it
 
-    setup_logging(args.log_level, args.log_format)
+    logs.setup_logging(args.log_level, args.log_format)
     try:
         code: int = args.handler(args)
         return code
@@ -128,7 +127,7 @@ def _run(argv: list[str], prog: str) -> int:
     except BrokenPipeError:
         return Exit.OK
     finally:
-        logging.shutdown()
+        logs.shutdown()
 
 
 def kubectl_plugin() -> int:

@@ -13,18 +13,18 @@ nodes in every command.
 from __future__ import annotations
 
 import fnmatch
-import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from labeler.base.logs import logger
 from labeler.core.dra import DEFAULT_DRIVERS, Devices
 from labeler.core.quantity import parse_count
 
 if TYPE_CHECKING:  # a type here: the commands whose --help names the scope need no selector
     from labeler.core.selector import Selector
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 DEFAULT_RESOURCES: tuple[str, ...] = ("nvidia.com/gpu", "huawei.com/Ascend*")
 
