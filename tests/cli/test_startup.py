@@ -105,10 +105,21 @@ def test_help_lists_the_commands_without_importing_any(tmp_path: Path) -> None:
     [
         # check reads the CSV and judges it: no simulator (only --affinity-config needs
         # its rules), no hashing, no median from statistics, no selector (the help of
-        # --node-selector names the default scope, not a parsed one), no YAML.
+        # --node-selector names the default scope, not a parsed one), no YAML, no exact
+        # quantities (only a node's allocatable read from a cluster needs them), and no
+        # logging when nothing is logged (it loads traceback, threading, string, weakref).
         (
             ["check", "--profile=oci-rdma", f"--from-csv={CSV}"],
-            {"labeler.sim", "labeler.core.selector", "statistics", "hashlib", "yaml"},
+            {
+                "labeler.sim",
+                "labeler.core.selector",
+                "statistics",
+                "hashlib",
+                "yaml",
+                "fractions",
+                "decimal",
+                "logging",
+            },
         ),
         # generate without --emit slurm: no Slinky model nor the label planner under it;
         # its files are written without tempfile (which loads random and hashlib).
@@ -123,13 +134,23 @@ def test_help_lists_the_commands_without_importing_any(tmp_path: Path) -> None:
                 "tempfile",
                 "random",
                 "hashlib",
+                "fractions",
+                "decimal",
+                "logging",
             },
         ),
         # Kueue's advise of one PodSet: not Volcano's simulator, not emit's HyperNodes (the
-        # --volcano-version default is not parsed), not the domains inventory.
+        # --volcano-version default is not parsed), not the domains inventory, and no
+        # logging for its debug line at the default level.
         (
             ["advise", "--profile=oci-rdma", f"--from-snapshot={SNAPSHOT}", *ADVISE],
-            {"labeler.sim.volcano", "labeler.emit", "labeler.sim.kueue.inventory", "statistics"},
+            {
+                "labeler.sim.volcano",
+                "labeler.emit",
+                "labeler.sim.kueue.inventory",
+                "statistics",
+                "logging",
+            },
         ),
     ],
     ids=["check", "generate", "advise"],
