@@ -165,24 +165,42 @@ def test_an_offline_command_loads_only_what_it_uses(
 
 FROZEN_PROBE = """
 import atexit, gc, sys
-from labeler.cli import main
+import labeler.cli as cli
+
+def spy(name, real):
+    def call(*args):
+        print(name, "collector on:", gc.isenabled(), "frozen:", gc.get_freeze_count() > 0)
+        return real(*args)
+    setattr(cli, name, call)
+
+spy("parse", cli.parse)
+spy("_run", cli._run)
 argv = sys.argv[1:]
 atexit.register(lambda: print("frozen at exit:", gc.get_freeze_count() > 0))
-main(argv)
+cli.main(argv)
 print("frozen after main(argv):", gc.get_freeze_count() > 0)
 sys.argv = ["topology-labeler", *argv]
-main()
+cli.main()
 """
 
 
 def test_the_entry_point_leaves_what_it_made_to_the_exit(tmp_path: Path) -> None:
-    # As the process's entry point, main() freezes the heap when the command is done, so
-    # the interpreter's collections at exit skip it; main(argv), as tests call it in their
-    # own process, leaves the collector alone.
+    # As the process's entry point, main() keeps the collector off while it loads the
+    # command and parses the line, freezes what that made before the command runs (with
+    # the collector on), and freezes the heap again when the command is done, so the
+    # interpreter's collections at exit skip it; main(argv), as tests call it in their own
+    # process, leaves the collector alone.
     argv = ["check", "--profile=oci-rdma", f"--from-csv={CSV}"]
     out = python(FROZEN_PROBE, *argv, cwd=tmp_path)
-    said = [line for line in out.splitlines() if line.startswith("frozen")]
-    assert said == ["frozen after main(argv): False", "frozen at exit: True"]
+    said = [line for line in out.splitlines() if line.startswith(("frozen", "parse", "_run"))]
+    assert said == [
+        "parse collector on: True frozen: False",
+        "_run collector on: True frozen: False",
+        "frozen after main(argv): False",
+        "parse collector on: False frozen: False",
+        "_run collector on: True frozen: True",
+        "frozen at exit: True",
+    ]
 
 
 def test_lld_reads_the_workbook_without_openpyxl(tmp_path: Path) -> None:
