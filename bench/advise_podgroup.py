@@ -41,6 +41,9 @@ def _group(kind: str, name: str, key: str, count: int, parent: str | None) -> di
         "schedulingPolicy": {"gang": {field: count}},
         "schedulingConstraints": {"topology": [{"key": PREFIX + key}]},
     }
+    if parent or kind == "CompositePodGroup":
+        # The API server refuses a group in a hierarchy that names no Workload template.
+        spec["workloadRef"] = {"workloadName": "job", "templateName": name}
     if parent:
         spec["parentCompositePodGroupName"] = parent
     version = "v1alpha3" if kind == "CompositePodGroup" else "v1beta1"

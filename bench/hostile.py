@@ -529,8 +529,15 @@ def run_case(case: Case, transport: str, work: Path, limit: float = 150.0) -> di
                 cmd = ["/usr/bin/time", "-o", str(stats), "-f", "%M", *cmd]
             env = {**os.environ, "PYTHONPATH": str(ROOT), "TOPOLOGY_LABELER_TRANSPORT": transport}
             start = time.monotonic()
+            # A session of its own, so that a hung run is killed whole: GNU time and the
+            # Python under it.
             proc = subprocess.Popen(
-                cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+                cmd,
+                env=env,
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
             )
             if case.sigterm:
                 time.sleep(5)
@@ -540,7 +547,7 @@ def run_case(case: Case, transport: str, work: Path, limit: float = 150.0) -> di
                 out, err = proc.communicate(timeout=limit)
                 code: int | str = proc.returncode
             except subprocess.TimeoutExpired:
-                proc.kill()
+                os.killpg(proc.pid, signal.SIGKILL)
                 out, err = proc.communicate()
                 code = "hung"
             took = time.monotonic() - start

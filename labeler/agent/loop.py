@@ -40,7 +40,7 @@ from labeler.base.errors import Exit
 from labeler.base.logs import logger
 from labeler.base.metrics import AgentMetrics
 from labeler.core.node import NodeInfo
-from labeler.kube.errors import KubeError, NotFound
+from labeler.kube.errors import Expired, KubeError, NotFound
 from labeler.kube.events import NodeEvents
 from labeler.kube.nodes import get_node, watch_nodes
 from labeler.sources import NoData, Reading, Source, SourceError
@@ -349,6 +349,11 @@ class Agent:
                         return
                 reconnect.ended()
                 continue
+            except Expired as e:
+                # The server answered: only the events since rv are gone. Not a failure in a
+                # row, so no wait: the fresh GET below starts again, as a re-list would.
+                log.info("watch expired node=%s error=%s; reading the node again", cfg.node, e)
+                delay = 0.0
             except KubeError as e:
                 if self.stop.is_set():
                     return

@@ -120,3 +120,20 @@ def test_the_agent_reports_what_its_re_read_after_a_cut_watch_met(
     assert says in reports[0].getMessage()
     assert all(CUT not in r.getMessage() for r in reports)
     assert not [r for r in caplog.records if r.getMessage().startswith("retrying verb=get")]
+
+
+def test_the_agent_reads_its_node_again_at_once_after_a_410(
+    fake_kube: FakeKube, running: Callable[..., Agent], caplog: pytest.LogCaptureFixture
+) -> None:
+    """410 Expired on the watch is the server's answer, not a failure: the agent reads its
+    node again and watches from there without waiting its API backoff (20 s here)."""
+    fake_kube.add_node("n1")
+    agent = running(Scripted(Reading(IDS)), **{**FAST_API, "api_backoff": 20.0})
+    assert wait_for(lambda: agent.ready and labeled(fake_kube))
+    caplog.set_level(logging.INFO)
+    fault = fake_kube.faults.add(method="GET", path="/api/v1/nodes", status=410, times=1)
+    wait_for(lambda: fault.hits == 1, what="the watch answered 410")
+    opened = node_watches(fake_kube)
+    wait_for(lambda: node_watches(fake_kube) > opened, timeout=5, what="a watch after the 410")
+    assert any("watch expired node=n1" in r.getMessage() for r in caplog.records)
+    assert not any("retry_in=20" in r.getMessage() for r in caplog.records)

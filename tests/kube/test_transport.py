@@ -168,8 +168,9 @@ def test_tls_verifies_the_server_with_the_configured_ca(tls_server: tuple[str, P
     for i in range(2):
         answer = json.loads(api.send("GET", f"/v{i}"))
         assert answer == {"path": f"/v{i}", "auth": "Bearer t0ken"}
-    unverified = tls_api(url, verify_ssl=False)
-    assert json.loads(unverified.send("GET", "/any"))["path"] == "/any"
+    unverified = tls_api(url, verify_ssl=False)  # insecure-skip-tls-verify: works, warned
+    with pytest.warns(urllib3.exceptions.InsecureRequestWarning):
+        assert json.loads(unverified.send("GET", "/any"))["path"] == "/any"
     untrusted = tls_api(url)  # the system CAs do not know the test's certificate
     with pytest.raises(urllib3.exceptions.MaxRetryError, match="CERTIFICATE_VERIFY_FAILED"):
         untrusted.send("GET", "/v")
