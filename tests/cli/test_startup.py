@@ -222,6 +222,7 @@ def test_lld_reads_the_workbook_without_openpyxl(tmp_path: Path) -> None:
     assert "labeler.bulk.xlsx" in modules
     assert {m for m in modules if m.split(".")[0] == "openpyxl"} == set()
     assert client_modules(modules) == set()
+    assert "logging" not in modules  # nothing was logged
 
 
 def test_api_commands_load_configuration_and_transport_not_the_generated_api(
