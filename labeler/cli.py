@@ -27,7 +27,7 @@ PLUGIN_PROG = "kubectl topology"
 
 def common_options() -> argparse.ArgumentParser:
     """Options every subcommand accepts, after the subcommand name (like kubectl)."""
-    from labeler.base.flags import duration, one_of  # not for the overview's --help
+    from labeler.base.flags import duration, enum_flag  # not for the overview's --help
     from labeler.base.logs import LogFormat
 
     common = argparse.ArgumentParser(add_help=False)
@@ -42,9 +42,7 @@ def common_options() -> argparse.ArgumentParser:
         "60s); a slower one is retried like a lost one",
     )
     g.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    g.add_argument(
-        "--log-format", type=one_of(LogFormat), choices=list(LogFormat), default=LogFormat.TEXT
-    )
+    g.add_argument("--log-format", **enum_flag(LogFormat), default=LogFormat.TEXT)
     return common
 
 

@@ -7,9 +7,10 @@ import argparse
 import re
 from collections.abc import Callable
 from enum import StrEnum
-from typing import TypeVar
+from typing import TypedDict, TypeVar
 
 E = TypeVar("E", bound=StrEnum)
+N = TypeVar("N", int, float)
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 # Patterns, not compiled ones: re compiles (and caches) them when a duration is given, not
@@ -18,9 +19,17 @@ _DURATION = r"(?:\d+(?:\.\d*)?(?:ms|s|m|h))+"
 _PART = r"(\d+(?:\.\d*)?)(ms|s|m|h)"
 
 
-def one_of(kind: type[E]) -> Callable[[str], E]:
-    """The member of the enum ``kind`` whose value is the text; give ``choices=list(kind)``
-    too, so that ``--help`` lists them."""
+class EnumFlag(TypedDict):
+    """``type=`` and ``choices=`` of a flag whose value names a member of an enum."""
+
+    type: Callable[[str], StrEnum]
+    choices: tuple[StrEnum, ...]
+
+
+def enum_flag(kind: type[E]) -> EnumFlag:
+    """A flag that takes a member of the enum ``kind`` by its value (``add_argument(...,
+    **enum_flag(kind))``): ``--help`` lists the members, and any other text exits 2 naming
+    them."""
 
     def parse(text: str) -> E:
         try:
@@ -29,24 +38,26 @@ def one_of(kind: type[E]) -> Callable[[str], E]:
             raise argparse.ArgumentTypeError(f"{text!r}: choose from {', '.join(kind)}") from None
 
     parse.__name__ = kind.__name__
-    return parse
+    return {"type": parse, "choices": tuple(kind)}
+
+
+def _number(text: str, kind: Callable[[str], N], what: str) -> N:
+    """``kind(text)``; text it cannot read is a usage error saying it is not ``what``."""
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
 
 
 def positive_number(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    value = _number(text, float, "a number")
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
     return value
 
 
 def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    value = _number(text, int, "a whole number")
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
     return value

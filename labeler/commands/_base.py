@@ -109,10 +109,19 @@ def _volcano_version(text: str) -> tuple[int, int]:
     return parse_version(text)
 
 
-# ``--volcano-version`` of generate and advise: MAJOR.MINOR, checked while parsing. Its
-# default is given parsed: argparse would parse a default string, and so import the parser's
-# module (emit's HyperNodes) for every command line.
-volcano_version = flag_value(_volcano_version)
+def add_volcano_version(p: Any, help_text: str) -> None:
+    """``--volcano-version`` of generate and advise: MAJOR.MINOR, checked while parsing; by
+    default the Volcano modelled here. The default is given parsed: argparse would parse a
+    default string, and so import the parser's module (emit's HyperNodes) for every command
+    line."""
+    from labeler.core.volcano import VERSION
+
+    p.add_argument(
+        "--volcano-version",
+        type=flag_value(_volcano_version),
+        default=VERSION,
+        help=f"{help_text} (default {'.'.join(map(str, VERSION))})",
+    )
 
 
 def cluster(args: argparse.Namespace, *, concurrency: int = 0) -> Api:
@@ -410,7 +419,16 @@ def cluster_devices(api: Api, drivers: tuple[str, ...]) -> dict[str, Devices]:
     return device_counts(read_resource_slices(api, drivers), drivers)
 
 
-# --- KEY=VALUE flags --------------------------------------------------------------------
+# --- NS/NAME and KEY=VALUE flags ---------------------------------------------------------
+
+
+def namespaced_name(flag: str, ref: str) -> tuple[str, str]:
+    """The namespace and name of ``flag``'s NS/NAME value (a usage error, exit 2, if it is
+    not one)."""
+    ns, slash, name = ref.partition("/")
+    if not slash or not ns or not name:
+        raise UsageError(f"{flag} {ref!r}: expected NAMESPACE/NAME")
+    return ns, name
 
 
 def parse_pairs(values: Iterable[str], flag: str, *, labels: bool = True) -> dict[str, str]:

@@ -13,10 +13,10 @@ from typing import Any
 from labeler.agent.config import AgentConfig
 from labeler.agent.decide import OnMissing, Status
 from labeler.base.errors import Exit, UsageError
-from labeler.base.flags import one_of, positive_number
+from labeler.base.flags import enum_flag, positive_number
 from labeler.commands._base import (
-    PROFILE_HELP,
     add_command,
+    add_profile,
     add_slinky,
     add_tree_name,
     cluster,
@@ -38,7 +38,7 @@ _AGENT_EXITS = {
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = add_command(sub, common, "agent", exits=_AGENT_EXITS)
-    p.add_argument("--profile", required=True, help=PROFILE_HELP)
+    add_profile(p, tree_name=False)  # the tree name comes further down, with its own help
     p.add_argument(
         "--node-name", default=None, help="this node's name (default: $NODE_NAME, downward API)"
     )
@@ -51,8 +51,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--on-missing",
-        type=one_of(OnMissing),
-        choices=list(OnMissing),
+        **enum_flag(OnMissing),
         default=AgentConfig.on_missing,
         help="no topology data: skip (write nothing) or isolate (a unique value per node "
         "on each missing level, so Kueue still sees the node); default: %(default)s",

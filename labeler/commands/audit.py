@@ -60,7 +60,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--port", type=int, default=8080, help="port for /metrics, /healthz, /readyz, /topology"
     )
-    g.add_argument("--bind", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
+    g.add_argument("--bind", default="0.0.0.0", help="address to listen on (default %(default)s)")
     g.add_argument(
         "--watch-timeout",
         type=int,

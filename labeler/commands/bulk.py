@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from labeler.base.errors import Exit, UsageError
@@ -177,11 +178,15 @@ def _quiet_writer_logs(args: argparse.Namespace) -> None:
         logging.getLogger("labeler.kube.nodes").setLevel(logging.WARNING)
 
 
+def _warn(warnings: Iterable[str]) -> None:
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+
+
 def _print_plan(plan: bulk.BulkPlan, show_unchanged: bool, out: TextIO) -> int:
     from labeler.bulk import apply as bulk
 
-    for warning in plan.warnings():
-        print(f"warning: {warning}", file=sys.stderr)
+    _warn(plan.warnings())
     for diff in plan.diffs:
         for line in bulk.describe_diff(diff, show_unchanged=show_unchanged):
             print(line, file=out)
@@ -227,8 +232,7 @@ def _write(args: argparse.Namespace) -> int:
     plan = bulk.cluster_plan(api, sheet, _options(args))
     if args.dry_run:
         return _print_plan(plan, args.show_unchanged, sys.stdout)
-    for warning in plan.warnings():
-        print(f"warning: {warning}", file=sys.stderr)
+    _warn(plan.warnings())
     err = plan.missing_error()
     if err is not None:
         raise err
@@ -269,8 +273,7 @@ def run_export(args: argparse.Namespace) -> int:
 
     profile = load_profile(args.profile)
     export = bulk.cluster_export(_api(args), profile, label_selector=args.selector)
-    for warning in export.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    _warn(export.warnings)
     if not export.rows:
         print(
             f"warning: no node has any label of profile {profile.name} "
@@ -296,8 +299,7 @@ def run_lld(args: argparse.Namespace) -> int:
         group_per_rack=args.group_per_rack,
         group_offset=args.group_offset,
     )
-    for warning in table.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    _warn(table.warnings)
     if args.output == "-":
         write_label_csv(sys.stdout, lld.CSV_KEYS, table.rows())
         return Exit.OK

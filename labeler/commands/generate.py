@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
 from labeler.base.files import read_text, write_atomic
-from labeler.base.flags import one_of
+from labeler.base.flags import enum_flag
 from labeler.base.prog import command
 from labeler.commands._base import (
     add_command,
@@ -23,6 +23,7 @@ from labeler.commands._base import (
     add_report_format,
     add_scope,
     add_source,
+    add_volcano_version,
     checked,
     cluster,
     flag_value,
@@ -30,7 +31,6 @@ from labeler.commands._base import (
     parse_pairs,
     profile_of,
     scoped_nodes,
-    volcano_version,
 )
 
 if TYPE_CHECKING:
@@ -168,14 +168,7 @@ def _volcano_options(g: argparse.ArgumentParser) -> None:
         metavar="N",
         help="resource-level-config level1 reservedNode (default: the profile's)",
     )
-    v.add_argument(
-        "--volcano-version",
-        type=volcano_version,
-        default=hypernodes.HyperNodeOptions.volcano_version,
-        help="target Volcano version; before 1.14 HyperNodes carry no tierName (default "
-        + ".".join(map(str, hypernodes.HyperNodeOptions.volcano_version))
-        + ")",
-    )
+    add_volcano_version(v, "target Volcano version; before 1.14 HyperNodes carry no tierName")
     v.add_argument(
         "--hypernode-prefix",
         type=checked(hypernodes.prefix_problems),
@@ -184,8 +177,7 @@ def _volcano_options(g: argparse.ArgumentParser) -> None:
     )
     v.add_argument(
         "--node-members",
-        type=one_of(hypernodes.NodeMembers),
-        choices=list(hypernodes.NodeMembers),
+        **enum_flag(hypernodes.NodeMembers),
         default=hypernodes.HyperNodeOptions.node_members,
         help="tier-1 members: each node by name, or one labelMatch on the narrowest label "
         "(picks up new nodes by itself); default: %(default)s",

@@ -33,7 +33,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--output",
         default="topology-map.html",
         metavar="FILE",
-        help="the HTML file to write (default: topology-map.html)",
+        help="the HTML file to write (default: %(default)s)",
     )
     p.add_argument("--title", default="", help="page title (default: 'Topology of PROFILE')")
     p.set_defaults(handler=run_map)

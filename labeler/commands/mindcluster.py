@@ -218,7 +218,7 @@ def lld_parser_parser() -> argparse.ArgumentParser:
         "-g",
         type=int,
         default=lld.DEFAULT_GROUP_PER_RACK,
-        help="Number of frames per group (default: 12). This is used as divisor for "
+        help="Number of frames per group (default: %(default)s). This is used as divisor for "
         "calculating groupid from frame number.",
     )
     return parser

@@ -145,17 +145,31 @@ class Profile:
         )
 
 
-def oci_rdma() -> Profile:
+def _on_default_tree(
+    name: str, *levels: Level, extra_keys: tuple[str, ...] = (), encoding: str, source: str
+) -> Profile:
+    """A built-in profile whose one tree has the default name: every built-in but
+    ascend-superpod, whose tree is named by the user."""
     return Profile(
-        name="oci-rdma",
-        topology=Topology(
-            name=DEFAULT_TREE_NAME,
-            levels=(
-                Level(OCI_PREFIX + "rdma.hpc_island_id", "hpc_island"),
-                Level(OCI_PREFIX + "rdma.network_block_id", "network_block"),
-                Level(OCI_PREFIX + "rdma.local_block_id", "local_block"),
-            ),
-        ),
+        name=name,
+        topology=Topology(name=DEFAULT_TREE_NAME, levels=levels),
+        extra_keys=extra_keys,
+        encoding=encoding,
+        source=source,
+    )
+
+
+# The NVLink clique in a profile whose own source is another: nvidia-smi reads it, in the
+# same cycle; the Slurm block level.
+_CLIQUE_BY_NVIDIA_SMI = Level(NVIDIA_CLIQUE, "nvlink_clique", block=True, source="nvidia-smi")
+
+
+def oci_rdma() -> Profile:
+    return _on_default_tree(
+        "oci-rdma",
+        Level(OCI_PREFIX + "rdma.hpc_island_id", "hpc_island"),
+        Level(OCI_PREFIX + "rdma.network_block_id", "network_block"),
+        Level(OCI_PREFIX + "rdma.local_block_id", "local_block"),
         extra_keys=(
             OCI_HOST_ID,
             OCI_GPU_MEMORY_FABRIC,
@@ -186,16 +200,11 @@ def ascend_superpod(tree_name: str = DEFAULT_TREE_NAME) -> Profile:
 def gce() -> Profile:
     """GKE's own keys and values: the metadata server's IDs as they are (GKE writes them
     unencoded), block, sub-block and host as Kueue levels."""
-    return Profile(
-        name="gce",
-        topology=Topology(
-            name=DEFAULT_TREE_NAME,
-            levels=(
-                Level(GCE_BLOCK, "block"),
-                Level(GCE_SUBBLOCK, "subblock"),
-                Level(GCE_HOST, "host"),
-            ),
-        ),
+    return _on_default_tree(
+        "gce",
+        Level(GCE_BLOCK, "block"),
+        Level(GCE_SUBBLOCK, "subblock"),
+        Level(GCE_HOST, "host"),
         encoding="raw",
         source="gce-metadata",
     )
@@ -205,15 +214,10 @@ def azure() -> Profile:
     """The interconnect group and subgroup as levels, under cloud-node-manager's keys and
     raw as it writes them (GUIDs are valid label values), so the agent claims its equal
     values; the placement group as an extra label."""
-    return Profile(
-        name="azure",
-        topology=Topology(
-            name=DEFAULT_TREE_NAME,
-            levels=(
-                Level(AZURE_INTERCONNECT_GROUP, "interconnect_group"),
-                Level(AZURE_INTERCONNECT_SUBGROUP, "interconnect_subgroup"),
-            ),
-        ),
+    return _on_default_tree(
+        "azure",
+        Level(AZURE_INTERCONNECT_GROUP, "interconnect_group"),
+        Level(AZURE_INTERCONNECT_SUBGROUP, "interconnect_subgroup"),
         extra_keys=(AZURE_PLACEMENT_GROUP,),
         encoding="raw",
         source="azure-imds",
@@ -222,12 +226,9 @@ def azure() -> Profile:
 
 def nvlink() -> Profile:
     """The NVLink clique alone, GFD's key and value; the Slurm block level."""
-    return Profile(
-        name="nvlink",
-        topology=Topology(
-            name=DEFAULT_TREE_NAME,
-            levels=(Level(NVIDIA_CLIQUE, "nvlink_clique", block=True),),
-        ),
+    return _on_default_tree(
+        "nvlink",
+        Level(NVIDIA_CLIQUE, "nvlink_clique", block=True),
         encoding="raw",
         source="nvidia-smi",
     )
@@ -238,16 +239,11 @@ def oci_rdma_nvlink() -> Profile:
     block level, then the host: IMDS and nvidia-smi read in the same cycle."""
     base = oci_rdma()
     host, *extras = base.extra_keys
-    return Profile(
-        name="oci-rdma-nvlink",
-        topology=Topology(
-            name=DEFAULT_TREE_NAME,
-            levels=(
-                *base.topology.levels,
-                Level(NVIDIA_CLIQUE, "nvlink_clique", block=True, source="nvidia-smi"),
-                Level(host, "host"),
-            ),
-        ),
+    return _on_default_tree(
+        "oci-rdma-nvlink",
+        *base.topology.levels,
+        _CLIQUE_BY_NVIDIA_SMI,
+        Level(host, "host"),
         extra_keys=tuple(extras),
         encoding="hash",
         source="oci-imds",
@@ -258,17 +254,12 @@ def gce_nvlink() -> Profile:
     """GKE's block and sub-block, the NVLink clique as the Slurm block level, then GKE's
     host."""
     block, subblock, host = gce().topology.levels
-    return Profile(
-        name="gce-nvlink",
-        topology=Topology(
-            name=DEFAULT_TREE_NAME,
-            levels=(
-                block,
-                subblock,
-                Level(NVIDIA_CLIQUE, "nvlink_clique", block=True, source="nvidia-smi"),
-                host,
-            ),
-        ),
+    return _on_default_tree(
+        "gce-nvlink",
+        block,
+        subblock,
+        _CLIQUE_BY_NVIDIA_SMI,
+        host,
         encoding="raw",
         source="gce-metadata",
     )

@@ -39,9 +39,7 @@ LEGACY_TAG = "Platform_Interconnect_Group"
 SERVICE = Service(
     name="Azure IMDS",
     headers={"Metadata": "true"},
-    refused="it needs the header 'Metadata: true' and no X-Forwarded-For header "
-    "(is a proxy in the way?)",
-    timeout_flag="--azure-imds-timeout",
+    flags="azure-imds",
     query={"api-version": API_VERSION, "format": "json"},
 )
 
@@ -99,9 +97,7 @@ class AzureSource(MetadataSource):
         return Reading(ids=ids, details={"source": document}, unknown=unknown)
 
 
-KIND = metadata_kind(
-    AzureSource, title=f"Azure instance metadata (source {NAME})", prefix="azure-imds", what="IMDS"
-)
+KIND = metadata_kind(AzureSource, title=f"Azure instance metadata (source {NAME})", what="IMDS")
 
 
 def _field(doc: Mapping[str, Any], name: str, where: str) -> str:

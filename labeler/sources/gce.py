@@ -33,9 +33,7 @@ HOST_PATH = ATTRIBUTES + "physical_host"
 SERVICE = Service(
     name="GCE metadata",
     headers={"Metadata-Flavor": "Google"},
-    refused="it needs the header 'Metadata-Flavor: Google' and no X-Forwarded-For header "
-    "(is a proxy in the way?)",
-    timeout_flag="--gce-metadata-timeout",
+    flags="gce-metadata",
 )
 
 BLOCK, SUBBLOCK, HOST, CLUSTER = "block", "subblock", "host", "cluster"
@@ -88,9 +86,7 @@ class GceSource(MetadataSource):
         return _from_path(text)
 
 
-KIND = metadata_kind(
-    GceSource, title=f"GCE metadata server (source {NAME})", prefix="gce-metadata", what="metadata"
-)
+KIND = metadata_kind(GceSource, title=f"GCE metadata server (source {NAME})", what="metadata")
 
 
 def _from_topology(doc: Mapping[str, Any]) -> Reading:

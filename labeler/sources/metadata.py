@@ -73,7 +73,6 @@ def metadata_kind(
     source: type[MetadataSource],
     *,
     title: str,
-    prefix: str,
     what: str,
     defaults: HttpOptions | None = None,
     extra: tuple[Flag, ...] = (),
@@ -88,5 +87,5 @@ def metadata_kind(
     ) -> MetadataSource:
         return source(options(base, settings, source.name), stop=stop)
 
-    flags = http_flags(prefix, what, base) + extra
+    flags = http_flags(source.service.flags, what, base) + extra
     return SourceKind(source.name, title, base, flags, build or from_settings)

@@ -44,15 +44,25 @@ class Service:
     """How one metadata service is asked and named in messages.
 
     ``name``: how errors call it ("IMDS", "GCE metadata"); ``headers``: what every request
-    must carry; ``refused``: what to check when it answers 401/403; ``timeout_flag``: the
-    flag that sets the deadline, named when it expires; ``query``: parameters every request
-    carries (Azure's api-version)."""
+    must carry; ``flags``: what its flags start with (``--<flags>-url``, ``-timeout``,
+    ``-attempts``); ``query``: parameters every request carries (Azure's api-version);
+    ``refused``: what to check when it answers 401/403, if more than the headers."""
 
     name: str
     headers: Mapping[str, str]
-    refused: str
-    timeout_flag: str
+    flags: str
     query: Mapping[str, str] = field(default_factory=dict)
+    refused: str | None = None
+
+    @property
+    def refused_hint(self) -> str:
+        """What to check when the service answers 401/403."""
+        if self.refused is not None:
+            return self.refused
+        needed = " and ".join(f"'{k}: {v}'" for k, v in self.headers.items())
+        return (
+            f"it needs the header {needed} and no X-Forwarded-For header (is a proxy in the way?)"
+        )
 
 
 @dataclass(frozen=True)
@@ -156,7 +166,7 @@ class MetadataClient:
         remaining = max(0.001, deadline - time.monotonic())
         svc = self.service
         expired = (
-            f"{svc.name} {url}: no complete answer within {svc.timeout_flag} "
+            f"{svc.name} {url}: no complete answer within --{svc.flags}-timeout "
             f"{self.options.timeout:g}s"
         )
         with Deadline(remaining) as guard:
@@ -193,7 +203,7 @@ class MetadataClient:
         if status in (401, 403):
             raise Refused(
                 f"{name} {url}: {status} {resp.reason}: the metadata service refused the "
-                f"request; {self.service.refused}"
+                f"request; {self.service.refused_hint}"
             )
         if status == 429 or status >= 500:
             raise Retry(f"{name} {url}: {status} {resp.reason}")

@@ -58,9 +58,9 @@ AUTH_HEADER = {"Authorization": "Bearer Oracle"}
 SERVICE = Service(
     name="IMDS",
     headers=AUTH_HEADER,
+    flags="imds",
     refused="IMDS v2 needs 'Authorization: Bearer Oracle' and no Forwarded headers (is a "
     "proxy in the way?)",
-    timeout_flag="--imds-timeout",
 )
 
 # The roles this source reports; a profile's levels named so take them.
@@ -215,7 +215,6 @@ def _build(profile: Profile, settings: Settings, stop: threading.Event) -> OciIm
 KIND = metadata_kind(
     OciImdsSource,
     title=f"OCI instance metadata (source {NAME})",
-    prefix="imds",
     what="IMDS",
     defaults=ImdsOptions(),
     extra=(

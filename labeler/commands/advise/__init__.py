@@ -23,12 +23,11 @@ from labeler.commands._base import (
     add_report_format,
     add_source,
     add_tree_name,
-    volcano_version,
+    add_volcano_version,
 )
 from labeler.commands.advise import kueue_podset
 from labeler.commands.advise.kueue_flags import DESCRIPTION as KUEUE_DESCRIPTION
 from labeler.commands.advise.kueue_flags import add_kueue_options, refuse_failed_nodes
-from labeler.core.volcano import VERSION as VOLCANO_VERSION
 from labeler.sim.kubesched import KUBERNETES as KUBE_SCHEDULER_VERSION
 
 _ADVISE_EXITS = {
@@ -70,14 +69,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--html", metavar="FILE", help="also write the topology map with this placement drawn"
     )
-    p.add_argument(
-        "--volcano-version",
-        type=volcano_version,
-        default=VOLCANO_VERSION,
-        help="Volcano the job runs on: before 1.14 the stanza uses highestTierAllowed "
-        "(and Volcano inputs lose highestTierName, partitions, sub-groups) (default "
-        + ".".join(map(str, VOLCANO_VERSION))
-        + ")",
+    add_volcano_version(
+        p,
+        "Volcano the job runs on: before 1.14 the stanza uses highestTierAllowed (and Volcano "
+        "inputs lose highestTierName, partitions, sub-groups)",
     )
     p.add_argument(
         "--affinity-config",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from labeler.base.errors import Exit, InputError, UsageError
 from labeler.commands._base import (
     cluster,
+    namespaced_name,
     origin_of,
     parse_pairs,
     print_report,
@@ -47,13 +48,6 @@ def _manifest_objects(manifest: Manifest) -> list[tuple[Mapping[str, Any], str]]
     ]
 
 
-def _split(ref: str) -> tuple[str, str]:
-    ns, slash, name = ref.partition("/")
-    if not slash or not ns or not name:
-        raise UsageError(f"--workload {ref!r}: expected NAMESPACE/NAME")
-    return ns, name
-
-
 def _workload_object(
     args: argparse.Namespace,
     manifest: Manifest | None,
@@ -63,7 +57,7 @@ def _workload_object(
     """The objects to advise (and where each is), and the Workload's own (ns, name)."""
     if manifest is not None:
         return _manifest_objects(manifest), None
-    ns, name = _split(args.workload)
+    ns, name = namespaced_name("--workload", args.workload)
     where = f"Workload {ns}/{name}"
     for obj in objects:
         meta = obj.get("metadata") or {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from labeler.base.errors import UsageError
-from labeler.base.flags import one_of
+from labeler.base.flags import enum_flag
 from labeler.sim.kueue.gates import KUEUE_VERSION, Gates, Timing, gates_help, parse_gates
 
 DESCRIPTION = (
@@ -46,8 +46,7 @@ def add_kueue_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--failures",
-        type=one_of(Timing),
-        choices=list(Timing),
+        **enum_flag(Timing),
         default=Timing.TOGETHER,
         help="several failed nodes of one Workload: 'together' fail before Kueue replaced "
         "the first, which its node controller answers by evicting the Workload; 'one-by-one' "

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING
 from labeler.base.errors import Exit, InputError, UsageError
 from labeler.base.logs import logger
 from labeler.base.prog import command
-from labeler.commands._base import cluster, origin_of, print_report, profile_of
+from labeler.commands._base import (
+    cluster,
+    namespaced_name,
+    origin_of,
+    print_report,
+    profile_of,
+)
 
 if TYPE_CHECKING:
     from labeler.commands.advise.input import Manifest
@@ -75,9 +81,7 @@ def _named_gang(args: argparse.Namespace, objects: Objects, api: Api | None) -> 
     """The gang of --podgroup NS/NAME, from the snapshot or the cluster."""
     from labeler.sim.volcano.model import gang_of, podgroup_from_object
 
-    ns, slash, name = args.podgroup.partition("/")
-    if not slash or not ns or not name:
-        raise UsageError(f"--podgroup {args.podgroup!r}: expected NAMESPACE/NAME")
+    ns, name = namespaced_name("--podgroup", args.podgroup)
     found = objects.podgroups.get(f"{ns}/{name}")
     if found is None and api is not None:
         from labeler.kube.volcano import get_podgroup

@@ -232,6 +232,23 @@ class Snapshot:
         return [o for o in self.kueue if o.get("kind") == "Workload"]
 
 
+def with_pods(
+    nodes: Iterable[Node],
+    pods: Sequence[Mapping[str, Any]],
+    usage: Usage,
+    slices: tuple[SliceDevices, ...],
+) -> Snapshot:
+    """The snapshot of ``nodes`` and the ``pods`` bound to them, whose requests ``usage``
+    sums (``usage_by_node``), with ``slices``: how a snapshot file and the cluster are
+    read alike."""
+    return Snapshot(
+        nodes=tuple(with_usage(nodes, usage)),
+        pods=len(pods),
+        running=running_by_workload(pods),
+        slices=slices,
+    )
+
+
 KUEUE_KINDS = ("Workload", "Topology", "ResourceFlavor", "LocalQueue", "ClusterQueue")
 
 
@@ -297,13 +314,8 @@ def snapshot_from_objects(
             f"{origin}: no nodes in the snapshot; make one with: "
             "kubectl get nodes,pods -A -o yaml > snapshot.yaml"
         )
-    return Snapshot(
-        nodes=tuple(with_usage(nodes, usage)),
-        pods=len(pod_objs),
-        ignored=ignored,
-        kueue=tuple(kueue),
-        running=running_by_workload(pod_objs),
-        slices=tuple(slices),
+    return replace(
+        with_pods(nodes, pod_objs, usage, tuple(slices)), ignored=ignored, kueue=tuple(kueue)
     )
 
 

@@ -23,10 +23,9 @@ from labeler.sim.common import kubeyaml
 from labeler.sim.common.cluster import (
     Snapshot,
     items_of,
-    running_by_workload,
     snapshot_from_objects,
     usage_by_node,
-    with_usage,
+    with_pods,
 )
 
 # kubectl's YAML for 10,000 nodes and their pods is a few hundred MB.
@@ -129,10 +128,5 @@ def cluster_snapshot(
             problems.extend(e.problems)
     usage = usage_by_node(pods, skip_tas=skip_tas)
     slices = tuple(read_resource_slices(api, dra_drivers))
-    snap = Snapshot(
-        nodes=tuple(with_usage(nodes, usage)),
-        pods=len(pods),
-        running=running_by_workload(pods),
-        slices=slices,
-    )
+    snap = with_pods(nodes, pods, usage, slices)
     return snap, [{**p, "kind": "Pod"} for p in pods], problems

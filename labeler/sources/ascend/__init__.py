@@ -39,7 +39,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import UsageError
-from labeler.base.flags import one_of, positive_number
+from labeler.base.flags import enum_flag, positive_number
 from labeler.base.logs import logger
 from labeler.core.profiles import Profile, Roles
 from labeler.sources import Flag, NoData, Reading, Settings, SourceKind, options
@@ -118,8 +118,7 @@ FLAGS = (
         "reader",
         "how to ask the driver: libdcmi.so via ctypes, the npu-smi CLI, or auto "
         f"(DCMI, then npu-smi; default {DEFAULTS.reader})",
-        type=one_of(Reader),
-        choices=tuple(Reader),
+        **enum_flag(Reader),
     ),
     Flag(
         "--dcmi-lib",
@@ -141,8 +140,7 @@ FLAGS = (
         "generation",
         "a5 adds huawei.com/topotree.rackid/.serverid; auto: A5 when the driver "
         f"reports a 1D/2D SuperPoD type (default {DEFAULTS.generation})",
-        type=one_of(Generation),
-        choices=tuple(Generation),
+        **enum_flag(Generation),
     ),
 )
 
