@@ -4,7 +4,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 # the repository holding this folder, else the one that wrote it
-cd "$(git -C "$here" rev-parse --show-toplevel 2>/dev/null || echo "/work/main")"
+cd "$(git -C "$here" rev-parse --show-toplevel 2>/dev/null)"
 . scripts/venv.sh >/dev/null
 topology-labeler advise --from-snapshot "$here/snapshot.yaml" -f "$here/podgroups.yaml"     -o json || echo "(advise exited $?: 3 means some pod stays pending)"
 python -m tests.oracles.kubesched.oracle "$here"
