@@ -22,7 +22,6 @@ longer than its longest legitimate call fails ``/healthz`` by name.
 
 from __future__ import annotations
 
-import logging
 import queue
 import random
 import threading
@@ -38,6 +37,7 @@ from labeler.agent.health import Heartbeats
 from labeler.agent.reconcile import Reconciler, error
 from labeler.base.backoff import Backoff, Reconnect
 from labeler.base.errors import Exit
+from labeler.base.logs import logger
 from labeler.base.metrics import AgentMetrics
 from labeler.core.node import NodeInfo
 from labeler.kube.errors import Expired, KubeError, NotFound
@@ -45,7 +45,7 @@ from labeler.kube.events import NodeEvents
 from labeler.kube.nodes import get_node, watch_nodes
 from labeler.sources import NoData, Reading, Source, SourceError
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 API_MAX_BACKOFF = 60.0  # seconds: the longest wait between two tries of the API server
 
