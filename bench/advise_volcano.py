@@ -109,7 +109,9 @@ def cluster(nodes: int, seed: int = 7) -> dict[str, Any]:
 def job(name: str, workers: int, topology: dict[str, Any] | None) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "tasks": [{"name": "worker", "replicas": workers, "template": {"spec": {"containers": [
-            {"name": "w", "resources": {"requests": {"cpu": "96", "nvidia.com/gpu": "8"}}}]}}}]
+            {"name": "w", "image": "trainer",
+             "resources": {"requests": {"cpu": "96", "nvidia.com/gpu": "8"},
+                           "limits": {"nvidia.com/gpu": "8"}}}]}}}]
     }  # fmt: skip
     if topology:
         spec["networkTopology"] = topology

@@ -16,7 +16,8 @@ venv) or with the interpreter of a venv the project was installed into (``--venv
 
 Runs are interleaved (tree A, tree B, A, B…) so a change in machine load hits both; each
 figure is the median of ``--runs``. Wall and CPU milliseconds (user + sys of the child,
-from GNU time) are both printed; the ratio is wall ÷ the bare interpreter's wall. With
+from ``wait4``) are both printed, each with its ratio to the bare interpreter's; on a
+shared, loaded machine the CPU ratio is the steadier one. With
 ``--imports``, also what the imports of each offline command cost (``python -X importtime``:
 the median self time of each package, or of each of our packages such as
 ``labeler.core``, beyond what a bare interpreter of the same environment imports). Not a
@@ -51,10 +52,11 @@ Sample = tuple[float, float, float]  # wall s, cpu s, peak RSS MB
 
 def run(cmd: list[str], env: dict[str, str], cwd: Path, until: Callable[[], bool] | None) -> Sample:
     """Spawn, wait (for ``until`` if given, else for exit), return wall/CPU/RSS."""
-    # GNU time reports the peak RSS: ``wait4`` here would count the pages of this (big)
-    # process that the child had before its exec.
+    # GNU time reports the peak RSS: ``wait4``'s would count the pages of this (big)
+    # process that the child had before its exec. The CPU time is wait4's (microseconds,
+    # where GNU time prints 10 ms steps): the command's and GNU time's own, ~0.5 ms.
     stats = cwd / "time.out"
-    timed = ["/usr/bin/time", "-o", str(stats), "-f", "%U %S %M", *cmd]
+    timed = ["/usr/bin/time", "-o", str(stats), "-f", "%M", *cmd]
     start = time.perf_counter()
     proc = subprocess.Popen(
         timed, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -62,17 +64,20 @@ def run(cmd: list[str], env: dict[str, str], cwd: Path, until: Callable[[], bool
     wall = 0.0
     if until is not None:
         while not until():
-            if proc.poll() is not None or time.perf_counter() - start > 60:
+            # Has it exited? (Looked at, not reaped: wait4 below reaps it for its usage.)
+            exited = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            if exited is not None or time.perf_counter() - start > 60:
                 break
             time.sleep(0.002)
         wall = time.perf_counter() - start
-    proc.wait()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     if until is None:
         wall = time.perf_counter() - start
     elif not until():
         raise SystemExit(f"{cmd}: did not label the node ({proc.returncode})")
-    user, system, rss_kb = stats.read_text().split()[-3:]
-    return wall, float(user) + float(system), int(rss_kb) / 1024
+    rss_kb = stats.read_text().split()[-1]
+    return wall, usage.ru_utime + usage.ru_stime, int(rss_kb) / 1024
 
 
 def import_costs(
@@ -215,10 +220,12 @@ def main() -> int:
                 results.setdefault((name, "agent --once"), []).append(run(agent, env, tmp, labeled))
     print(
         f"start-up, median of {args.runs} runs, load average {os.getloadavg()[0]:.1f} "
-        f"(wall ms / CPU ms / ratio of wall to python -c pass / peak RSS MB)"
+        f"(wall ms / CPU ms / ratio of each to python -c pass / peak RSS MB)"
     )
     for name, (_, _, _, what) in sides.items():
-        bare = statistics.median(s[0] for s in results[(name, "python -c pass")])
+        bare = results[(name, "python -c pass")]
+        bare_wall = statistics.median(s[0] for s in bare)
+        bare_cpu = statistics.median(s[1] for s in bare)
         print(f"[{name}] {what}")
         for label in [*labels, "agent --once"]:
             samples = results[(name, label)]
@@ -226,8 +233,8 @@ def main() -> int:
             cpu = statistics.median(s[1] for s in samples)
             rss = max(s[2] for s in samples)
             print(
-                f"  {label:24s} {1000 * wall:5.0f} ms  cpu {1000 * cpu:4.0f} ms  "
-                f"x{wall / bare:5.1f}  {rss:6.1f} MB"
+                f"  {label:24s} {1000 * wall:5.0f} ms  cpu {1000 * cpu:5.1f} ms  "
+                f"x{wall / bare_wall:5.1f} wall  x{cpu / bare_cpu:5.1f} cpu  {rss:6.1f} MB"
             )
     if args.imports:
         print(f"imports beyond python -c pass, median self ms of {args.runs} runs of -X importtime")

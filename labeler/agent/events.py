@@ -10,15 +10,15 @@ a long outage does not flood etcd).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 
 from labeler.agent.decide import ReconcileResult, Status
+from labeler.base.logs import logger
 from labeler.base.metrics import AgentMetrics
 from labeler.core.plan import Conflict
 from labeler.kube.events import NodeEvents
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 class AgentEvents:

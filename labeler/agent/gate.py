@@ -10,16 +10,16 @@ yet) changes neither: a restart or an API outage must not flip a ready node to n
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from labeler.agent.decide import ReconcileResult, Status
 from labeler.agent.events import AgentEvents
+from labeler.base.logs import logger
 from labeler.core.node import NodeInfo
 from labeler.kube import readiness
 from labeler.kube.errors import KubeError
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 class ReadinessGate:

@@ -24,7 +24,6 @@ longer than its longest legitimate call fails ``/healthz`` by name.
 
 from __future__ import annotations
 
-import logging
 import queue
 import random
 import threading
@@ -41,6 +40,7 @@ from labeler.agent.reconcile import Reconciler, error
 from labeler.base.backoff import Backoff, Reconnect
 from labeler.base.clock import SYSTEM_CLOCK, Clock
 from labeler.base.errors import Exit
+from labeler.base.logs import logger
 from labeler.base.metrics import AgentMetrics
 from labeler.core.node import NodeInfo
 from labeler.kube.errors import Expired, KubeError, NotFound
@@ -48,7 +48,7 @@ from labeler.kube.events import NodeEvents
 from labeler.kube.nodes import get_node, watch_nodes
 from labeler.sources import NoData, Reading, Source, SourceError
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 API_MAX_BACKOFF = 60.0  # seconds: the longest wait between two tries of the API server
 

@@ -14,7 +14,6 @@ touches only the metrics and Events, which are thread-safe.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -35,6 +34,7 @@ from labeler.agent.events import AgentEvents, short
 from labeler.agent.gate import ReadinessGate
 from labeler.base.clock import SYSTEM_CLOCK, Clock
 from labeler.base.errors import LabelerError
+from labeler.base.logs import logger
 from labeler.core.node import NodeInfo
 from labeler.core.plan import Conflict, Desired, change_lines, describe
 from labeler.kube.errors import KubeError
@@ -44,7 +44,7 @@ from labeler.sources import NoData, Reading, Source, SourceError
 if TYPE_CHECKING:
     pass
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 class Reconciler:

@@ -9,7 +9,6 @@ every scrape publishes the last view (``figures``).
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -18,11 +17,12 @@ from prometheus_client import CollectorRegistry
 
 from labeler.audit.kueue_watch import KueueStore, KueueWatch
 from labeler.audit.listwatch import Loop
+from labeler.base.logs import logger
 from labeler.base.metrics import HotSwapFigures, hotswap_metrics
 from labeler.core.capacity import Node
 from labeler.core.hotswap import HotSwapView
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 Compute = Callable[[Sequence[Node], Sequence[Mapping[str, Any]]], HotSwapView]
 
 

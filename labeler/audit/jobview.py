@@ -7,15 +7,15 @@ out. :func:`read_job_placement` gathers those from the cluster, through ``labele
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from labeler.base.logs import logger
 from labeler.core.model import Level, Topology
 from labeler.core.node import TERMINATED_PHASES
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 # Up to this many distinct nodes, their labels are read with one GET each; beyond, one
 # paginated LIST of every node is cheaper.

@@ -13,7 +13,6 @@ Workload holds no node.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -22,11 +21,12 @@ from typing import Any
 from prometheus_client import Counter
 
 from labeler.audit.listwatch import ListWatch, Loop
+from labeler.base.logs import logger
 from labeler.core.capacity import Node, node_from_info
 from labeler.core.node import NodeInfo
 from labeler.kube.kueue import list_topology_objects, list_workloads, watch_workloads
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 Key = tuple[str, str]
 TOPOLOGY_REREAD = 5.0  # seconds
 

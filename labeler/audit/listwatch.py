@@ -20,7 +20,6 @@ watch has been down too long.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,9 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from labeler.base.backoff import QUICK_FOR, Backoff, Reconnect
+from labeler.base.logs import logger
 from labeler.kube.errors import Expired, KubeError, NotFound
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ Workloads are watched too (:mod:`labeler.audit.hotswap`), and the node watch fee
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections import Counter
@@ -26,6 +25,7 @@ from labeler.audit.options import ExporterOptions
 from labeler.audit.slices import SliceWatch
 from labeler.audit.store import NodeStore
 from labeler.base.backoff import Backoff
+from labeler.base.logs import logger
 from labeler.base.metrics import AuditFigures, audit_metrics, slice_watch_errors, watch_staleness
 from labeler.core.hotswap import HotSwapView
 from labeler.core.profiles import Profile
@@ -33,7 +33,7 @@ from labeler.core.scope import Scope
 from labeler.core.states import AuditReport, NodeFacts, build_report
 from labeler.kube.nodes import list_nodes, watch_nodes
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 def audit_figures(report: AuditReport, last_sync: float | None) -> AuditFigures:

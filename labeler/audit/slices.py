@@ -9,7 +9,6 @@ without a restart.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,9 +16,10 @@ from prometheus_client import Counter
 
 from labeler.audit.listwatch import ListWatch, Loop
 from labeler.audit.store import NodeStore
+from labeler.base.logs import logger
 from labeler.kube.resourceslices import RESOURCE, list_slices, watch_slices
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 class SliceWatch(ListWatch):

@@ -13,8 +13,10 @@ E = TypeVar("E", bound=StrEnum)
 N = TypeVar("N", int, float)
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-_DURATION = re.compile(r"(?:\d+(?:\.\d*)?(?:ms|s|m|h))+")
-_PART = re.compile(r"(\d+(?:\.\d*)?)(ms|s|m|h)")
+# Patterns, not compiled ones: re compiles (and caches) them when a duration is given, not
+# on every start of the command line.
+_DURATION = r"(?:\d+(?:\.\d*)?(?:ms|s|m|h))+"
+_PART = r"(\d+(?:\.\d*)?)(ms|s|m|h)"
 
 
 class EnumFlag(TypedDict):
@@ -67,8 +69,8 @@ def duration(text: str) -> float:
     is refused: an answer that never comes would hang the run."""
     if re.fullmatch(r"\d+", text):
         seconds = float(text)
-    elif _DURATION.fullmatch(text):
-        seconds = sum(float(n) * _UNITS[u] for n, u in _PART.findall(text))
+    elif re.fullmatch(_DURATION, text):
+        seconds = sum(float(n) * _UNITS[u] for n, u in re.findall(_PART, text))
     else:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a duration: use seconds (30) or a unit (30s, 2m, 1m30s)"

@@ -13,7 +13,6 @@ scrape, so ``TCP_NODELAY`` is set. An idle kept-alive connection is dropped afte
 
 from __future__ import annotations
 
-import logging
 import signal
 import threading
 from collections.abc import Callable, Mapping
@@ -23,8 +22,9 @@ from typing import Any
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from labeler.base.errors import UsageError
+from labeler.base.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 Probe = Callable[[], tuple[bool, str]]
 

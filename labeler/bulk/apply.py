@@ -13,13 +13,13 @@ labeler.bulk.writes.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import InputError
+from labeler.base.logs import logger
 from labeler.core.node import NodeLabels
 from labeler.core.plan import Desired, LabelPlan, Writer, describe, plan_labels
 from labeler.core.profiles import Profile
@@ -29,7 +29,7 @@ from labeler.kube.nodes import list_node_labels
 if TYPE_CHECKING:
     from labeler.core.slinky import Slinky
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 MISSING_SHOWN = 10  # missing nodes named in the error; the heading counts them all
 

@@ -20,19 +20,19 @@ Differences from MindCluster's ``lld_parser.py``, each a bug there:
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from labeler.base.errors import FlagValuesError, InputError
+from labeler.base.logs import logger
 from labeler.bulk.xlsx import SheetData, Workbook, XlsxError, column_letter
 from labeler.core.labels import dns1123_subdomain_problems, value_problems
 from labeler.core.profiles import ASCEND_GROUP, ASCEND_TREE_LABEL
 from labeler.core.sheet import write_label_csv_file
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 SHEET_MARK = "超节点规划"
 HOST_HEADER = "主机名称"

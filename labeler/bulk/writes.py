@@ -10,7 +10,6 @@ others go on; the first Ctrl-C or SIGTERM stops new writes (docs/architecture.md
 from __future__ import annotations
 
 import functools
-import logging
 import signal
 import threading
 import time
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from labeler.base.errors import Exit, Terminated
+from labeler.base.logs import logger
 from labeler.bulk.apply import Action, BulkPlan, NodeDiff, describe_diff
 from labeler.bulk.pace import Pace
 from labeler.core.plan import Conflict, LabelPlan, describe
@@ -27,7 +27,7 @@ from labeler.kube.many import run_many, stopped_in_flight
 from labeler.kube.nodes import LabelWriter
 from labeler.kube.steps import Pause, Steps
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 class RateLimiter:

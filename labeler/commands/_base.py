@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 import textwrap
 from collections.abc import Callable, Iterable, Mapping
@@ -21,6 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from labeler.base.errors import Exit, InputError, UsageError, one_line
+from labeler.base.logs import logger
 from labeler.commands import COMMANDS
 from labeler.core.labels import key_problems, value_problems
 from labeler.core.profiles import BUILTIN, Profile, load_profile
@@ -42,7 +42,7 @@ EXIT_USAGE = "usage: bad or conflicting flags"
 
 T = TypeVar("T")
 
-log = logging.getLogger("labeler.commands")  # what every command reads, said by one name
+log = logger("labeler.commands")  # what every command reads, said by one name
 
 
 def add_command(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from labeler.audit.options import ExporterOptions
 from labeler.base.errors import Exit, UsageError
 from labeler.base.flags import positive_number
+from labeler.base.logs import logger
 from labeler.commands._base import (
     add_command,
     add_profile,
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from labeler.core.states import NodeFacts
     from labeler.sim.kueue.gates import Gates
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 _AUDIT_EXITS = {

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import logging
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TextIO
@@ -174,6 +173,8 @@ def _api(args: argparse.Namespace) -> Any:
 def _quiet_writer_logs(args: argparse.Namespace) -> None:
     # The per-node result lines say what the writer's INFO log would say, 10,000 times.
     if args.log_level == "info":
+        import logging  # here: lld and a CSV refused before the cluster log nothing
+
         logging.getLogger("labeler.kube.nodes").setLevel(logging.WARNING)
 
 

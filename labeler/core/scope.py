@@ -13,18 +13,17 @@ nodes in every command.
 from __future__ import annotations
 
 import fnmatch
-import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from labeler.base.logs import logger
 from labeler.core.dra import DEFAULT_DRIVERS, Devices
-from labeler.core.quantity import parse_count
 
 if TYPE_CHECKING:  # a type here: the commands whose --help names the scope need no selector
     from labeler.core.selector import Selector
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 DEFAULT_RESOURCES: tuple[str, ...] = ("nvidia.com/gpu", "huawei.com/Ascend*")
 
@@ -75,6 +74,10 @@ class Scope:
     def accelerators(self, node: ScopedNode, devices: Devices = ()) -> tuple[tuple[str, int], ...]:
         """(resource, count > 0) of the node's allocatable resources in scope, and its DRA
         ``devices`` of the scope's drivers (under the driver's name), sorted."""
+        # Here, not at the top: the exact quantities (fractions, decimal) are a few ms of
+        # the start of every command that only defines the scope's flags.
+        from labeler.core.quantity import parse_count
+
         out = list(self.counted(devices))
         for resource, quantity in node.allocatable.items():
             if not any(fnmatch.fnmatchcase(resource, p) for p in self.resources):

@@ -13,7 +13,6 @@ set: Volcano's discovery controller deletes HyperNodes carrying it that it did n
 
 from __future__ import annotations
 
-import logging
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from enum import StrEnum
 from typing import Any
 
 from labeler.base.errors import InputError
+from labeler.base.logs import logger
 from labeler.core.labels import NAME_HASH_LENGTH as HASH_LEN
 from labeler.core.labels import digest, dns_name, slug
 from labeler.core.model import Level, NodePosition, Topology
@@ -30,7 +30,7 @@ from labeler.core.volcano import VERSION, MemberType
 from labeler.emit import Emitter, Output, Target
 from labeler.emit.kinds import Kind
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 API_VERSION = "topology.volcano.sh/v1alpha1"
 MAX_NAME = 63

@@ -21,7 +21,6 @@ labels.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections import defaultdict
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import InputError
+from labeler.base.logs import logger
 from labeler.core.model import NodePosition, Topology
 from labeler.emit import Emitter, Output, Target
 from labeler.emit.hypernodes import choose_parents
@@ -38,7 +38,7 @@ from labeler.emit.yamlio import dump
 if TYPE_CHECKING:
     from labeler.core.slinky import SlurmNames
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 MAX_BLOCK_LEVELS = 16  # the block plugin rejects a size more than 2**15 base blocks
 # Slurm's config reader keeps one logical line in a fixed buffer; longer lines are cut.

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 from urllib.parse import quote
 
+from labeler.base.logs import logger
 from labeler.kube.client import Api
 from labeler.kube.errors import Conflict, NotFound
 from labeler.kube.raw import call_discard, get_object, list_items
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 CREATED = "created"
 UPDATED = "updated"

@@ -7,7 +7,6 @@ to retry (``retryable``) and never treat a failure as "no labels".
 from __future__ import annotations
 
 import json
-import logging
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -16,10 +15,11 @@ from typing import Any, TypeVar
 from labeler.base.backoff import Backoff
 from labeler.base.errors import LabelerError
 from labeler.base.httpclient import AnswerTooLarge
+from labeler.base.logs import logger
 from labeler.kube import steps
 from labeler.kube.answer import BadAnswer
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 T = TypeVar("T")
 
 

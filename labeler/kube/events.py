@@ -8,7 +8,6 @@ rate-limited per reason, and an identical (reason, message) pair is not repeated
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
 import uuid
@@ -16,10 +15,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from labeler.base.logs import logger
 from labeler.kube.client import Api
 from labeler.kube.errors import call
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 COMPONENT = "topology-labeler"
 NAMESPACE = "default"  # where node Events live: Nodes are cluster-scoped

@@ -16,13 +16,13 @@ whatever the server does.
 from __future__ import annotations
 
 import contextlib
-import logging
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
+from labeler.base.logs import logger
 from labeler.kube import steps
 from labeler.kube.errors import Interrupted
 from labeler.kube.steps import Call, Steps
@@ -30,7 +30,7 @@ from labeler.kube.steps import Call, Steps
 if TYPE_CHECKING:
     from labeler.kube.client import Api
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 T = TypeVar("T")
 _TICK = 0.1  # the longest wait without looking at ``stopping()``
 STOP_GRACE = 10.0  # seconds a request in flight may still take once the run is stopping

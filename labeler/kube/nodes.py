@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from labeler.base.clock import SYSTEM_CLOCK, Clock
+from labeler.base.logs import logger
 from labeler.core.labels import NODE_NAME_RE
 from labeler.core.node import (
     OWNED_ANNOTATION,
@@ -32,7 +33,7 @@ from labeler.kube.errors import Interrupted, KubeError, retrying, translate
 from labeler.kube.raw import PARTIAL, list_items, watch_events
 from labeler.kube.steps import Call, Steps
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 MERGE_PATCH = "application/merge-patch+json"
 # The annotations a label plan reads; a lean read keeps no others.

@@ -28,6 +28,8 @@ import types
 from pathlib import Path
 from typing import Any
 
+from labeler.base import logs
+
 _lock = threading.Lock()
 _loaded: dict[str, types.ModuleType] = {}
 
@@ -36,6 +38,7 @@ _PACKAGES = ("kubernetes", "kubernetes.client", "kubernetes.utils", "kubernetes.
 
 
 def _load(name: str) -> types.ModuleType:
+    logs.configure()  # the client and urllib3 log on their own: in our format, filtered
     with _lock:
         if name in _loaded:
             return _loaded[name]

@@ -7,14 +7,14 @@ that kind is simply absent.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
+from labeler.base.logs import logger
 from labeler.kube.client import Api
 from labeler.kube.errors import NotFound
 from labeler.kube.raw import list_items
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 GROUP = "scheduling.k8s.io"
 SERVED = (

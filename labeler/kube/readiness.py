@@ -14,15 +14,15 @@ request, and must be that node (labeler.kube.answer).
 from __future__ import annotations
 
 import json
-import logging
 from datetime import UTC, datetime
 
+from labeler.base.logs import logger
 from labeler.core.node import TOPOLOGY_CONDITION, Taint
 from labeler.kube.client import Api
 from labeler.kube.nodes import node_path
 from labeler.kube.raw import call_discard
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"

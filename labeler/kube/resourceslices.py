@@ -9,15 +9,15 @@ that as "no slices"; the exporter's watch looks again later.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable, Iterator
 
+from labeler.base.logs import logger
 from labeler.core.dra import SliceDevices, read_slice
 from labeler.kube.client import Api
 from labeler.kube.errors import Forbidden, NotFound
 from labeler.kube.raw import list_items, watch_events
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 PATH = "/apis/resource.k8s.io/v1/resourceslices"
 RESOURCE = "resourceslices.resource.k8s.io"

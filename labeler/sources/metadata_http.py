@@ -15,21 +15,22 @@ must be reached directly from the host, so the session ignores proxy environment
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from labeler.base import logs
 from labeler.base.backoff import Backoff
 from labeler.base.httpclient import AnswerTooLarge, Deadline, deadline_pools, read_capped, sending
+from labeler.base.logs import logger
 from labeler.sources import SourceError
 
 if TYPE_CHECKING:
     import requests
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 MAX_DOCUMENT_BYTES = 1 << 20  # metadata documents are a few KB; more is not the service
 # The link-local address every cloud here serves its metadata on (metadata.google.internal
@@ -105,6 +106,7 @@ class MetadataClient:
         import requests
         import urllib3
 
+        logs.configure()  # requests and urllib3 log on their own: in our format, filtered
         self._timeout_error: type[Exception] = requests.Timeout
         # What a failed request (requests') or a failed read of its body (urllib3's) raises.
         self._request_error: tuple[type[Exception], ...] = (

@@ -34,19 +34,19 @@ directly from the host; the HTTP client shared by the metadata sources
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from labeler.base.logs import logger
 from labeler.core.profiles import Profile, Roles
 from labeler.sources import Flag, NoData, Reading, Settings, SourceError, nested_levels, options
 from labeler.sources.metadata import MetadataSource, metadata_kind
 from labeler.sources.metadata_http import HttpOptions, Refused, Service, check_printable
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 NAME = "oci-imds"
 RDMA_PATH = "/opc/v2/host/rdmaTopologyData"

@@ -105,10 +105,21 @@ def test_help_lists_the_commands_without_importing_any(tmp_path: Path) -> None:
     [
         # check reads the CSV and judges it: no simulator (only --affinity-config needs
         # its rules), no hashing, no median from statistics, no selector (the help of
-        # --node-selector names the default scope, not a parsed one), no YAML.
+        # --node-selector names the default scope, not a parsed one), no YAML, no exact
+        # quantities (only a node's allocatable read from a cluster needs them), and no
+        # logging when nothing is logged (it loads traceback, threading, string, weakref).
         (
             ["check", "--profile=oci-rdma", f"--from-csv={CSV}"],
-            {"labeler.sim", "labeler.core.selector", "statistics", "hashlib", "yaml"},
+            {
+                "labeler.sim",
+                "labeler.core.selector",
+                "statistics",
+                "hashlib",
+                "yaml",
+                "fractions",
+                "decimal",
+                "logging",
+            },
         ),
         # generate without --emit slurm: no Slinky model nor the label planner under it;
         # its files are written without tempfile (which loads random and hashlib).
@@ -123,13 +134,23 @@ def test_help_lists_the_commands_without_importing_any(tmp_path: Path) -> None:
                 "tempfile",
                 "random",
                 "hashlib",
+                "fractions",
+                "decimal",
+                "logging",
             },
         ),
         # Kueue's advise of one PodSet: not Volcano's simulator, not emit's HyperNodes (the
-        # --volcano-version default is not parsed), not the domains inventory.
+        # --volcano-version default is not parsed), not the domains inventory, and no
+        # logging for its debug line at the default level.
         (
             ["advise", "--profile=oci-rdma", f"--from-snapshot={SNAPSHOT}", *ADVISE],
-            {"labeler.sim.volcano", "labeler.emit", "labeler.sim.kueue.inventory", "statistics"},
+            {
+                "labeler.sim.volcano",
+                "labeler.emit",
+                "labeler.sim.kueue.inventory",
+                "statistics",
+                "logging",
+            },
         ),
     ],
     ids=["check", "generate", "advise"],
@@ -144,24 +165,42 @@ def test_an_offline_command_loads_only_what_it_uses(
 
 FROZEN_PROBE = """
 import atexit, gc, sys
-from labeler.cli import main
+import labeler.cli as cli
+
+def spy(name, real):
+    def call(*args):
+        print(name, "collector on:", gc.isenabled(), "frozen:", gc.get_freeze_count() > 0)
+        return real(*args)
+    setattr(cli, name, call)
+
+spy("parse", cli.parse)
+spy("_run", cli._run)
 argv = sys.argv[1:]
 atexit.register(lambda: print("frozen at exit:", gc.get_freeze_count() > 0))
-main(argv)
+cli.main(argv)
 print("frozen after main(argv):", gc.get_freeze_count() > 0)
 sys.argv = ["topology-labeler", *argv]
-main()
+cli.main()
 """
 
 
 def test_the_entry_point_leaves_what_it_made_to_the_exit(tmp_path: Path) -> None:
-    # As the process's entry point, main() freezes the heap when the command is done, so
-    # the interpreter's collections at exit skip it; main(argv), as tests call it in their
-    # own process, leaves the collector alone.
+    # As the process's entry point, main() keeps the collector off while it loads the
+    # command and parses the line, freezes what that made before the command runs (with
+    # the collector on), and freezes the heap again when the command is done, so the
+    # interpreter's collections at exit skip it; main(argv), as tests call it in their own
+    # process, leaves the collector alone.
     argv = ["check", "--profile=oci-rdma", f"--from-csv={CSV}"]
     out = python(FROZEN_PROBE, *argv, cwd=tmp_path)
-    said = [line for line in out.splitlines() if line.startswith("frozen")]
-    assert said == ["frozen after main(argv): False", "frozen at exit: True"]
+    said = [line for line in out.splitlines() if line.startswith(("frozen", "parse", "_run"))]
+    assert said == [
+        "parse collector on: True frozen: False",
+        "_run collector on: True frozen: False",
+        "frozen after main(argv): False",
+        "parse collector on: False frozen: False",
+        "_run collector on: True frozen: True",
+        "frozen at exit: True",
+    ]
 
 
 def test_lld_reads_the_workbook_without_openpyxl(tmp_path: Path) -> None:
@@ -183,6 +222,7 @@ def test_lld_reads_the_workbook_without_openpyxl(tmp_path: Path) -> None:
     assert "labeler.bulk.xlsx" in modules
     assert {m for m in modules if m.split(".")[0] == "openpyxl"} == set()
     assert client_modules(modules) == set()
+    assert "logging" not in modules  # nothing was logged
 
 
 def test_api_commands_load_configuration_and_transport_not_the_generated_api(

@@ -27,6 +27,9 @@ def main() -> int:
     for d in result.disagreements:
         print(f"{d.name}: {d.kind}: {d.detail}\n  reproduce: {d.folder}")
     agree, disagree = result.agree, len(result.disagreements)
+    redrawn = getattr(result, "redrawn", [])
+    if redrawn:
+        print(f"agreed only at a later draw of the scheduler: {', '.join(redrawn)}")
     print(f"oracle {args.sched}: {agree} agree, {disagree} disagree")
     return 1 if disagree else 0
 

@@ -9,18 +9,18 @@ pods and other groups are what kube-scheduler would see. The simulation is
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
+from labeler.base.logs import logger
 from labeler.commands._base import cluster, origin_of, print_report, profile_of
 
 if TYPE_CHECKING:
     from labeler.commands.advise.input import Manifest
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 # flags of the Kueue forms that a PodGroup file answers itself
 NOT_WITH_PODGROUPS = (

@@ -7,12 +7,12 @@ it.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import Exit, InputError, UsageError
+from labeler.base.logs import logger
 from labeler.commands._base import (
     dra_drivers,
     origin_of,
@@ -23,7 +23,7 @@ from labeler.commands._base import (
 )
 from labeler.commands.advise.kueue_flags import kueue_gates
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 if TYPE_CHECKING:
     from labeler.core.profiles import Profile

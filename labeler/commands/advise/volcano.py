@@ -12,11 +12,11 @@ cluster has no HyperNodes and a profile is given, it makes the ones ``generate``
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from typing import TYPE_CHECKING
 
 from labeler.base.errors import Exit, InputError, UsageError
+from labeler.base.logs import logger
 from labeler.base.prog import command
 from labeler.commands._base import (
     cluster,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from labeler.sim.volcano.model import Gang
     from labeler.sim.volcano.snapshot import Objects
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 def add_options(p: argparse.ArgumentParser) -> None:

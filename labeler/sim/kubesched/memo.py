@@ -66,12 +66,13 @@ def _rebind(
         cause=r.cause,
         error=r.error,
         domain=r.domain,
-        pods=[PodResult(pods[p.pod], p.node, p.message) for p in r.pods],
+        pods=[PodResult(pods[p.pod], p.node, p.message, p.tied) for p in r.pods],
         children=children,
         placements=[_rebind_placement(p, pods) for p in r.placements],
         tie=r.tie,
         assignments=placed,
         note=r.note,
+        alternatives=r.alternatives,
         known=r.known,
     )
 

@@ -7,7 +7,8 @@ affinity/selector checks depend only on the pod and the node, so they are kept p
 usage too, so they are kept per node generation (``State.gen``); and for a run of pods with
 the same key, only the node the previous pod took has changed, so the best node comes from
 a heap. The heap orders by score, then node name: the first name among the best scores,
-the node the simulator takes where kube-scheduler draws at random.
+the node the simulator takes where kube-scheduler draws at random (``selectHost`` samples
+one of the nodes of the top score); every node of that score is kept as the pick's tie.
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ class Picker:
         self.heap: list[tuple[int, str, int]] = []
         self.taken: Node | None = None
         self.failed = ""
+        self.tied: tuple[str, ...] = ()
+        """The nodes of the last pick's top score, its own included, when more than one."""
 
     def _push(self, node: Node, pod: GroupPod) -> None:
         score = evaluate(self.caches, self.state, node, pod)
@@ -80,16 +83,30 @@ class Picker:
             for node in self.nodes:
                 self._push(node, pod)
         elif self.failed:
+            self.tied = ()
             return None, self.failed  # nothing changed since the last pod found no node
         elif self.taken is not None:
             self._push(self.taken, pod)
         gen = self.state.gen
         while self.heap and self.heap[0][2] != gen[self.heap[0][1]]:
             heapq.heappop(self.heap)  # evaluated before the node changed
+        self.tied = ()
         if not self.heap:
             self.taken = None
             self.failed = feasible(self.nodes, self.state.free, pod)[1]
             return None, self.failed
-        name = heapq.heappop(self.heap)[1]
+        best = [heapq.heappop(self.heap)]
+        while self.heap and self.heap[0][0] == best[0][0]:
+            entry = heapq.heappop(self.heap)
+            if entry[2] == gen[entry[1]]:
+                best.append(entry)
+        name = best[0][1]
+        self.tied = tuple(e[1] for e in best) if len(best) > 1 else ()
+        prefer = self.caches.prefer
+        if self.tied and prefer is not None:
+            name = prefer(pod, self.tied, self.state)
+        for entry in best:
+            if entry[1] != name:
+                heapq.heappush(self.heap, entry)
         self.taken = self.state.nodes[name]
         return name, ""

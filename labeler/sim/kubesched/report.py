@@ -2,9 +2,13 @@
 
 JSON keys (an interface, as for the other schedulers): ``scheduler``, ``fits`` (every
 pending pod would be bound now), ``message`` (kube-scheduler's message for the first pod
-left pending), ``pods`` (``name`` ns/pod, ``node``, ``group``, ``message``) and ``groups``
+left pending), ``pods`` (``name`` ns/pod, ``node``, ``group``, ``message``, ``tied_nodes``:
+when several nodes had the pod's top score, all of them in name order, ``node`` among
+them, for kube-scheduler takes one of them at random; empty otherwise) and ``groups``
 (per group: ``kind``, ``name``, ``policy``, ``min_count``, ``topology_key``, ``domain``,
 ``fits``, ``message``, ``note`` (our words where the scheduler's message does not say why),
+``alternatives`` (other messages kube-scheduler may write in place of ``message``: it
+meets the pods already running in no set order),
 ``tie``, ``again`` (for a root that fitted with pods left over, the cycle kube-scheduler
 runs at once for them, in the same form), ``placements`` (each with its ``scores``:
 ``PodGroupPodsCount``, ``NodeResourcesFit`` and ``total``; and when none is feasible,
@@ -47,6 +51,7 @@ def _group(r: GroupResult) -> dict[str, Any]:
         "fits": r.ok,
         "message": r.message,
         "note": r.note,
+        "alternatives": list(r.alternatives),
         "tie": r.tie,
         "placements": [_placement(p) for p in r.placements],
         "children": [_group(c) for c in r.children],
@@ -65,6 +70,7 @@ def advice_dict(advice: Advice) -> dict[str, Any]:
                 "node": p.node,
                 "group": p.pod.group,
                 "message": p.message,
+                "tied_nodes": list(p.tied),
             }
             for p in advice.pods
         ],
@@ -140,4 +146,22 @@ def advice_text(advice: Advice) -> str:
     if why:
         lines.append("Why not:")
         lines += why
+    lines += _tie_lines(advice)
     return "\n".join(lines)
+
+
+def _tie_lines(advice: Advice) -> list[str]:
+    """The pods whose node was one of several of equal score: kube-scheduler draws."""
+    tied = [p for p in advice.pods if p.node and p.tied]
+    if not tied:
+        return []
+    lines = [
+        "Node ties (kube-scheduler picks at random among nodes of equal score, so its node "
+        "for these pods, and for the pods after them, may differ from the one shown):"
+    ]
+    for p in tied:
+        lines.append(
+            f"  {p.pod.ref}: {p.node} shown; kube-scheduler picks at random among "
+            f"{len(p.tied)} equal nodes: {', '.join(p.tied)}"
+        )
+    return lines

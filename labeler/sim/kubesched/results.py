@@ -13,6 +13,9 @@ class PodResult:
     pod: GroupPod
     node: str | None
     message: str = ""
+    tied: tuple[str, ...] = ()
+    """When several nodes had the pod's top score: all of them, ``node`` among them, in
+    name order (kube-scheduler takes one of them at random; the simulator the first)."""
 
 
 @dataclass
@@ -50,6 +53,9 @@ class GroupResult:
     """What the (sub)tree binds: every pod on its node."""
     note: str = ""
     """Why, in our words, when kube-scheduler's message does not say (no placement)."""
+    alternatives: list[str] = field(default_factory=list)
+    """Other messages kube-scheduler may write in place of ``message`` for the same
+    outcome (it meets the running pods that hold a group to a domain in no set order)."""
     known: dict[str, int] = field(default_factory=dict)
     """Scores worked out for this outcome, shared with its copies (see ``memo``)."""
     again: GroupResult | None = None

@@ -36,12 +36,13 @@ from dataclasses import dataclass, replace
 
 from labeler.core.capacity import Node
 from labeler.sim.kubesched import objects as ob
+from labeler.sim.kubesched.held import HELD_ERROR, Held, held
 from labeler.sim.kubesched.memo import remembered_try
 from labeler.sim.kubesched.objects import Group, GroupPod, Objects
 from labeler.sim.kubesched.pick import Picker
 from labeler.sim.kubesched.results import GroupResult, Placement, PodResult
 from labeler.sim.kubesched.score import FIT, PODS_COUNT, fit_placement_score, pods_count_scores
-from labeler.sim.kubesched.state import State
+from labeler.sim.kubesched.state import Prefer, PreferDomain, State
 
 GANG_WAITING = "waiting for minCount pods from a gang to appear in scheduling queue"
 UNSCHEDULABLE = "pod group is unschedulable"
@@ -79,44 +80,29 @@ def _wrapped(reason: str) -> str:
     return f"{UNSCHEDULABLE}, {reason}"
 
 
-HELD_ERROR = "cannot determine domain for already scheduled pods: "
-
-
 def _domains(
-    group: Group, nodes: list[Node], state: State, under: Sequence[str]
-) -> tuple[list[tuple[str | None, list[Node]]], str, str]:
-    """TopologyPlacement.GeneratePlacements: (placements, kube-scheduler's message when
-    there are none, our note why). A message starting with HELD_ERROR is a scheduler error,
-    NO_PLACEMENTS means unschedulable."""
+    group: Group, nodes: list[Node], state: State, objs: Objects
+) -> tuple[list[tuple[str | None, list[Node]]], Held, str]:
+    """TopologyPlacement.GeneratePlacements: (placements, what the running pods say, our
+    note why there is none). ``Held.errors`` are scheduler errors; no placement without
+    them is NO_PLACEMENTS (unschedulable)."""
     key = group.key
     if key is None:
-        return [(None, nodes)], "", ""
-    held: set[str] = set()
-    for pod, node in state.scheduled(group.namespace, under):
-        labels = state.labels(node)
-        why = HELD_ERROR
-        if labels is None:
-            return (
-                [],
-                f'{why}getting node for pod {pod.ref}: nodeinfo not found for node name "{node}"',
-                "",
-            )
-        if key not in labels:
-            return [], f"{why}no topology domain found for pod {pod.ref}", ""
-        held.add(labels[key])
-        if len(held) > 1:
-            a, b = sorted(held)
-            return [], f"{why}more than 1 domain found for pod group: {a}, {b}", ""
+        return [(None, nodes)], Held(), ""
+    found = held(group, state, objs)
+    if found.errors:
+        return [], found, ""
+    held_in = found.domains
     by = state.grouped(nodes, key)
-    if held:
-        by = {v: by[v] for v in held if v in by}
+    if held_in:
+        by = {v: by[v] for v in held_in if v in by}
     if not by:
         where = "the cluster" if group.parent is None else "its parent's domain"
         note = f"no node in {where} has the label {key}"
-        if held:
-            note = f"its pods already run in {key}={next(iter(held))}, outside {where}"
-        return [], NO_PLACEMENTS, note
-    return list(by.items()), "", ""
+        if held_in:
+            note = f"its pods already run in {key}={next(iter(held_in))}, outside {where}"
+        return [], found, note
+    return list(by.items()), found, ""
 
 
 def _pod_group_default(
@@ -143,7 +129,7 @@ def _pod_group_default(
             state.assume(pod, node)
             result.assignments.append((pod, node))
             scheduled += 1
-        result.pods.append(PodResult(pod, node, why))
+        result.pods.append(PodResult(pod, node, why, picker.tied))
         remaining -= 1
         ok, go_on, message = _gang_check(group.min_count, remaining, scheduled)
         if not go_on:
@@ -202,10 +188,19 @@ def place(group: Group, nodes: list[Node], state: State, objs: Objects) -> Group
     """The placement algorithm for one (composite) group within ``nodes``; the best
     placement's pods stay assumed in ``state``."""
     under = ob.pod_groups_under(objs, group)
-    candidates, error, note = _domains(group, nodes, state, under)
-    if error:
-        held = error.startswith(HELD_ERROR)
-        return GroupResult(group, ok=False, message=error, cause=error, error=held, note=note)
+    candidates, found, note = _domains(group, nodes, state, objs)
+    if found.errors:
+        error, *others = found.errors
+        if others:
+            note = (
+                "kube-scheduler meets the pods already running in no set order, so its "
+                f"message may instead end: {'; '.join(o.removeprefix(HELD_ERROR) for o in others)}"
+            )
+        return GroupResult(
+            group, ok=False, message=error, cause=error, error=True, note=note, alternatives=others
+        )
+    if not candidates:
+        return GroupResult(group, ok=False, message=NO_PLACEMENTS, cause=NO_PLACEMENTS, note=note)
     tried: list[tuple[Placement, GroupResult]] = []
     for domain, members in candidates:
         if state.caches.remember:
@@ -275,7 +270,11 @@ def _best(
         totals.append(count + fit)
     top = max(totals)
     winners = [r for (_, r), t in zip(good, totals, strict=True) if t == top]
-    return winners[0], len(winners) > 1
+    best, prefer = winners[0], state.caches.prefer_domain
+    if len(winners) > 1 and prefer is not None:
+        chosen = prefer(best.group, tuple(r.domain for r in winners))
+        best = next(r for r in winners if r.domain == chosen)
+    return best, len(winners) > 1
 
 
 def _pods_ready(group: Group, state: State, objs: Objects) -> bool:
@@ -360,7 +359,7 @@ def _outcomes(
         if r is None or (status is not None and status.error):
             out.append(PodResult(pod, None, said))
         elif r.node and status is None:
-            out.append(PodResult(pod, r.node))
+            out.append(PodResult(pod, r.node, tied=r.tied))
         elif r.node:
             out.append(PodResult(pod, None, _wrapped(said + after)))
         else:
@@ -396,13 +395,25 @@ def _again(
     return out
 
 
-def advise(objs: Objects, nodes: Sequence[Node], origin: str, *, remember: bool = True) -> Advice:
+def advise(
+    objs: Objects,
+    nodes: Sequence[Node],
+    origin: str,
+    *,
+    remember: bool = True,
+    prefer: Prefer | None = None,
+    prefer_domain: PreferDomain | None = None,
+) -> Advice:
     """Schedule every hierarchy the file names, one after another, as kube-scheduler would
     now. Pods given only in the file with a node are counted on that node. ``remember``
-    False recomputes every try (the same answer, slower: for tests and the benchmark)."""
+    False recomputes every try (the same answer, slower: for tests and the benchmark).
+    ``prefer`` picks among nodes tied for a pod's top score, ``prefer_domain`` among a
+    group's tied placements (by default the first by name; a try's outcome then depends
+    on more than its inputs, so none is reused)."""
     listed = {n.name for n in nodes}
     state = State.build(nodes, [p for p in objs.pods if p.node], objs.scoring)
-    state.caches.remember = remember
+    state.caches.remember = remember and prefer is None and prefer_domain is None
+    state.caches.prefer, state.caches.prefer_domain = prefer, prefer_domain
     for pod in objs.unlisted:
         if pod.node in listed:
             state.add_usage(pod, pod.node)

@@ -11,7 +11,7 @@ the node is at it again (``pick`` and ``schedule`` reuse it).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -19,6 +19,13 @@ from labeler.core.capacity import Node
 from labeler.core.quantity import PODS
 from labeler.sim.kubesched.objects import SCORED_RESOURCES, Assignment, Group, GroupPod
 from labeler.sim.kubesched.results import GroupResult
+
+Prefer = Callable[[GroupPod, tuple[str, ...], "State"], str]
+"""Which of the nodes tied for a pod's top score to take, in place of the first by name:
+kube-scheduler draws one at random; the oracle's comparison replays its draws."""
+PreferDomain = Callable[[Group, tuple[str | None, ...]], str | None]
+"""Which of a group's placements tied for the best score to keep, in place of the first
+by name (kube-scheduler's pick among them is as random)."""
 
 
 @dataclass
@@ -29,6 +36,8 @@ class Caches:
     False recomputes everything (the tests compare the two)."""
 
     remember: bool = True
+    prefer: Prefer | None = None
+    prefer_domain: PreferDomain | None = None
     static: dict[tuple[Hashable, str], bool] = field(default_factory=dict)
     dynamic: dict[tuple[Hashable, str, int], int | None] = field(default_factory=dict)
     shapes: dict[Group, Hashable] = field(default_factory=dict)

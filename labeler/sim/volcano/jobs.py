@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from labeler.base.errors import InputError
-from labeler.core.quantity import CPU
+from labeler.core.quantity import CPU, parse_quantity
 from labeler.core.volcano import VERSION, TopologyMode
 from labeler.sim.common.cluster import pod_requests
 from labeler.sim.common.fields import as_map, whole
@@ -37,6 +37,7 @@ from labeler.sim.volcano.model import (
 SUBGROUPS_SINCE = (1, 14)
 TASK_INDEX = "volcano.sh/task-index"
 JOB_NAME = "volcano.sh/job-name"
+JOB_NAMESPACE = "volcano.sh/job-namespace"
 QUEUE_NAME = "volcano.sh/queue-name"
 _QUALIFIED = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 
@@ -113,6 +114,48 @@ def _partition_problem(t: TaskSpec, job: str) -> str:
     return _nt_problem(p.get("networkTopology"))
 
 
+def _overcommit_allowed(resource: str) -> bool:
+    """``IsOvercommitAllowed``: a native resource (no domain, or ``kubernetes.io``) that is
+    not ``hugepages-*``; extended resources such as ``nvidia.com/gpu`` are not."""
+    native = "/" not in resource or "kubernetes.io/" in resource
+    return native and not resource.startswith("hugepages-")
+
+
+def _template_problems(t: TaskSpec, index: int) -> list[str]:
+    """The pod template's resource rules of Kubernetes' pod validation, which the webhook
+    runs (``validateTaskTemplate``): a resource that cannot be overcommitted (an extended
+    one, hugepages) needs a limit equal to its request. Limits alone are fine: defaulting
+    copies them to the requests."""
+    out = []
+    spec = as_map(t.template.get("spec"))
+    for kind in ("initContainers", "containers"):
+        for j, raw in enumerate(spec.get(kind) or []):
+            res = as_map(as_map(raw).get("resources"))
+            requests, limits = as_map(res.get("requests")), as_map(res.get("limits"))
+            at = f"spec.task[{index}].template.spec.{kind}[{j}].resources"
+            for name, qty in requests.items():
+                if _overcommit_allowed(str(name)):
+                    continue
+                if name not in limits:
+                    out.append(
+                        f"{at}.limits: Required value: Limit must be set for non "
+                        "overcommitable resources."
+                    )
+                elif parse_quantity(str(qty)) != parse_quantity(str(limits[name])):
+                    out.append(
+                        f'{at}.requests: Invalid value: "{qty}": must be equal to '
+                        f"{name} limit of {limits[name]}."
+                    )
+    return out
+
+
+def job_min_available(spec: Mapping[str, Any], tasks: Sequence[TaskSpec], where: str) -> int:
+    """The job's ``minAvailable`` once the mutating webhook has set it: when 0 or left out,
+    the sum of the tasks' (defaulted) ``minAvailable``; the validating webhook checks this
+    one against the replicas."""
+    return whole(spec.get("minAvailable"), where, default=0) or sum(t.min_available for t in tasks)
+
+
 def admission_problems(name: str, spec: Mapping[str, Any], tasks: Sequence[TaskSpec]) -> list[str]:
     """What the validating webhook refuses (``validateJobCreate``), in its words."""
     if not tasks:
@@ -135,10 +178,11 @@ def admission_problems(name: str, spec: Mapping[str, Any], tasks: Sequence[TaskS
                 "characters of letters, digits, '-', '_' or '.', starting and ending with a "
                 "letter or digit"
             )
+        problems += _template_problems(t, index)
         if problem := _partition_problem(t, name):
             problems.append(problem)
     total = sum(t.replicas for t in tasks)
-    if whole(spec.get("minAvailable"), "spec.minAvailable", default=0) > total:
+    if job_min_available(spec, tasks, "spec.minAvailable") > total:
         problems.append("job 'minAvailable' should not be greater than total replicas in tasks")
     return problems
 
@@ -151,7 +195,9 @@ def _min_resources(tasks: Sequence[TaskSpec], job_min: int, where: str) -> dict[
         per_pod[t.name] = R.add(pod_requests(spec, f"{where}: task {t.name}"), {"pods": 1})
 
     def times(t: TaskSpec, n: int) -> dict[str, int]:
-        return {k: v * n for k, v in per_pod[t.name].items()}
+        # CalTaskRequests adds the pod's usage n times: none at all for n = 0, so a task
+        # counted with no pod adds no name, not a name at 0.
+        return {k: v * n for k, v in per_pod[t.name].items()} if n > 0 else {}
 
     out: dict[str, int] = {}
     if job_min < sum(t.min_available for t in tasks):
@@ -218,7 +264,7 @@ def _pods(
         tspec.setdefault("schedulerName", spec.get("schedulerName") or "volcano")
         for i in range(t.replicas):
             labels = {**strings(tmeta.get("labels")), TASK_INDEX: str(i), JOB_NAME: name,
-                      TASK_SPEC: t.name, QUEUE_NAME: queue}  # fmt: skip
+                      TASK_SPEC: t.name, JOB_NAMESPACE: ns, QUEUE_NAME: queue}  # fmt: skip
             if t.partition is not None:
                 size = int(t.partition.get("partitionSize") or 0)
                 labels[PARTITION_ID] = str(i // size if size > 0 else 0)
@@ -270,9 +316,7 @@ def expand_job(obj: Mapping[str, Any], where: str, version: tuple[int, int] = VE
                 "webhook (1.14, 1.15) set the task's minAvailable to 0 (minPartitions × "
                 "partitionSize), so none of its pods counts for the gang; set minPartitions"
             )
-    job_min = whole(spec.get("minAvailable"), f"{here}: spec.minAvailable", default=0) or sum(
-        t.min_available for t in tasks
-    )
+    job_min = job_min_available(spec, tasks, f"{here}: spec.minAvailable")
     uid = str(meta.get("uid") or "")
     group = f"{name}-{uid}" if uid else name
     pg_spec: dict[str, Any] = {

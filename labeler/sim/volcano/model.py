@@ -21,6 +21,7 @@ from labeler.sim.common.affinity import NodeAffinity, Requirement, parse_node_af
 from labeler.sim.common.cluster import Toleration, pod_requests
 from labeler.sim.common.fields import as_map, whole
 from labeler.sim.common.shape import toleration_from_dict
+from labeler.sim.volcano import resources as R
 
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 TASK_SPEC = "volcano.sh/task-spec"
@@ -133,11 +134,14 @@ class SubGroupPolicy:
     network_topology: NetworkTopology | None = None
 
     def match_values(self, labels: Mapping[str, str]) -> tuple[str, ...] | None:
-        """``getSubJobMatchValues``: None when the pod is not in this policy."""
+        """``getSubJobMatchValues``: None when the pod is not in this policy. A policy
+        without ``matchLabelKeys`` matches no pod: Volcano files a pod under a policy only
+        when it gives at least one value (``getOrCreateSubJob``), so such pods fall to the
+        job's default sub-job, and the policy's ``minSubGroups`` counts none of them."""
         if self.selector is not None and not self.selector.matches(labels):
             return None
         values = tuple(labels.get(k, "") for k in self.match_label_keys)
-        return None if any(v == "" for v in values) else values
+        return values if values and all(values) else None
 
 
 @dataclass(frozen=True)
@@ -187,7 +191,9 @@ def podgroup_from_object(obj: Mapping[str, Any], where: str) -> PodGroup:
         queue=str(spec.get("queue") or DEFAULT_QUEUE),
         min_member=whole(spec.get("minMember"), f"{here}: spec.minMember", default=0),
         min_task_member=mtm,
-        min_resources=None if mr is None else resource_map(mr, f"{here}: spec.minResources"),
+        min_resources=None
+        if mr is None
+        else R.scheduler_view(resource_map(mr, f"{here}: spec.minResources")),
         network_topology=network_topology(
             spec.get("networkTopology"), f"{here}: spec.networkTopology"
         ),

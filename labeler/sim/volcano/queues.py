@@ -54,7 +54,7 @@ class JobUse:
         for k, v in (self.min_resources or {}).items():
             if k in R.NATIVE:
                 left: float = v - self.allocated.get(k, 0)
-            elif _scalar(k):
+            elif R.is_scalar(k):
                 left = v / 1000 - self.allocated.get(k, 0) if k in self.allocated else v / 1000
             else:
                 continue
@@ -70,14 +70,6 @@ class JobUse:
         ):
             return self.reserved()
         return {}
-
-
-def _scalar(name: str) -> bool:
-    """``IsScalarResourceName`` and not a ``count/`` quota: extended (with a domain, the
-    ``kubernetes.io/`` ones included), ``hugepages-*`` and ``attachable-volumes-*``."""
-    if name.startswith("count/"):
-        return False
-    return "/" in name or name.startswith(("hugepages-", "attachable-volumes-"))
 
 
 def _min_dim(r: Res, cap: Mapping[str, float], *, infinity: bool) -> Res:

@@ -26,6 +26,26 @@ NATIVE = (CPU, MEMORY)
 Res = Mapping[str, int]
 
 
+def is_scalar(name: str) -> bool:
+    """``IsScalarResourceName``: extended (a domain other than ``kubernetes.io``, not a
+    ``requests.`` quota name), ``*kubernetes.io/`` prefixed, ``hugepages-*`` or
+    ``attachable-volumes-*``; never a ``count/`` quota (``IsCountQuota``)."""
+    if name.startswith("count/"):
+        return False
+    if "kubernetes.io/" in name or name.startswith(("hugepages-", "attachable-volumes-")):
+        return True
+    return "/" in name and not name.startswith("requests.")
+
+
+def scheduler_view(rl: Res) -> dict[str, int]:
+    """The names ``NewResource`` reads from a resource list: cpu, memory, ``pods``,
+    ``ephemeral-storage`` and scalars. A PodGroup's ``minResources`` as the job controller
+    writes it also holds quota names (``count/pods``, ``requests.cpu``,
+    ``requests.nvidia.com/gpu``), which the scheduler drops."""
+    keep = (*NATIVE, PODS, "ephemeral-storage")
+    return {k: v for k, v in rl.items() if k in keep or is_scalar(k)}
+
+
 def add(a: Res, b: Res) -> dict[str, int]:
     out = dict(a)
     for k, v in b.items():

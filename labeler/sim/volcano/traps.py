@@ -142,9 +142,23 @@ def queue_traps(
 def partition_traps(
     gang: Gang, conf: SchedulerConf, tree: HyperNodeTree, empty: dict[str, NodeState]
 ) -> list[str]:
-    """A sub-group (partition) that no HyperNode of its tier can hold, even empty."""
+    """A sub-group (partition) that no HyperNode of its tier can hold, even empty; a policy
+    that holds no pod but asks for sub-groups."""
     out = []
     for policy in gang.podgroup.subgroups:
+        if policy.min_subgroups > 0 and not any(
+            policy.match_values(t.labels) is not None for t in gang.tasks
+        ):
+            why = (
+                "it has no matchLabelKeys, and Volcano files a pod under a policy only by "
+                "their values"
+                if not policy.match_label_keys
+                else "no pod has a value for each of its matchLabelKeys among those it selects"
+            )
+            out.append(
+                f"sub-group policy {policy.name} holds no pod ({why}): its minSubGroups "
+                f"{policy.min_subgroups} is never met, so the gang never fits"
+            )
         nt = policy.network_topology
         if nt is None or nt.highest_tier is None or nt.highest_tier >= tree.top_tier():
             continue

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from labeler.base.errors import UsageError
 from labeler.base.flags import enum_flag, positive_number
+from labeler.base.logs import logger
 from labeler.core.profiles import Profile, Roles
 from labeler.sources import Flag, NoData, Reading, Settings, SourceKind, options
 from labeler.sources.ascend.npusmi import DEFAULT_NPU_SMI, DEFAULT_TIMEOUT, NpuSmiReader
@@ -71,7 +72,7 @@ __all__ = [
     "reading_from",
 ]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 NAME = "ascend"
 

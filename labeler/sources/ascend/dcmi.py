@@ -15,10 +15,10 @@ Every call returns 0 on success. The first device that answers wins.
 from __future__ import annotations
 
 import ctypes
-import logging
 import os
 from collections.abc import Sequence
 
+from labeler.base.logs import logger
 from labeler.sources.ascend.spod import (
     DRIVER_HINT,
     AscendCommandFailed,
@@ -28,7 +28,7 @@ from labeler.sources.ascend.spod import (
     SpodInfo,
 )
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 LIBRARY = "libdcmi.so"
 DRIVER_LIB_DIRS = (

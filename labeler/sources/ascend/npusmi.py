@@ -13,12 +13,12 @@ the node's topology.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from labeler.base.logs import logger
 from labeler.sources.ascend.spod import (
     DRIVER_HINT,
     AscendBadOutput,
@@ -30,7 +30,7 @@ from labeler.sources.ascend.spod import (
     SpodInfo,
 )
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 DEFAULT_NPU_SMI = "npu-smi"
 DEFAULT_TIMEOUT = 10.0

@@ -5,10 +5,10 @@ For a scenario folder (``snapshot.yaml`` and ``podgroups.yaml``, the files ``adv
 reads) it creates, in this order: the namespace; the nodes, with their labels, taints,
 ``spec.unschedulable`` and, through the status subresource, the allocatable and the Ready
 condition (Ready nodes are handed to KWOK); the pods already running (bound with
-``spec.nodeName``); the pending pods; and last the groups, PodGroups first and the root of
-the hierarchy at the very end. Until its group exists a pending pod waits in
-kube-scheduler's queue (``waiting for pods's pod group ... to appear``), so the whole
-hierarchy reaches the scheduler at once, as ``advise`` sees it.
+``spec.nodeName``); the pending pods, each with a scheduling gate of the oracle's
+(``HOLD``); the groups, PodGroups first and the root of the hierarchy at the very end; and
+once every pod waits in its root's gated entry of kube-scheduler's queue, the pods without
+the gate. So the whole hierarchy reaches a scheduling cycle at once, as ``advise`` sees it.
 
 It then waits until every pending pod is decided: bound (``spec.nodeName``), or marked
 ``PodScheduled=False`` with the scheduler's message, and no pod changed for ``SETTLE``
@@ -73,11 +73,11 @@ class Api:
         self._metrics = urllib3.PoolManager(ca_certs=str(plane.ca.cert))
         self._metrics_url = f"https://127.0.0.1:{plane.scheduler_port}/metrics"
 
-    def queued_pods(self) -> int:
-        """Pods in kube-scheduler's queue, whatever part of it holds them
-        (``scheduler_pending_pods``: active, backoff, unschedulable, gated, ...)."""
+    def queued_pods(self, *labels: str) -> int:
+        """Pods in kube-scheduler's queue (``scheduler_pending_pods``), in every part of it
+        (active, backoff, unschedulable, gated, incomplete, ...) or those ``labels`` name."""
         text = self._metrics.request("GET", self._metrics_url).data.decode()
-        return int(metric_sum(text, "scheduler_pending_pods"))
+        return int(metric_sum(text, "scheduler_pending_pods", *labels))
 
     def __call__(
         self,
@@ -129,18 +129,75 @@ def _create_node(api: Api, node: Obj) -> None:
     api("PATCH", f"/api/v1/nodes/{meta['name']}", {"spec": {"taints": spec.get("taints")}}, MERGE)
 
 
-def _create(api: Api, obj: Obj) -> None:
+HOLD = "oracle.topology-labeler.example/hold"
+"""The scheduling gate every pending pod is created with and released from once its whole
+hierarchy waits in kube-scheduler's queue. When a group's root appears, the queue moves
+the pods that waited for it into the root's entry one at a time (``AddPodGroup``,
+``AddCompositePodGroup``), and the scheduling loop pops the entry as soon as its first
+pod is in: the cycle then runs with a part of the pods (``Pod added to pending pod group
+pods, waiting for its root group to be requeued``) and its answer is not the one for the
+hierarchy. A gated pod gates its whole entry (``runPreEnqueuePlugins``: "if any pod is
+gated, the whole entity is gated"), so the entry leaves the gated pool only when the last
+pod's gate is gone, with every pod in it."""
+GATED = 'queue="gated"'
+
+
+def _create(api: Api, obj: Obj, *, held: bool = False) -> None:
     meta = obj["metadata"]
     body = {k: v for k, v in obj.items() if k != "status"}
     body["metadata"] = {"name": meta["name"], "namespace": meta["namespace"]}
+    if held:
+        spec = body["spec"] = dict(body["spec"])
+        spec["schedulingGates"] = [*(spec.get("schedulingGates") or []), {"name": HOLD}]
     api("POST", PLURALS[obj["kind"]].format(ns=meta["namespace"]), body)
+
+
+def _release(api: Api, obj: Obj) -> None:
+    """The pod without the oracle's gate (a scenario's own gates stay)."""
+    meta = obj["metadata"]
+    gates = [g for g in obj["spec"].get("schedulingGates") or [] if g.get("name") != HOLD]
+    path = PLURALS["Pod"].format(ns=meta["namespace"]) + f"/{meta['name']}"
+    api("PATCH", path, {"spec": {"schedulingGates": gates or None}}, MERGE)
+
+
+def _grouped(pending: list[Obj], groups: list[Obj]) -> int:
+    """The pending pods whose PodGroup and every CompositePodGroup above it are in the
+    scenario: those kube-scheduler puts in their root's entry (the others wait for a group
+    to appear)."""
+    parent = {
+        (g["kind"], g["metadata"]["name"]): g["spec"].get("parentCompositePodGroupName")
+        for g in groups
+    }
+
+    def complete(kind: str, name: str) -> bool:
+        for _ in range(len(parent) + 1):
+            if (kind, name) not in parent:
+                return False
+            up = parent[(kind, name)]
+            if up is None:
+                return True
+            kind, name = "CompositePodGroup", up
+        return False
+
+    return sum(
+        complete("PodGroup", (p["spec"].get("schedulingGroup") or {}).get("podGroupName", ""))
+        for p in pending
+    )
+
+
+GATED_REASON = "SchedulingGated"
+"""The API server's ``PodScheduled=False`` reason for a pod created with gates; it stays
+after the gates are gone until kube-scheduler writes its own."""
 
 
 def _decided(pod: Obj) -> bool:
     if pod["spec"].get("nodeName"):
         return True
     conditions = pod.get("status", {}).get("conditions") or []
-    return any(c["type"] == "PodScheduled" and c["status"] == "False" for c in conditions)
+    return any(
+        c["type"] == "PodScheduled" and c["status"] == "False" and c.get("reason") != GATED_REASON
+        for c in conditions
+    )
 
 
 def _answer_pod(pod: Obj) -> Obj:
@@ -151,7 +208,7 @@ def _answer_pod(pod: Obj) -> Obj:
     )
     if node:
         state, reason, message = "bound", "", ""
-    elif scheduled.get("status") == "False":
+    elif scheduled.get("status") == "False" and scheduled.get("reason") != GATED_REASON:
         state, reason, message = "unschedulable", scheduled.get("reason", ""), scheduled["message"]
     else:
         state, reason, message = "queued", "", ""
@@ -212,10 +269,13 @@ def run(api: Api, folder: Path, quiet: float = QUIET) -> Obj:
             _create(api, obj)
         _sync(api, namespaces[0], host["metadata"]["name"])
         for obj in pending:
-            _create(api, obj)
+            _create(api, obj, held=True)
         _until_queued(api, len(pending))
         for obj in _in_order(groups):
             _create(api, obj)
+        _until_queued(api, _grouped(pending, groups), GATED)
+        for obj in pending:
+            _release(api, obj)
         started = time.monotonic()
         names = {p["metadata"]["name"] for p in pending}
         pods = _wait(api, pending[0]["metadata"]["namespace"], names, quiet)
@@ -267,14 +327,18 @@ def _sync(api: Api, namespace: str, host: str) -> None:
     api("DELETE", f"{path}/{SENTINEL}?gracePeriodSeconds=0")
 
 
-def _until_queued(api: Api, count: int) -> None:
-    """Until kube-scheduler holds every pending pod in its queue (each waits there for its
-    group), so that no group reaches it before one of its pods: the pods and the groups
-    come through informers of their own, in no order between them."""
+def _until_queued(api: Api, count: int, *where: str) -> None:
+    """Until kube-scheduler holds ``count`` pending pods in its queue (in the part ``where``
+    names, if any). First every pending pod, each waiting for its group, so that no group
+    reaches it before one of its pods (the pods and the groups come through informers of
+    their own, in no order between them); then, once the groups are made, every pod of a
+    complete hierarchy in its root's gated entry (``HOLD``)."""
     deadline = time.monotonic() + 30
-    while api.queued_pods() < count:
+    while api.queued_pods(*where) < count:
         if time.monotonic() > deadline:
-            raise OracleError(f"kube-scheduler did not queue the {count} pending pods in 30 s")
+            raise OracleError(
+                f"kube-scheduler did not queue the {count} pending pods {' '.join(where)} in 30 s"
+            )
         time.sleep(POLL / 2)
 
 

@@ -28,7 +28,7 @@ from labeler.sim.volcano.allocate import Allocator
 from labeler.sim.volcano.hypernodes import TOP
 from labeler.sim.volcano.session import NodeState, Statement, SubJob, TaskState
 from tests.oracles.batch import Disagreement, Result, run_advise
-from tests.oracles.volcano import build, scenarios
+from tests.oracles.volcano import build, jobcompare, jobscenarios, scenarios
 
 ROOT = Path(__file__).resolve().parents[3]
 SEEDS = 8  # oracle runs, each with its own seed, before a difference counts
@@ -173,6 +173,8 @@ def _gang_part(message: str) -> str:
 
 def differences(folder: Path, a: Obj, o: Obj) -> list[str]:
     """What differs between advise's answer ``a`` and the oracle's ``o``; empty: agree."""
+    if o.get("refused"):
+        return jobcompare.refusal_differences(a, o["refused"])
     if "error" in a or "error" in o:
         return [f"advise: {a.get('error')}", f"oracle: {o.get('error')}"]
     snapshot = yaml.safe_load((folder / "snapshot.yaml").read_text())["items"]
@@ -186,6 +188,7 @@ def differences(folder: Path, a: Obj, o: Obj) -> list[str]:
     placed = a["pods"] or o["binds"] or a["pipelined"] or o["pipelined"]
     if not placed and _gang_part(a["message"]) != _gang_part(_unschedulable(o)):
         out.append(f"message: advise {a['message']!r} vs Volcano {_unschedulable(o)!r}")
+    out += jobcompare.conversion_differences(folder, o)
     return [d for d in out if d]
 
 
@@ -204,7 +207,9 @@ def batch(n: int, seed: int, out_dir: Path) -> Result:
     result = Result()
     for i in range(n):
         folder = out_dir / f"{seed}-{i}"
-        scenarios.write(scenarios.generate(seed * 1_000_003 + i), folder)
+        sc = scenarios.generate(seed * 1_000_003 + i)
+        jobscenarios.apply(sc, seed * 1_000_003 + i)
+        scenarios.write(sc, folder)
         a, tried = advise_traced(folder)
         if "error" not in a:
             write_prefer(folder, a, tried)

@@ -12,7 +12,11 @@ node sizes, taints, NotReady nodes (with the taint the node controller adds), co
 nodes; other jobs' running pods; queues with a capability; the configuration's plugins;
 the job's tasks, requests, nodeSelector, tolerations, required and preferred affinity,
 minMember, hard or soft network topology with highestTierAllowed or highestTierName, and
-members already running.
+members already running. A share of the PodGroups (``SUBGROUP_SHARE``) partition some tasks
+as a Volcano Job's ``partitionPolicy`` does: pods labelled ``volcano.sh/partition-id``, one
+``subGroupPolicy`` per partitioned task (subGroupSize, minSubGroups, its own network
+topology; now and then a field left out), ``minMember`` and ``minTaskMember`` as the job
+controller sets them or not.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import yaml
 TIER_NAMES = ("leaf", "spine", "core")
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 TASK_LABEL = "volcano.sh/task-spec"
+PARTITION_LABEL = "volcano.sh/partition-id"
+SUBGROUP_SHARE = 0.25  # scenarios whose PodGroup has a subGroupPolicy
 NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
 Obj = dict[str, Any]
 
@@ -261,19 +267,64 @@ def _network_topology(rng: random.Random, tiers: int) -> Obj | None:
     return nt
 
 
+def _task_pods(
+    rng: random.Random, ns: str, name: str, task: str, count: int, size: int
+) -> list[Obj]:
+    """``count`` pods of one task; with ``size`` > 0, labelled by partition as the job
+    controller labels them (``volcano.sh/partition-id`` = index // size)."""
+    gpu = rng.random() < 0.7
+    req = _requests(rng, gpu)
+    pods = []
+    for i in range(count):
+        pod = _pod(ns, f"{name}-{task}-{i}", name, task, req)
+        if size:
+            pod["metadata"]["labels"][PARTITION_LABEL] = str(i // size)
+        _constrain(rng, pod, gpu)
+        pods.append(pod)
+    return pods
+
+
+def _policy(rng: random.Random, task: str, size: int, parts: int, tiers: int) -> Obj:
+    """One subGroupPolicy entry over a partitioned task, mostly as the job controller writes
+    it (``getSubGroupPolicy``), sometimes with fields left out."""
+    policy: Obj = {"name": task}
+    if rng.random() < 0.9:
+        policy["subGroupSize"] = size
+    if rng.random() < 0.85:
+        policy["minSubGroups"] = rng.randint(0, parts)
+    if rng.random() < 0.9:
+        policy["labelSelector"] = {"matchLabels": {TASK_LABEL: task}}
+    if rng.random() < 0.9:
+        policy["matchLabelKeys"] = [PARTITION_LABEL]
+    if rng.random() < 0.75 and (nt := _network_topology(rng, tiers)):
+        policy["networkTopology"] = nt
+    return policy
+
+
 def _job(rng: random.Random, sc: Scenario, nodes: list[Obj], queue: str) -> None:
     ns, name = "team", "train"
     pods: list[Obj] = []
+    policies: list[Obj] = []
+    task_min: dict[str, int] = {}
+    subgroups = rng.random() < SUBGROUP_SHARE
     for t in range(rng.choice((1, 1, 2, 3))):
-        gpu = rng.random() < 0.7
-        req = _requests(rng, gpu)
         task = f"t{t}"
-        for i in range(rng.choice((1, 2, 3, 4))):
-            pod = _pod(ns, f"{name}-{task}-{i}", name, task, req)
-            _constrain(rng, pod, gpu)
-            pods.append(pod)
+        if subgroups and (t == 0 or rng.random() < 0.6):
+            size, parts = rng.choice((1, 2, 2, 3, 4)), rng.choice((1, 2, 2, 3))
+            if size * parts > 8:
+                parts = max(1, 8 // size)
+            pods += _task_pods(rng, ns, name, task, size * parts, size)
+            policies.append(_policy(rng, task, size, parts, sc.tiers))
+            task_min[task] = (policies[-1].get("minSubGroups") or 0) * size
+        else:
+            count = rng.choice((1, 2, 3, 4))
+            pods += _task_pods(rng, ns, name, task, count, 0)
+            task_min[task] = count
     total = len(pods)
-    min_member = total if rng.random() < 0.7 else rng.randint(1, total)
+    if subgroups and rng.random() < 0.6:  # as the job controller: the tasks' minAvailable
+        min_member = max(1, sum(task_min.values()))
+    else:
+        min_member = total if rng.random() < 0.7 else rng.randint(1, total)
     running = 0
     if rng.random() < 0.25 and total > 1:  # a gang already partly running
         fits = [n for n in nodes if not n["spec"].get("taints")]
@@ -289,6 +340,10 @@ def _job(rng: random.Random, sc: Scenario, nodes: list[Obj], queue: str) -> None
     nt = _network_topology(rng, sc.tiers)
     if nt:
         pg["spec"]["networkTopology"] = nt
+    if policies:
+        pg["spec"]["subGroupPolicy"] = policies
+        if rng.random() < 0.5:
+            pg["spec"]["minTaskMember"] = task_min
     sc.snapshot.append(pg)
     sc.snapshot += [p for p in pods if p["spec"].get("nodeName")]
     sc.job = [pg] + [p for p in pods if not p["spec"].get("nodeName")]

@@ -53,6 +53,16 @@ def test_a_roles_failed_node_is_refused_to_its_later_pods() -> None:
     )
 
 
+def test_a_policy_without_match_label_keys_is_named_as_a_trap() -> None:
+    """Volcano puts no pod under it, so its minSubGroups stops the gang: the answer says so."""
+    answer = compare.advise(REGRESSIONS / "subgroup-policy-without-match-keys")
+    assert answer["pods"] == []
+    assert any(
+        t.startswith("sub-group policy t0 holds no pod (it has no matchLabelKeys")
+        for t in answer["traps"]
+    )
+
+
 def test_preferred_affinity_weighs_its_raw_weight() -> None:
     answer = compare.advise(REGRESSIONS / "preferred-affinity-unnormalized")
     assert [p["node"] for p in answer["pods"]] == ["big"]
@@ -103,6 +113,22 @@ def test_volcano_takes_advises_tie_picks_on_every_run(name: str) -> None:
     answer = compare.advise(case)
     for seed in range(1, 5):
         assert compare.differences(case, answer, compare.oracle(exe, case, seed)) == []
+
+
+def test_the_oracle_converts_a_job_with_volcanos_webhooks_and_job_controller() -> None:
+    """The Job's PodGroup and pods come from Volcano's own code: the mutating webhook's
+    minAvailable (minPartitions 0 × partitionSize), the controller's name, sub-group
+    policies and partition labels; advise's conversion and answer agree with them."""
+    _need_go()
+    exe, case = build.build(), REGRESSIONS / "job-min-resources-zero-count"
+    o = compare.oracle(exe, case)
+    pg = o["converted"]["podGroup"]
+    assert pg["metadata"]["name"] == "train-job-uid"
+    assert pg["spec"]["minTaskMember"] == {"t0": 0, "t1": 0}
+    assert [p["name"] for p in pg["spec"]["subGroupPolicy"]] == ["t0", "t1"]
+    labels = [p["metadata"]["labels"]["volcano.sh/partition-id"] for p in o["converted"]["pods"]]
+    assert labels[:4] == ["0", "0", "1", "1"]
+    assert compare.differences(case, compare.advise(case), o) == []
 
 
 def test_oracle_pins_the_version_advise_models() -> None:

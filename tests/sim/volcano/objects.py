@@ -156,8 +156,12 @@ def job(*tasks: Mapping[str, Any], name: str = "j", ns: str = "ns", **spec: Any)
 def task(name: str, replicas: int, cpu: str, *, gpus: int = 0, **extra: Any) -> dict[str, Any]:
     """One task of a Job: ``replicas`` pods of one container asking for ``cpu`` (and
     ``gpus`` NVIDIA GPUs); ``extra``, the rest of the task (minAvailable, partitionPolicy)."""
-    requests = {"cpu": cpu, "nvidia.com/gpu": str(gpus)} if gpus else {"cpu": cpu}
-    container = {"name": "c", "image": "x", "resources": {"requests": requests}}
+    resources: dict[str, Any] = {"requests": {"cpu": cpu}}
+    if gpus:
+        resources["requests"]["nvidia.com/gpu"] = str(gpus)
+        # Volcano's webhook refuses an extended resource without a limit equal to its request.
+        resources["limits"] = {"nvidia.com/gpu": str(gpus)}
+    container = {"name": "c", "image": "x", "resources": resources}
     return {"name": name, "replicas": replicas, "template": {"spec": {"containers": [container]}},
             **extra}  # fmt: skip
 

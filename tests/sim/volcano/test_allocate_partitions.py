@@ -506,3 +506,17 @@ def test_allocate_with_partition_policy_network_topology(
         assert len(verdict.binds) == expected, verdict.message
     else:
         assert bound(verdict) == expected
+
+
+def test_a_policy_without_match_label_keys_holds_no_pod() -> None:
+    """Volcano files a pod under a policy only when the policy gives it a match value: with
+    no matchLabelKeys every pod stays in the job's default sub-job, so the policy's
+    minSubGroups is never met and the gang waits; with the key, the same pods bind."""
+    pods = roles(("p1", "worker"), ("p2", "worker"))
+    without = subgroup("worker", [], size=1, min_subgroups=1)
+    verdict = simulate([*two_racks(), *pods, queue(), podgroup(2, subgroups=[without])])
+    assert bound(verdict) == {}
+    assert verdict.message.startswith("2/2 tasks in gang unschedulable")
+    keyed = subgroup("worker", [SPEC], size=1, min_subgroups=1)
+    verdict = simulate([*two_racks(), *pods, queue(), podgroup(2, subgroups=[keyed])])
+    assert len(verdict.binds) == 2

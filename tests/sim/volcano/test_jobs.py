@@ -132,3 +132,65 @@ def test_partitions_without_min_partitions_leave_the_task_out_of_the_gang() -> N
     assert any("without minPartitions" in n and "set minPartitions" in n for n in gang.notes)
     with pytest.raises(InputError, match=re.escape("'MinAvailable' is not equal to MinPart")):
         expand_job(job(task("w", 4, "1", minAvailable=4, partitionPolicy=parts)), "f")
+
+
+def gpu_task(requests: str, limits: str | None) -> dict[str, Any]:
+    t = task("w", 1, "1")
+    res = t["template"]["spec"]["containers"][0]["resources"]
+    res["requests"]["nvidia.com/gpu"] = requests
+    if limits is not None:
+        res["limits"] = {"nvidia.com/gpu": limits}
+    return t
+
+
+@pytest.mark.parametrize(
+    ("limit", "words"),
+    [
+        (
+            None,
+            "spec.task[0].template.spec.containers[0].resources.limits: Required value: "
+            "Limit must be set for non overcommitable resources.",
+        ),
+        (
+            "4",
+            'spec.task[0].template.spec.containers[0].resources.requests: Invalid value: "2": '
+            "must be equal to nvidia.com/gpu limit of 4.",
+        ),
+    ],
+)
+def test_an_extended_resource_needs_its_limit_equal_to_the_request(
+    limit: str | None, words: str
+) -> None:
+    """The webhook runs Kubernetes' pod template validation on every task."""
+    with pytest.raises(InputError) as err:
+        expand_job(job(gpu_task("2", limit)), "f")
+    assert words in str(err.value)
+    gang = expand_job(job(gpu_task("2", "2")), "f")
+    assert gang.tasks[0].requests["nvidia.com/gpu"] == 2
+
+
+def test_pods_carry_the_job_controllers_labels() -> None:
+    pod = expand_job(job(task("w", 1, "1"), queue="q"), "f").tasks[0]
+    assert pod.labels == {
+        "volcano.sh/job-name": "j",
+        "volcano.sh/job-namespace": "ns",
+        "volcano.sh/queue-name": "q",
+        "volcano.sh/task-index": "0",
+        "volcano.sh/task-spec": "w",
+    }
+
+
+def test_a_task_counted_with_no_pod_adds_no_resource_name() -> None:
+    """minPartitions 0 makes the task's minAvailable 0: its GPUs are not in minResources."""
+    parted = {**gpu_task("1", "1"), "replicas": 2}
+    parted["partitionPolicy"] = {"totalPartitions": 2, "partitionSize": 1, "minPartitions": 0}
+    gang = expand_job(job(parted, task("m", 1, "1")), "f")
+    assert gang.podgroup.min_resources == {"cpu": 1000, "pods": 1}
+
+
+def test_the_job_min_available_the_webhook_set_is_checked_against_the_replicas() -> None:
+    """No job minAvailable: the mutating webhook sets the tasks' sum (2), above 1 replica."""
+    with pytest.raises(InputError) as err:
+        expand_job(job(task("w", 1, "1", minAvailable=2)), "f")
+    assert "'minAvailable' is greater than 'replicas' in task: w, job: j" in str(err.value)
+    assert "job 'minAvailable' should not be greater than total replicas in tasks" in str(err.value)

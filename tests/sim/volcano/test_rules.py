@@ -13,6 +13,7 @@ import pytest
 
 from labeler.base.errors import InputError
 from labeler.sim.volcano.conf import parse_conf
+from labeler.sim.volcano.model import podgroup_from_object
 from tests.builders import node
 from tests.sim.volcano.objects import TEST_CONF, bound, host, member, podgroup, queue, simulate
 
@@ -303,3 +304,18 @@ def test_the_plugin_option_keys_are_v1_15s() -> None:
         assert parse_conf(conf.format(key), "t").tiers
     with pytest.raises(InputError, match="unknown key"):
         parse_conf(conf.format("enableClusterOrder"), "t")
+
+
+def test_min_resources_drop_the_quota_names_the_job_controller_writes() -> None:
+    """NewResource skips count/ quotas, and a requests. name is no scalar resource."""
+    obj = podgroup(1)
+    obj["spec"]["minResources"] = {
+        "cpu": "2",
+        "pods": "1",
+        "nvidia.com/gpu": "4",
+        "count/pods": "1",
+        "requests.cpu": "2",
+        "requests.nvidia.com/gpu": "4",
+    }
+    pg = podgroup_from_object(obj, "f")
+    assert pg.min_resources == {"cpu": 2000, "pods": 1, "nvidia.com/gpu": 4}

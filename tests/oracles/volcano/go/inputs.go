@@ -27,6 +27,7 @@ type inputs struct {
 	queues     []*vcv1beta1.Queue
 	podGroups  []*vcv1beta1.PodGroup
 	advised    *vcv1beta1.PodGroup
+	jobRaw     []byte // the -f file's batch.volcano.sh Job, when it holds one
 	confText   string
 }
 
@@ -92,8 +93,8 @@ func readInputs(snapshot, file, confPath string) (*inputs, error) {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 	}
-	if in.advised == nil {
-		return nil, fmt.Errorf("%s: no scheduling.volcano.sh PodGroup", file)
+	if in.advised == nil && in.jobRaw == nil {
+		return nil, fmt.Errorf("%s: no scheduling.volcano.sh PodGroup or batch.volcano.sh Job", file)
 	}
 	if confPath != "" {
 		text, err := confFile(confPath)
@@ -120,8 +121,8 @@ func confFile(path string) (string, error) {
 	return string(raw), nil
 }
 
-// add files one object by kind; the -f file's PodGroup is the advised one and replaces a
-// PodGroup of the same name in the snapshot.
+// add files one object by kind; the -f file's PodGroup (or Job) is the advised one and
+// replaces a PodGroup of the same name in the snapshot.
 func (in *inputs) add(js json.RawMessage, given bool) error {
 	var h head
 	if err := json.Unmarshal(js, &h); err != nil {
@@ -129,6 +130,8 @@ func (in *inputs) add(js json.RawMessage, given bool) error {
 	}
 	group := strings.SplitN(h.APIVersion, "/", 2)[0]
 	switch {
+	case isJob(h.APIVersion, h.Kind) && given:
+		in.jobRaw = js
 	case h.Kind == "Node":
 		n := &v1.Node{}
 		in.nodes = append(in.nodes, n)

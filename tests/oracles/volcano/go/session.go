@@ -46,6 +46,10 @@ type Result struct {
 	Actions    []string          `json:"actions"`
 	Skipped    []string          `json:"skippedActions"`
 	Plugins    []string          `json:"unknownPlugins"`
+	// For a Job: the PodGroup and pods Volcano's webhooks and job controller made of it.
+	Converted *Converted `json:"converted,omitempty"`
+	// For a Job the admission webhooks refuse: their message (no session is run).
+	Refused string `json:"refused,omitempty"`
 }
 
 // Condition is one PodGroup condition as the session left it.
@@ -169,9 +173,7 @@ func newCache(in *inputs) (*cache.SchedulerCache, chan struct{}, error) {
 		sc.AddQueueV1beta1(q)
 	}
 	if !hasDefault { // the controller always creates it
-		sc.AddQueueV1beta1(&vcv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "default"},
-			Spec:   vcv1beta1.QueueSpec{Weight: 1},
-			Status: vcv1beta1.QueueStatus{State: vcv1beta1.QueueStateOpen}})
+		sc.AddQueueV1beta1(defaultQueue())
 	}
 	for _, hn := range in.hyperNodes {
 		if err := sc.HyperNodesInfo.UpdateHyperNode(hn); err != nil {
