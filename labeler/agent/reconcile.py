@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from labeler.agent.config import AgentConfig
 from labeler.agent.confirm import Confirmation, Signature, recorded_signature, signature
@@ -40,9 +40,6 @@ from labeler.core.plan import Conflict, Desired, change_lines, describe
 from labeler.kube.errors import KubeError
 from labeler.kube.nodes import LabelWriter
 from labeler.sources import NoData, Reading, Source, SourceError
-
-if TYPE_CHECKING:
-    pass
 
 log = logger(__name__)
 
