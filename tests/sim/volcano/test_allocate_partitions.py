@@ -17,6 +17,7 @@ import pytest
 
 from tests.builders import pod
 from tests.sim.volcano.objects import (
+    binds_as,
     bound,
     host,
     hypernode,
@@ -501,11 +502,7 @@ CASES: list[tuple[str, list[dict[str, Any]], int | dict[str, str]]] = [
 def test_allocate_with_partition_policy_network_topology(
     items: list[dict[str, Any]], expected: int | dict[str, str]
 ) -> None:
-    verdict = simulate([*items, queue()])
-    if isinstance(expected, int):
-        assert len(verdict.binds) == expected, verdict.message
-    else:
-        assert bound(verdict) == expected
+    binds_as(items, expected)
 
 
 def test_a_policy_without_match_label_keys_holds_no_pod() -> None:
