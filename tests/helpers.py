@@ -1,10 +1,13 @@
 """Small helpers several test modules share: a loopback port, an HTTP GET that never
-raises, polling with a deadline, and the environment for running the CLI as a process."""
+raises, polling with a deadline, the environment for running the CLI as a process, and a
+fresh interpreter to run a probe in."""
 
 from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -55,3 +58,18 @@ def wait_for(
     if value:
         return value
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def fresh_python(code: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -c code args`` in a fresh interpreter of this environment (so that what it
+    imports is its own), which must exit 0."""
+    p = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+    assert p.returncode == 0, p.stderr
+    return p

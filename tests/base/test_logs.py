@@ -5,11 +5,11 @@ filtered as the command line says."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import fresh_python
 
 PROBE = """
 import sys
@@ -24,22 +24,9 @@ print("loaded after info:", "logging" in sys.modules)
 """
 
 
-def run(code: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    p = subprocess.run(
-        [sys.executable, "-c", code, *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
-    assert p.returncode == 0, p.stderr
-    return p
-
-
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_logging_is_loaded_by_the_first_message_at_the_level(fmt: str, tmp_path: Path) -> None:
-    p = run(PROBE, fmt, cwd=tmp_path)
+    p = fresh_python(PROBE, fmt, cwd=tmp_path)
     assert p.stdout.splitlines() == ["loaded after debug: False", "loaded after info: True"]
     [line] = p.stderr.splitlines()  # the debug message is dropped, as logging would
     if fmt == "json":
@@ -72,7 +59,7 @@ print(logging.getLevelName(logging.getLogger("urllib3").getEffectiveLevel()))
 def test_the_settings_are_applied_before_the_client_that_logs_is_loaded(tmp_path: Path) -> None:
     # Nothing of ours has logged: the settings are applied as the client is loaded, so
     # its messages (and urllib3's retries, kept to errors) go out like ours.
-    p = run(LIBRARY_PROBE, cwd=tmp_path)
+    p = fresh_python(LIBRARY_PROBE, cwd=tmp_path)
     assert p.stdout.splitlines() == [
         "loaded before the client: False",
         "DEBUG ['StreamHandler']",

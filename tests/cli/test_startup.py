@@ -20,6 +20,7 @@ import pytest
 
 from labeler.commands import COMMANDS
 from tests.fakekube import FakeKube
+from tests.helpers import fresh_python
 
 ROOT = Path(__file__).resolve().parents[2]
 CSV = ROOT / "examples" / "oci-cluster.csv"
@@ -39,29 +40,15 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
-def python(code: str, *args: str, cwd: Path) -> str:
-    """What ``python -c code args`` prints, in a fresh interpreter of this environment."""
-    p = subprocess.run(
-        [sys.executable, "-c", code, *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
-    assert p.returncode == 0, p.stderr
-    return p.stdout
-
-
 def loaded_by(*argvs: list[str], cwd: Path) -> set[str]:
-    return set(json.loads(python(PROBE, json.dumps(argvs), cwd=cwd).splitlines()[-1]))
+    return set(json.loads(fresh_python(PROBE, json.dumps(argvs), cwd=cwd).stdout.splitlines()[-1]))
 
 
 def beyond_bare(modules: set[str], cwd: Path) -> set[str]:
     """``modules`` less those a bare interpreter of this environment already has (site and
     its .pth files: the editable install's finder loads pathlib and re)."""
     bare = "import json, sys; print(json.dumps(sorted(sys.modules)))"
-    return modules - set(json.loads(python(bare, cwd=cwd)))
+    return modules - set(json.loads(fresh_python(bare, cwd=cwd).stdout))
 
 
 def client_modules(modules: set[str]) -> set[str]:
@@ -191,7 +178,7 @@ def test_the_entry_point_leaves_what_it_made_to_the_exit(tmp_path: Path) -> None
     # interpreter's collections at exit skip it; main(argv), as tests call it in their own
     # process, leaves the collector alone.
     argv = ["check", "--profile=oci-rdma", f"--from-csv={CSV}"]
-    out = python(FROZEN_PROBE, *argv, cwd=tmp_path)
+    out = fresh_python(FROZEN_PROBE, *argv, cwd=tmp_path).stdout
     said = [line for line in out.splitlines() if line.startswith(("frozen", "parse", "_run"))]
     assert said == [
         "parse collector on: True frozen: False",
