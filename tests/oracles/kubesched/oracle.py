@@ -19,7 +19,8 @@ JSON (``tests/oracles/README.md`` documents it); then every object the scenario 
 deleted (the namespace stays: without kube-controller-manager it would stay Terminating).
 
 ``python -m tests.oracles.kubesched.oracle FOLDER`` starts a control plane of its own, runs
-the one scenario and prints the answer: what a reproducer's ``repro.sh`` calls.
+the one scenario and prints the answer: what a batch's ``repro.sh`` and each regression
+folder's README call.
 """
 
 from __future__ import annotations
