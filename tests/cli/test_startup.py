@@ -251,10 +251,7 @@ assert client.CoreV1Api and client.V1Node and watch.Watch
 assert config.load_kube_config is official.kube_config().load_kube_config
 print("ok")
 """
-    p = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=False
-    )
-    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
+    assert fresh_python(code, cwd=tmp_path).stdout.strip() == "ok"
 
 
 OIDC_PROBE = """
